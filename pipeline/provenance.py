@@ -1,0 +1,88 @@
+"""What every output directory records about how it was made.
+
+``provenance.json`` holds the resolved spec the stage ran with, the code version (git
+commit plus a hash of the package source, so uncommitted edits show), the versions of
+the packages that shape the numbers, and the sha256 of every input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pipeline.files import sha256_file, write_json
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+TRACKED_PACKAGES = ("torch", "transformers", "tokenizers", "datasets", "numpy", "pandas", "snakemake")
+
+
+def source_hash(*parts: str) -> str:
+    """sha256 (first 16 hex) of the package's Python source under the given parts.
+
+    ``parts`` are module or subpackage names relative to ``pipeline`` ("data",
+    "config.py"); with none, the whole package. Snakemake rules take it as a param so
+    that a code change reruns the stage that uses that code.
+    """
+    roots = [PACKAGE_ROOT / p for p in parts] if parts else [PACKAGE_ROOT]
+    digest = hashlib.sha256()
+    for root in roots:
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+        for path in files:
+            digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def code_version() -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--", ".")
+    return {
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+        "source_sha256": source_hash(),
+    }
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def checksum(path: str | Path) -> str:
+    """sha256 of a file, or of a directory's (relative path, file sha256) listing."""
+    path = Path(path)
+    if path.is_file():
+        return sha256_file(path)
+    digest = hashlib.sha256()
+    for child in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(f"{child.relative_to(path)}\0{sha256_file(child)}\n".encode())
+    return digest.hexdigest()
+
+
+def write_provenance(out_dir: str | Path, spec: Any, inputs: dict[str, str | Path], **extra: Any) -> None:
+    """Write ``out_dir/provenance.json``; ``inputs`` maps a role to a file or directory."""
+    write_json(
+        Path(out_dir) / "provenance.json",
+        {
+            "spec": spec,
+            "code": code_version(),
+            "packages": package_versions(),
+            "inputs": {role: {"path": str(p), "sha256": checksum(p)} for role, p in inputs.items()},
+            **extra,
+        },
+    )

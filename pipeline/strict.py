@@ -1,0 +1,117 @@
+"""Strict parsing of plain data (YAML/JSON) into typed, frozen dataclasses.
+
+Unknown keys, missing keys and wrong types are errors that name the dotted path of the
+offending key, e.g. ``pretraining.num_steps: expected int, got 'abc'``. This is the
+config's schema: there is no second copy of it to drift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pipeline.errors import PipelineError
+
+
+def parse(cls: type, data: Any, path: str = "") -> Any:
+    """Build ``cls`` (a dataclass or a typing annotation) from plain data, strictly."""
+    return _parse(cls, data, path or cls.__name__)
+
+
+def to_plain(value: Any) -> Any:
+    """The inverse of :func:`parse`: dataclasses and tuples back to JSON-able data."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def _describe(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _parse(annotation: Any, data: Any, path: str) -> Any:
+    if dataclasses.is_dataclass(annotation):
+        return _parse_dataclass(annotation, data, path)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        non_none = [a for a in args if a is not type(None)]
+        errors = []
+        for option in non_none:
+            try:
+                return _parse(option, data, path)
+            except PipelineError as error:
+                errors.append(str(error))
+        raise PipelineError(errors[0] if len(errors) == 1 else f"{path}: {_describe(data)} matches none of {non_none}")
+    if origin is Literal:
+        if data not in args:
+            raise PipelineError(f"{path}: {_describe(data)} is not one of {list(args)}")
+        return data
+    if origin in (list, tuple):
+        if not isinstance(data, (list, tuple)):
+            raise PipelineError(f"{path}: expected a list, got {_describe(data)}")
+        item_type = args[0] if args else Any
+        return tuple(_parse(item_type, item, f"{path}[{i}]") for i, item in enumerate(data))
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise PipelineError(f"{path}: expected a mapping, got {_describe(data)}")
+        key_type, value_type = args
+        return {_parse(key_type, k, path): _parse(value_type, v, f"{path}.{k}") for k, v in data.items()}
+    if annotation is Any:
+        return data
+    if annotation is float:
+        # YAML reads 1e-3 as a string (no dot before the exponent); accept what is
+        # unambiguously a number, never a bool.
+        if isinstance(data, bool):
+            raise PipelineError(f"{path}: expected a number, got {_describe(data)}")
+        if isinstance(data, (int, float)):
+            return float(data)
+        if isinstance(data, str):
+            try:
+                return float(data)
+            except ValueError:
+                pass
+        raise PipelineError(f"{path}: expected a number, got {_describe(data)}")
+    if annotation is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise PipelineError(f"{path}: expected an integer, got {_describe(data)}")
+        return data
+    if annotation in (str, bool):
+        if not isinstance(data, annotation):
+            raise PipelineError(f"{path}: expected {annotation.__name__}, got {_describe(data)}")
+        return data
+    raise TypeError(f"strict.parse cannot handle annotation {annotation!r} at {path}")
+
+
+def _parse_dataclass(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise PipelineError(f"{path}: expected a mapping, got {_describe(data)}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise PipelineError(f"{path}.{unknown[0]}: unknown key (known keys: {', '.join(sorted(fields))})")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for name, field in fields.items():
+        child = f"{path}.{name}"
+        if name in data:
+            values[name] = _parse(hints[name], data[name], child)
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise PipelineError(f"{child}: missing required key")
+    instance = cls(**values)
+    check = getattr(instance, "validate", None)
+    if check is not None:
+        try:
+            check()
+        except ValueError as error:
+            raise PipelineError(f"{path}: {error}") from None
+    return instance
