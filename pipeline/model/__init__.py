@@ -1,0 +1,1 @@
+"""The one backbone every objective trains (EuroBERT / Llama layout, from transformers)."""

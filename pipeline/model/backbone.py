@@ -1,0 +1,140 @@
+"""Build, save and load the shared backbone with either attention pattern.
+
+transformers ships the study's architecture twice with one weight layout: causal as
+``LlamaForCausalLM`` and bidirectional as ``EuroBertForMaskedLM`` (RMSNorm, SwiGLU,
+RoPE, no biases, untied embeddings). A checkpoint saved under one attention pattern
+loads under the other with no missing or unexpected keys, which is how CLM-pretrained
+models are fine-tuned bidirectionally, as in the study.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from transformers import EuroBertConfig, EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM, PreTrainedModel
+
+from pipeline import strict
+from pipeline.config import SizeSpec
+from pipeline.errors import PipelineError
+from pipeline.objectives.base import IGNORE, Attention, Batch
+from pipeline.tokenization.special_tokens import SpecialIds
+
+BACKBONE_FILE = "backbone.json"
+WEIGHTS_FILE = "model.safetensors"
+ROPE_THETA = 10_000.0
+RMS_NORM_EPS = 1e-5  # EuroBERT's value; LlamaConfig defaults to 1e-6, so it is set explicitly
+
+_LM_CLASSES: dict[Attention, tuple[type, type]] = {
+    "causal": (LlamaConfig, LlamaForCausalLM),
+    "bidirectional": (EuroBertConfig, EuroBertForMaskedLM),
+}
+
+
+@dataclass(frozen=True)
+class BackboneSpec:
+    """Everything needed to rebuild the architecture, stored beside every checkpoint."""
+
+    size: SizeSpec
+    vocab_size: int
+    max_length: int
+    pad_id: int
+    bos_id: int
+    eos_id: int
+    mask_id: int
+
+    @classmethod
+    def create(cls, size: SizeSpec, special: SpecialIds, max_length: int) -> "BackboneSpec":
+        return cls(size, special.vocab_size, max_length, special.pad, special.bos, special.eos, special.mask)
+
+
+def model_config(spec: BackboneSpec, attention: Attention):
+    config_class, _ = _LM_CLASSES[attention]
+    size = spec.size
+    extra = {"mask_token_id": spec.mask_id} if config_class is EuroBertConfig else {}
+    config = config_class(
+        vocab_size=spec.vocab_size,
+        hidden_size=size.hidden_size,
+        intermediate_size=size.ffn_size,
+        num_hidden_layers=size.num_layers,
+        num_attention_heads=size.num_heads,
+        num_key_value_heads=size.num_kv_heads,
+        head_dim=size.hidden_size // size.num_heads,
+        max_position_embeddings=spec.max_length,
+        rms_norm_eps=RMS_NORM_EPS,
+        rope_parameters={"rope_type": "default", "rope_theta": ROPE_THETA},
+        attention_bias=False,
+        mlp_bias=False,
+        tie_word_embeddings=False,
+        initializer_range=0.02,
+        pad_token_id=spec.pad_id,
+        bos_token_id=spec.bos_id,
+        eos_token_id=spec.eos_id,
+        **extra,
+    )
+    config._attn_implementation = "sdpa"
+    return config
+
+
+def build_language_model(spec: BackboneSpec, attention: Attention, seed: int) -> PreTrainedModel:
+    """A freshly initialised backbone + LM head; the seed fixes the initial weights."""
+    _, model_class = _LM_CLASSES[attention]
+    torch.manual_seed(seed)
+    return model_class(model_config(spec, attention))
+
+
+def save_language_model(model: PreTrainedModel, spec: BackboneSpec, out_dir: str | Path) -> None:
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    (out_dir / BACKBONE_FILE).write_text(json.dumps(strict.to_plain(spec), indent=2, sort_keys=True) + "\n")
+
+
+def read_backbone_spec(checkpoint: str | Path) -> BackboneSpec:
+    path = Path(checkpoint) / BACKBONE_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path}: not a pipeline checkpoint (file missing)") from None
+    return strict.parse(BackboneSpec, data, str(path))
+
+
+def load_state_dict(checkpoint: str | Path) -> dict[str, torch.Tensor]:
+    path = Path(checkpoint) / WEIGHTS_FILE
+    if not path.is_file():
+        raise PipelineError(f"{path}: checkpoint weights missing")
+    return load_file(path)
+
+
+def load_language_model(checkpoint: str | Path, attention: Attention) -> PreTrainedModel:
+    """Load any checkpoint of the backbone under the requested attention pattern."""
+    spec = read_backbone_spec(checkpoint)
+    _, model_class = _LM_CLASSES[attention]
+    model = model_class(model_config(spec, attention))
+    missing, unexpected = model.load_state_dict(load_state_dict(checkpoint), strict=False)
+    if missing or unexpected:
+        raise PipelineError(f"{checkpoint}: weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})")
+    return model
+
+
+def language_model_loss(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
+    """Mean cross-entropy over positions that carry a label.
+
+    The LM head runs only on those positions ("sparse prediction", as in Cramming):
+    hidden (B, T, H) -> selected (N, H) -> logits (N, V). For MLM at 40% this skips
+    most of the vocabulary projection, the largest matmul at small sizes.
+    """
+    hidden = model.model(input_ids=batch.input_ids).last_hidden_state  # (B, T, H)
+    carries_loss = batch.labels != IGNORE  # (B, T)
+    logits = model.lm_head(hidden[carries_loss])  # (N, V)
+    return F.cross_entropy(logits.float(), batch.labels[carries_loss])
+
+
+def count_parameters(model: PreTrainedModel) -> tuple[int, int]:
+    """(all parameters, parameters outside the embedding and LM head)."""
+    total = sum(p.numel() for p in model.parameters())
+    embedding = model.get_input_embeddings().weight.numel() + model.get_output_embeddings().weight.numel()
+    return total, total - embedding

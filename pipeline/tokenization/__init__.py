@@ -1,0 +1,1 @@
+"""Tokenizer training and corpus packing (flat memmap token arrays)."""
