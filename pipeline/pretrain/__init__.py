@@ -1,0 +1,1 @@
+"""Pretraining: shared initial weights, the token stream, the schedule, the loop."""

@@ -1,0 +1,68 @@
+"""Held-out measurements taken during pretraining.
+
+Two numbers per evaluation: the run's own objective on held-out blocks (its held-out
+loss), and a yardstick shared by every run with the same attention pattern, so runs of
+different objectives can be compared: next-token perplexity for causal models, and
+masked-token accuracy under BERT's 15% masking for bidirectional ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pipeline.model.backbone import language_model_loss
+from pipeline.objectives import IGNORE, Objective, parse_objective
+from pipeline.tokenization.special_tokens import SpecialIds
+
+# Held-out examples draw from their own RNG stream; training steps never reach this value.
+HELDOUT_STREAM = 2**31
+
+
+def heldout_rng(seed: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, HELDOUT_STREAM, index])
+
+
+@dataclass(frozen=True)
+class Yardstick:
+    name: str
+    objective: Objective
+
+
+YARDSTICKS = {
+    "causal": Yardstick("next_token_perplexity", parse_objective({"kind": "clm"})),
+    "bidirectional": Yardstick("masked_token_accuracy", parse_objective({"kind": "mlm", "mask_ratio": 0.15})),
+}
+
+
+@torch.no_grad()
+def objective_loss(model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> float:
+    """Token-weighted mean loss of ``objective`` over ``blocks`` (fixed RNG per block)."""
+    total, count = 0.0, 0
+    for start in range(0, len(blocks), batch_size):
+        chunk = blocks[start : start + batch_size]
+        batch = objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+        n = batch.num_loss_positions
+        total += float(language_model_loss(model, batch)) * n
+        count += n
+    return total / max(count, 1)
+
+
+@torch.no_grad()
+def yardstick(model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> tuple[str, float]:
+    stick = YARDSTICKS[attention]
+    if stick.name == "next_token_perplexity":
+        return stick.name, math.exp(objective_loss(model, stick.objective, blocks, special, seed, batch_size))
+    correct, count = 0, 0
+    for start in range(0, len(blocks), batch_size):
+        chunk = blocks[start : start + batch_size]
+        batch = stick.objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+        hidden = model.model(input_ids=batch.input_ids).last_hidden_state
+        carries = batch.labels != IGNORE
+        predicted = model.lm_head(hidden[carries]).argmax(-1)
+        correct += int((predicted == batch.labels[carries]).sum())
+        count += int(carries.sum())
+    return stick.name, 100.0 * correct / max(count, 1)

@@ -1,0 +1,39 @@
+"""``python -m pipeline initialize``: the initial weights shared by every run of a size.
+
+Every objective starts from these exact weights, so runs differ only in attention
+pattern and loss. The same checkpoint, never trained, is the randomly initialised
+baseline of the fine-tuning tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from transformers import AutoTokenizer
+
+from pipeline import strict
+from pipeline.config import SizeSpec
+from pipeline.files import atomic_path
+from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.provenance import write_provenance
+from pipeline.tokenization.special_tokens import SpecialIds
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--size", required=True, help="JSON of one model size")
+    parser.add_argument("--max-length", type=int, required=True, help="longest sequence, in tokens")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--tokenizer", required=True)
+    parser.add_argument("--out", required=True)
+
+
+def run(args: argparse.Namespace) -> None:
+    size = strict.parse(SizeSpec, json.loads(args.size), "size")
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    spec = BackboneSpec.create(size, SpecialIds.from_tokenizer(tokenizer), args.max_length)
+    model = build_language_model(spec, "causal", args.seed)
+    with atomic_path(args.out) as out:
+        save_language_model(model, spec, out)
+        tokenizer.save_pretrained(out)
+        write_provenance(out, {"size": strict.to_plain(size), "seed": args.seed, "max_length": args.max_length}, {"tokenizer": args.tokenizer})

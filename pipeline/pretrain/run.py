@@ -1,0 +1,158 @@
+"""``python -m pipeline pretrain``: one backbone, one objective, one token budget.
+
+Resumable state lives in ``--work-dir`` (outside the Snakemake outputs, which Snakemake
+deletes when a job fails). Rerunning an interrupted job resumes from the last saved
+step and ends with the same weights as an uninterrupted run. The outputs appear in
+``--out`` only when training is complete, ``summary.json`` last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoTokenizer
+
+from pipeline import strict
+from pipeline.config import PretrainingSpec, SizeSpec
+from pipeline.errors import PipelineError
+from pipeline.files import write_json
+from pipeline.model.backbone import (
+    WEIGHTS_FILE,
+    count_parameters,
+    load_language_model,
+    read_backbone_spec,
+    save_language_model,
+)
+from pipeline.objectives import parse_objective
+from pipeline.provenance import checksum, write_provenance
+from pipeline.pretrain.token_blocks import TokenBlocks
+from pipeline.pretrain.trainer import LOG_COLUMNS, RunInputs, Trainer
+from pipeline.tokenization.special_tokens import SpecialIds
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PretrainRunSpec:
+    run: str
+    objective_name: str
+    objective: dict[str, Any]
+    size_name: str
+    size: SizeSpec
+    pretraining: PretrainingSpec
+    seed: int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", required=True, help="JSON of the run (objective, size, pretraining section, seed)")
+    parser.add_argument("--tokens", required=True, help="packed token directory (train.bin, heldout.bin, meta.json)")
+    parser.add_argument("--init", required=True, help="initial weights of this size")
+    parser.add_argument("--work-dir", required=True, help="resumable state; kept across interrupted attempts")
+    parser.add_argument("--out", required=True, help="run directory: model/, checkpoints/, log.csv, summary.json")
+    parser.add_argument("--threads", type=int, default=1)
+
+
+def run_fingerprint(spec: PretrainRunSpec, train: TokenBlocks, heldout: TokenBlocks, init_dir: Path) -> str:
+    digest = hashlib.sha256(json.dumps(strict.to_plain(spec), sort_keys=True).encode())
+    for part in (train.fingerprint, heldout.fingerprint, checksum(init_dir / WEIGHTS_FILE)):
+        digest.update(part.encode())
+    return digest.hexdigest()
+
+
+def write_log(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=LOG_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row.get(k) is None else row[k]) for k in LOG_COLUMNS})
+
+
+def run(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True)
+    started = time.perf_counter()
+    spec = strict.parse(PretrainRunSpec, json.loads(args.spec), "pretrain")
+    objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")
+    init_dir, out_dir, work_dir = Path(args.init), Path(args.out), Path(args.work_dir)
+    backbone = read_backbone_spec(init_dir)
+    if backbone.size != spec.size:
+        raise PipelineError(f"{init_dir}: initial weights are for size {backbone.size}, the run asks for {spec.size}")
+    tokenizer = AutoTokenizer.from_pretrained(init_dir)
+    special = SpecialIds.from_tokenizer(tokenizer)
+    pretraining = spec.pretraining
+    train = TokenBlocks(args.tokens, "train", pretraining.sequence_length, spec.seed)
+    heldout = TokenBlocks(args.tokens, "heldout", pretraining.sequence_length, spec.seed)
+    heldout_blocks = heldout.first_blocks(pretraining.num_heldout_batches * pretraining.batch_size)
+    inputs = RunInputs(
+        backbone=backbone,
+        special=special,
+        objective=objective,
+        spec=pretraining,
+        seed=spec.seed,
+        train=train,
+        heldout_blocks=heldout_blocks,
+        fingerprint=run_fingerprint(spec, train, heldout, init_dir),
+    )
+    model = load_language_model(init_dir, objective.attention)
+    trainer = Trainer(model, inputs, work_dir)
+    trainer.try_resume()
+    log.info(
+        "%s: %s on %s, %d steps x %d x %d tokens (%d train blocks)",
+        spec.run, spec.objective_name, spec.size_name, pretraining.num_steps, pretraining.batch_size,
+        pretraining.sequence_length, train.num_blocks,
+    )
+    progress = trainer.train()
+    metric_name, metric_value = trainer.heldout_yardstick()
+    num_parameters, num_non_embedding = count_parameters(model)
+    summary = {
+        "run": spec.run,
+        "objective": spec.objective_name,
+        "objective_kind": objective.kind,
+        "attention": objective.attention,
+        "size": spec.size_name,
+        "num_parameters": num_parameters,
+        "num_non_embedding_parameters": num_non_embedding,
+        "num_steps": progress.step,
+        "num_tokens": progress.num_tokens,
+        "loss_fraction": progress.num_loss_positions / max(progress.num_tokens, 1),
+        "final_train_loss": progress.rows[-1]["loss"],
+        "heldout_loss": progress.rows[-1]["heldout_loss"],
+        "heldout_metric": {"name": metric_name, "value": metric_value},
+        "wall_seconds": time.perf_counter() - started,
+        "tokens_per_second": progress.num_tokens / max(progress.train_seconds, 1e-9),
+    }
+    finalize(out_dir, work_dir, model, inputs, tokenizer, progress.rows, summary, spec, args)
+    log.info("%s: held-out loss %.4f, %s %.3f", spec.run, summary["heldout_loss"], metric_name, metric_value)
+
+
+def finalize(out_dir: Path, work_dir: Path, model, inputs: RunInputs, tokenizer, rows, summary, spec, args) -> None:
+    """Move the finished run into ``out_dir``; summary.json is written last."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("model", "checkpoints"):
+        shutil.rmtree(out_dir / stale, ignore_errors=True)
+    save_language_model(model, inputs.backbone, out_dir / "model")
+    tokenizer.save_pretrained(out_dir / "model")
+    checkpoints = work_dir / "checkpoints"
+    (out_dir / "checkpoints").mkdir()
+    for checkpoint in sorted(checkpoints.glob("step-*")) if checkpoints.is_dir() else []:
+        tokenizer.save_pretrained(checkpoint)
+        shutil.move(str(checkpoint), out_dir / "checkpoints" / checkpoint.name)
+    write_log(out_dir / "log.csv", rows)
+    write_provenance(
+        out_dir,
+        strict.to_plain(spec),
+        {"tokens": Path(args.tokens) / "meta.json", "init": Path(args.init) / WEIGHTS_FILE},
+        fingerprint=inputs.fingerprint,
+    )
+    write_json(out_dir / "summary.json", summary)
+    shutil.rmtree(work_dir)

@@ -1,0 +1,52 @@
+"""The token stream every objective reads: same tokens, same order, for every run.
+
+The packed corpus is cut into non-overlapping blocks of ``sequence_length`` tokens. The
+order of blocks in each epoch is a permutation drawn from ``(seed, epoch)`` alone, so
+step ``s`` always sees the same blocks whatever the objective, model size or resume
+point: resuming needs only the step number, never a replay of skipped batches.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.errors import PipelineError
+from pipeline.files import read_json
+
+
+class TokenBlocks:
+    def __init__(self, tokens_dir: str | Path, split: str, sequence_length: int, seed: int):
+        tokens_dir = Path(tokens_dir)
+        meta = read_json(tokens_dir / "meta.json")
+        if split not in meta["splits"]:
+            raise PipelineError(f"{tokens_dir / 'meta.json'}: no split {split!r}")
+        self.fingerprint: str = meta["splits"][split]["sha256"]
+        self.tokens = np.memmap(tokens_dir / f"{split}.bin", dtype=np.dtype(meta["dtype"]), mode="r")
+        self.sequence_length = sequence_length
+        self.num_blocks = len(self.tokens) // sequence_length
+        if self.num_blocks == 0:
+            raise PipelineError(f"{tokens_dir / f'{split}.bin'}: {len(self.tokens)} tokens, fewer than one block of {sequence_length}")
+        self.seed = seed
+
+    @lru_cache(maxsize=2)
+    def _epoch_order(self, epoch: int) -> np.ndarray:
+        return np.random.default_rng([self.seed, epoch]).permutation(self.num_blocks)
+
+    def block(self, index: int) -> np.ndarray:
+        start = index * self.sequence_length
+        return np.asarray(self.tokens[start : start + self.sequence_length])
+
+    def blocks_for_step(self, step: int, batch_size: int) -> list[np.ndarray]:
+        """The ``batch_size`` blocks of optimizer step ``step`` (0-based), wrapping epochs."""
+        blocks = []
+        for position in range(step * batch_size, (step + 1) * batch_size):
+            epoch, offset = divmod(position, self.num_blocks)
+            blocks.append(self.block(int(self._epoch_order(epoch)[offset])))
+        return blocks
+
+    def first_blocks(self, count: int) -> list[np.ndarray]:
+        """The first ``count`` blocks in corpus order (held-out evaluation, no shuffling)."""
+        return [self.block(i) for i in range(min(count, self.num_blocks))]

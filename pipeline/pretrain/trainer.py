@@ -1,0 +1,164 @@
+"""The pretraining loop: one loop for every objective, resumable bit for bit.
+
+Everything a step needs is a function of the step number (the blocks, the per-example
+RNGs, the learning rate) or lives in the model and optimizer state. The resumable
+state written every ``resume_every_steps`` is therefore just
+``(step, model, optimizer, log, counters)``, tagged with a fingerprint of the run's
+spec and data so that state from a different configuration is never resumed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from pipeline.config import PretrainingSpec
+from pipeline.model.backbone import BackboneSpec, language_model_loss, save_language_model
+from pipeline.objectives import Objective, example_rng
+from pipeline.pretrain.evaluation import objective_loss, yardstick
+from pipeline.optimization import build_adamw, set_learning_rate
+from pipeline.schedules import learning_rate
+from pipeline.pretrain.token_blocks import TokenBlocks
+from pipeline.tokenization.special_tokens import SpecialIds
+
+log = logging.getLogger(__name__)
+STATE_FILE = "state.pt"
+LOG_EVERY_STEPS = 10
+LOG_COLUMNS = ("step", "num_tokens", "loss", "learning_rate", "grad_norm", "tokens_per_second", "heldout_loss", "heldout_metric")
+
+
+@dataclass
+class Progress:
+    """What the loop accumulates; saved with the resumable state."""
+
+    step: int = 0  # number of optimizer steps completed
+    num_tokens: int = 0  # input positions processed
+    num_loss_positions: int = 0  # positions that carried loss
+    train_seconds: float = 0.0  # time inside training steps (no evaluation, no saving)
+    rows: list[dict] = field(default_factory=list)  # the training log
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    backbone: BackboneSpec
+    special: SpecialIds
+    objective: Objective
+    spec: PretrainingSpec
+    seed: int
+    train: TokenBlocks
+    heldout_blocks: list
+    fingerprint: str  # identifies spec + data + initial weights
+
+
+class Trainer:
+    def __init__(self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path):
+        self.model = model
+        self.inputs = inputs
+        self.work_dir = work_dir
+        spec = inputs.spec
+        self.optimizer = build_adamw(model, spec.optimizer, learning_rate(0, spec.num_steps, spec.schedule))
+        self.progress = Progress()
+
+    # ----------------------------------------------------------------- resume
+
+    def _state_path(self) -> Path:
+        return self.work_dir / STATE_FILE
+
+    def try_resume(self) -> bool:
+        path = self._state_path()
+        if not path.is_file():
+            return False
+        state = torch.load(path, weights_only=False)
+        if state["fingerprint"] != self.inputs.fingerprint:
+            log.warning("ignoring %s: it belongs to a different spec, data or initialisation", path)
+            return False
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.progress = state["progress"]
+        log.info("resumed from %s at step %d", path, self.progress.step)
+        return True
+
+    def _save_state(self) -> None:
+        path = self._state_path()
+        temporary = path.with_suffix(".tmp")
+        torch.save(
+            {
+                "fingerprint": self.inputs.fingerprint,
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "progress": self.progress,
+            },
+            temporary,
+        )
+        os.replace(temporary, path)
+
+    # ------------------------------------------------------------------- loop
+
+    def _train_step(self, step: int) -> dict:
+        inputs, spec = self.inputs, self.inputs.spec
+        blocks = inputs.train.blocks_for_step(step, spec.batch_size)
+        rngs = [example_rng(inputs.seed, step, i) for i in range(len(blocks))]
+        batch = inputs.objective.batch(blocks, rngs, inputs.special)
+        lr = learning_rate(step, spec.num_steps, spec.schedule)
+        set_learning_rate(self.optimizer, lr)
+        loss = language_model_loss(self.model, batch)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), spec.optimizer.grad_clip_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.progress.num_tokens += batch.input_ids.numel()
+        self.progress.num_loss_positions += batch.num_loss_positions
+        return {"loss": loss.item(), "learning_rate": lr, "grad_norm": grad_norm.item()}
+
+    def heldout_loss(self) -> float:
+        inputs = self.inputs
+        self.model.eval()
+        value = objective_loss(self.model, inputs.objective, inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
+        self.model.train()
+        return value
+
+    def heldout_yardstick(self) -> tuple[str, float]:
+        inputs = self.inputs
+        self.model.eval()
+        result = yardstick(self.model, inputs.objective.attention, inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
+        self.model.train()
+        return result
+
+    def train(self) -> Progress:
+        spec = self.inputs.spec
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.model.train()
+        bar = tqdm(total=spec.num_steps, initial=self.progress.step, desc="pretrain", unit="step", mininterval=5.0)
+        while self.progress.step < spec.num_steps:
+            step = self.progress.step
+            started = time.perf_counter()
+            metrics = self._train_step(step)
+            self.progress.train_seconds += time.perf_counter() - started
+            self.progress.step = step + 1
+            done = self.progress.step
+            is_checkpoint = done in spec.checkpoint_steps
+            if done % LOG_EVERY_STEPS == 0 or is_checkpoint or done == spec.num_steps:
+                evaluate = is_checkpoint or done == spec.num_steps
+                row = {
+                    "step": done,
+                    "num_tokens": self.progress.num_tokens,
+                    **metrics,
+                    "tokens_per_second": self.progress.num_tokens / max(self.progress.train_seconds, 1e-9),
+                    "heldout_loss": self.heldout_loss() if evaluate else None,
+                    "heldout_metric": self.heldout_yardstick()[1] if evaluate else None,
+                }
+                self.progress.rows.append(row)
+                bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
+            if is_checkpoint:
+                save_language_model(self.model, self.inputs.backbone, self.work_dir / "checkpoints" / f"step-{done:06d}")
+            if done % spec.resume_every_steps == 0 or is_checkpoint:
+                self._save_state()
+            bar.update(1)
+        bar.close()
+        return self.progress
