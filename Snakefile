@@ -1,0 +1,24 @@
+# Replication of "Should We Still Pretrain Encoders with Masked Language Modeling?"
+# (arXiv 2507.00994): data -> tokenizer -> pretraining per objective and size ->
+# fine-tuning -> report. The science lives in pipeline/; rules are thin shells.
+#
+#   snakemake --cores all                                  # embedded default
+#   snakemake --cores all --configfile config/smoke.yaml   # a 2-minute smoke run
+#   snakemake -n                                           # what would run, and why
+
+configfile: "config/default.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/tokenize.smk"
+include: "rules/pretrain.smk"
+include: "rules/finetune.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        "reports/replication.html",
+        "reports/replication.pdf",
+    default_target: True

@@ -1,0 +1,150 @@
+# Config validation, targets and helpers shared by every rule file.
+#
+# The config is parsed strictly into pipeline.config.Config (unknown keys and wrong
+# types stop the run with one line naming the key). Each rule gets its slice of the
+# config as JSON through params:, plus a hash of the code it runs, so a changed value
+# or a code change reruns exactly the jobs it affects.
+
+import json
+import sys
+
+from pipeline import strict
+from pipeline.config import load_config
+from pipeline.errors import PipelineError
+from pipeline.provenance import source_hash
+
+PYTHON = sys.executable
+CONFIG_ORIGIN = "+".join(str(f) for f in workflow.configfiles) or "config"
+try:
+    CFG = load_config(config, CONFIG_ORIGIN)
+except PipelineError as error:
+    sys.exit(f"error: {error}")
+
+RANDOM_INIT = "random"  # objective name of the untrained baseline: finetunes results/init/{size}
+
+CODE = {
+    "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config.py"),
+    "tokenize": source_hash("tokenization", "files.py", "provenance.py"),
+    "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
+    "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
+    "finetune": source_hash("finetune", "model", "metrics.py", "optimization.py", "schedules.py"),
+    "report": source_hash("report", "files.py", "provenance.py"),
+}
+
+
+wildcard_constraints:
+    source="[A-Za-z0-9_]+",
+    task="[A-Za-z0-9_]+",
+    objective="[A-Za-z0-9_]+",
+    size="[A-Za-z0-9_]+",
+
+
+def as_json(value):
+    return json.dumps(strict.to_plain(value), sort_keys=True)
+
+
+# ---------------------------------------------------------------- targets
+
+PRETRAIN_RUNS = [(o, s) for s in CFG.pretraining.sizes for o in CFG.pretraining.objectives]
+FINETUNE_RUNS = PRETRAIN_RUNS + [(RANDOM_INIT, s) for s in CFG.pretraining.sizes]
+
+
+def pretrain_summaries():
+    return [f"results/pretrain/{o}-{s}/summary.json" for o, s in PRETRAIN_RUNS]
+
+
+def pretrain_logs():
+    return [f"results/pretrain/{o}-{s}/log.csv" for o, s in PRETRAIN_RUNS]
+
+
+def finetune_scores():
+    return [f"results/finetune/{t}/{o}-{s}/scores.json" for t in CFG.finetuning.tasks for o, s in FINETUNE_RUNS]
+
+
+def task_stats():
+    return [f"results/data/tasks/{t}/stats.json" for t in CFG.finetuning.tasks]
+
+
+def used_sources():
+    names = {d.artifact for d in CFG.corpus.documents} | {CFG.tasks[t].data.artifact for t in CFG.finetuning.tasks}
+    return sorted(n for n in names if n is not None)
+
+
+# ---------------------------------------------------------------- params
+
+
+def max_model_length():
+    """Longest sequence any stage feeds the backbone, in tokens."""
+    return max([CFG.pretraining.sequence_length] + [CFG.tasks[t].max_length for t in CFG.finetuning.tasks])
+
+
+TASK_SPLITS = ("train", "validation", "test")
+
+
+def source_inputs(artifacts):
+    return [f"results/sources/{a}/manifest.json" for a in artifacts if a is not None]
+
+
+def source_manifests():
+    return source_inputs(used_sources())
+
+
+def source_spec(wildcards):
+    return as_json(CFG.sources[wildcards.source])
+
+
+def task_spec(wildcards):
+    return as_json(CFG.tasks[wildcards.task])
+
+
+def task_source_inputs(wildcards):
+    return source_inputs([CFG.tasks[wildcards.task].data.artifact])
+
+
+def corpus_source_inputs(wildcards):
+    return source_inputs([d.artifact for d in CFG.corpus.documents])
+
+
+def size_spec(wildcards):
+    return as_json(CFG.sizes[wildcards.size])
+
+
+def task_split_inputs(wildcards):
+    return [f"results/data/tasks/{wildcards.task}/{split}.jsonl" for split in TASK_SPLITS] + [
+        f"results/data/tasks/{wildcards.task}/stats.json"
+    ]
+
+
+def pretrain_spec(wildcards):
+    return as_json(
+        {
+            "run": f"{wildcards.objective}-{wildcards.size}",
+            "objective_name": wildcards.objective,
+            "objective": CFG.objectives[wildcards.objective],
+            "size_name": wildcards.size,
+            "size": CFG.sizes[wildcards.size],
+            "pretraining": CFG.pretraining,
+            "seed": CFG.seed,
+        }
+    )
+
+
+def finetune_model(wildcards):
+    if wildcards.objective == RANDOM_INIT:
+        return f"results/init/{wildcards.size}"
+    return f"results/pretrain/{wildcards.objective}-{wildcards.size}/model"
+
+
+def finetune_spec(wildcards):
+    kind = RANDOM_INIT if wildcards.objective == RANDOM_INIT else CFG.objectives[wildcards.objective]["kind"]
+    return as_json(
+        {
+            "task_name": wildcards.task,
+            "task": CFG.tasks[wildcards.task],
+            "run": f"{wildcards.objective}-{wildcards.size}",
+            "objective": wildcards.objective,
+            "objective_kind": kind,
+            "size": wildcards.size,
+            "finetuning": CFG.finetuning,
+        }
+    )

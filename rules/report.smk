@@ -1,0 +1,45 @@
+# Tidy tables from the per-run JSON, then one template rendered to HTML and PDF.
+# The report reads only these small files, never checkpoints.
+
+
+rule aggregate:
+    input:
+        scores=finetune_scores(),
+        summaries=pretrain_summaries(),
+        task_stats=task_stats(),
+    output:
+        directory("results/tables"),
+    params:
+        spec=as_json(CFG.report),
+        code=CODE["report"],
+    log:
+        "logs/aggregate.log",
+    benchmark:
+        "benchmarks/aggregate/tables.tsv"
+    shell:
+        "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores}"
+        " --summaries {input.summaries} --task-stats {input.task_stats} --out {output} > {log} 2>&1"
+
+
+rule report:
+    input:
+        tables="results/tables",
+        logs=pretrain_logs(),
+        corpus_stats="results/data/corpus/stats.json",
+        manifests=source_manifests(),
+    output:
+        html=report("reports/replication.html", category="Replication report"),
+        pdf=report("reports/replication.pdf", category="Replication report"),
+        figures=directory("reports/figures"),
+    params:
+        spec=as_json(CFG.report),
+        scale=CFG.scale,
+        code=CODE["report"],
+    log:
+        "logs/report.log",
+    shell:
+        # Cost comes from every benchmark file present: each upstream job has written its own.
+        "{PYTHON} -m pipeline report --spec {params.spec:q} --scale {params.scale:q} --tables {input.tables}"
+        " --logs {input.logs} --corpus-stats {input.corpus_stats} --manifests {input.manifests}"
+        " --benchmarks $(find benchmarks -name '*.tsv' | sort) --html {output.html} --pdf {output.pdf}"
+        " --figures-dir {output.figures} > {log} 2>&1"
