@@ -1,0 +1,426 @@
+"""``python -m pipeline aggregate``: per-run result JSON into tidy CSV tables.
+
+Inputs are the contract with the other stages: ``results/finetune/{task}/{run}/
+scores.json``, ``results/pretrain/{run}/summary.json`` and ``results/data/tasks/
+{task}/stats.json``. Each is validated here, so a malformed file fails with one line
+naming the file and key instead of a pandas traceback three tables later.
+
+Outputs (one directory, written atomically, with ``provenance.json``):
+
+==================  ==============================================================
+finetune_grid.csv   one row per (task, run, learning_rate, seed)
+scores.csv          per (task, run): best LR on validation, test seed mean and CI
+family_scores.csv   per (family, run): average of the family's task means
+comparison.csv      per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner
+baselines.csv       per (task, pretrained run): majority class, random init, gain
+lr_sensitivity.csv  per (task, run): how much the test score moves over the LR grid
+pretraining.csv     one row per pretraining summary
+tasks.csv           one row per task (provenance of the downstream data)
+claims.csv          one verdict per claim of the claims file (see :mod:`.claims`)
+==================  ==============================================================
+
+Scores are in points (0-100). Every interval is a Student-t interval over fine-tuning
+seeds at ``ReportSpec.confidence`` (see :mod:`.stats`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pipeline import strict
+from pipeline.config import ReportSpec
+from pipeline.errors import PipelineError
+from pipeline.files import atomic_path, read_json
+from pipeline.provenance import write_provenance
+from pipeline.report import claims as claim_checks
+from pipeline.report.stats import Estimate, average, difference, mean_interval
+
+NUMBER = (int, float)
+OPTIONAL_STR = (str, type(None))
+
+SCORES_FIELDS: dict[str, Any] = {
+    "task": str, "family": str, "metric": str, "higher_is_better": bool, "run": str,
+    "objective": str, "objective_kind": str, "size": str, "attention": str, "grid": list,
+}  # fmt: skip
+GRID_FIELDS: dict[str, Any] = {
+    "learning_rate": NUMBER, "seed": int, "validation": NUMBER, "test": NUMBER, "num_steps": int, "seconds": NUMBER,
+}  # fmt: skip
+SUMMARY_FIELDS: dict[str, Any] = {
+    "run": str, "objective": str, "objective_kind": str, "size": str, "num_parameters": int,
+    "num_non_embedding_parameters": int, "num_steps": int, "num_tokens": int, "loss_fraction": NUMBER,
+    "final_train_loss": NUMBER, "heldout_loss": NUMBER, "heldout_metric": dict, "wall_seconds": NUMBER,
+    "tokens_per_second": NUMBER,
+}  # fmt: skip
+HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": NUMBER}
+TASK_STATS_FIELDS: dict[str, Any] = {
+    "task": str, "family": str, "type": str, "metric": str, "proxy_for": OPTIONAL_STR, "description": str,
+    "labels": list, "num_rows": dict, "label_counts": dict, "duplicates_removed": int, "majority_label": str,
+    "majority_test_score": NUMBER, "source": dict,
+}  # fmt: skip
+NUM_ROWS_FIELDS: dict[str, Any] = {"train": int, "validation": int, "test": int}
+
+# Claim c06's measure: an LR grid point counts as "as good as the best" when its seed
+# mean validation score is within this many points of the best one.
+NEAR_BEST_POINTS = 1.0
+
+RUN_COLUMNS = ["task", "family", "metric", "run", "objective", "objective_kind", "size"]
+
+
+@dataclass(frozen=True)
+class Results:
+    """Every aggregated table, plus what the claim checkers need besides them."""
+
+    finetune_grid: pd.DataFrame
+    scores: pd.DataFrame
+    family_scores: pd.DataFrame
+    comparison: pd.DataFrame
+    baselines: pd.DataFrame
+    lr_sensitivity: pd.DataFrame
+    pretraining: pd.DataFrame
+    tasks: pd.DataFrame
+    confidence: float
+    objectives: Mapping[str, Mapping[str, Any]]  # config objectives, for masking ratios
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The tables written as CSV, by file stem."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: value for name, value in values.items() if isinstance(value, pd.DataFrame)}
+
+
+# ------------------------------------------------------------------ reading inputs
+
+
+def validated(record: Any, fields: Mapping[str, Any], path: str | Path, prefix: str = "") -> dict[str, Any]:
+    """Check that ``record`` is an object with every key of ``fields`` of its type.
+
+    ``fields`` maps a key to a type or tuple of types (bool never passes for a number).
+    The error names the file and the dotted key, e.g. ``scores.json: missing key
+    'grid[2].test'``.
+    """
+    if not isinstance(record, dict):
+        raise PipelineError(f"{path}: {prefix.rstrip('.') or 'the top level'} should be a JSON object")
+    for key, kind in fields.items():
+        where = f"{prefix}{key}"
+        if key not in record:
+            raise PipelineError(f"{path}: missing key {where!r}")
+        value = record[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+            raise PipelineError(f"{path}: key {where!r} should be {names}, got {value!r:.60}")
+    return record
+
+
+def read_finetune_grid(paths: list[Path]) -> pd.DataFrame:
+    """All fine-tuning grid points of all ``scores.json`` files, one row each."""
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], Path] = {}
+    for path in paths:
+        record = validated(read_json(path), SCORES_FIELDS, path)
+        key = (record["task"], record["run"])
+        if key in seen:
+            raise PipelineError(f"{path}: task {key[0]!r} run {key[1]!r} is also in {seen[key]}")
+        seen[key] = path
+        if not record["higher_is_better"]:
+            raise PipelineError(f"{path}: key 'higher_is_better' is false; the report compares higher-is-better metrics only")
+        if not record["grid"]:
+            raise PipelineError(f"{path}: key 'grid' is empty")
+        points: set[tuple[float, int]] = set()
+        for index, point in enumerate(record["grid"]):
+            validated(point, GRID_FIELDS, path, f"grid[{index}].")
+            for split in ("validation", "test"):
+                if not 0 <= point[split] <= 100:
+                    raise PipelineError(f"{path}: key 'grid[{index}].{split}' = {point[split]} is not in points (0-100)")
+            if (point["learning_rate"], point["seed"]) in points:
+                raise PipelineError(f"{path}: grid[{index}] repeats learning_rate {point['learning_rate']} seed {point['seed']}")
+            points.add((point["learning_rate"], point["seed"]))
+            rows.append({**{c: record[c] for c in RUN_COLUMNS}, **{k: point[k] for k in GRID_FIELDS}})
+    frame = pd.DataFrame(rows, columns=RUN_COLUMNS + list(GRID_FIELDS))
+    families = frame.groupby("task")["family"].unique()
+    for task, names in families.items():
+        if len(names) > 1:
+            raise PipelineError(f"scores.json files disagree on the family of task {task!r}: {', '.join(sorted(names))}")
+    return frame
+
+
+def read_pretraining(paths: list[Path]) -> pd.DataFrame:
+    """One row per pretraining ``summary.json``, the held-out metric flattened."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), SUMMARY_FIELDS, path)
+        metric = validated(record["heldout_metric"], HELDOUT_METRIC_FIELDS, path, "heldout_metric.")
+        row = {k: record[k] for k in SUMMARY_FIELDS if k != "heldout_metric"}
+        rows.append({**row, "heldout_metric_name": metric["name"], "heldout_metric_value": metric["value"]})
+    frame = pd.DataFrame(rows, columns=[k for k in SUMMARY_FIELDS if k != "heldout_metric"] + ["heldout_metric_name", "heldout_metric_value"])
+    repeated = frame["run"][frame["run"].duplicated()]
+    if len(repeated):
+        raise PipelineError(f"two pretraining summaries for run {repeated.iloc[0]!r}")
+    return frame.sort_values(["num_parameters", "run"], ignore_index=True)
+
+
+def read_tasks(paths: list[Path]) -> pd.DataFrame:
+    """One row per task ``stats.json``: what the task is and how it was built."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), TASK_STATS_FIELDS, path)
+        counts = validated(record["num_rows"], NUM_ROWS_FIELDS, path, "num_rows.")
+        rows.append({
+            **{k: record[k] for k in ("task", "family", "type", "metric", "proxy_for", "description")},
+            "labels": " / ".join(str(label) for label in record["labels"]),
+            **{f"num_{split}": counts[split] for split in NUM_ROWS_FIELDS},
+            "duplicates_removed": record["duplicates_removed"],
+            "majority_label": record["majority_label"],
+            "majority_test_score": record["majority_test_score"],
+        })  # fmt: skip
+    frame = pd.DataFrame(rows)
+    repeated = frame["task"][frame["task"].duplicated()]
+    if len(repeated):
+        raise PipelineError(f"two stats.json files for task {repeated.iloc[0]!r}")
+    return frame.sort_values("task", ignore_index=True)
+
+
+# ------------------------------------------------------------------ the tables
+
+
+def pick_run(group: pd.DataFrame, kind: str) -> pd.Series | None:
+    """The run of objective kind ``kind`` in ``group`` (one size), or None if absent.
+
+    Several runs of one kind at a size (e.g. MLM at two masking ratios) are resolved
+    to the one whose objective is named exactly like the kind; if none is, which to
+    compare is ambiguous and the report refuses to guess.
+    """
+    candidates = group[group["objective_kind"] == kind]
+    named = candidates[candidates["objective"] == kind]
+    if len(named) == 1:
+        return named.iloc[0]
+    if len(candidates) == 1:
+        return candidates.iloc[0]
+    if candidates.empty:
+        return None
+    runs = ", ".join(sorted(candidates["run"].unique()))
+    raise PipelineError(f"{len(candidates)} runs of kind {kind!r} at size {group['size'].iloc[0]!r} ({runs}) and none has objective name {kind!r}: cannot choose which to compare")
+
+
+def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, run): the study's protocol, best LR by mean validation, test at it.
+
+    Choosing the LR on test would inflate every score by the max over noisy grid
+    points; the study selects on validation and so does this table.
+    """
+    rows = []
+    for _, group in grid.groupby(["task", "run"], sort=True):
+        by_rate = group.groupby("learning_rate")["validation"].mean()
+        best_rate = by_rate.idxmax()
+        test = group.loc[group["learning_rate"] == best_rate, "test"]
+        rows.append({
+            **group.iloc[0][RUN_COLUMNS].to_dict(),
+            "best_learning_rate": best_rate,
+            "validation_mean": by_rate[best_rate],
+            "n_seeds": len(test),
+            **mean_interval(test.to_numpy(), confidence).columns("test_"),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def family_table(scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (family, run): the unweighted mean of the family's task test means.
+
+    Tasks are fine-tuned independently, so the family's standard error is
+    sqrt(sum se_i^2) / k over its k tasks, with Welch-Satterthwaite degrees of freedom
+    (:func:`.stats.average`). A run missing one of the family's tasks would average a
+    different task set than its competitor, so it is an error.
+    """
+    rows = []
+    for (family, run), group in scores.groupby(["family", "run"], sort=True):
+        expected = set(scores.loc[scores["family"] == family, "task"])
+        missing = expected - set(group["task"])
+        if missing:
+            raise PipelineError(f"run {run!r} has no scores.json for task {sorted(missing)[0]!r} of family {family!r}")
+        estimate = average([Estimate.from_columns(r, confidence, "test_") for _, r in group.iterrows()])
+        first = group.iloc[0]
+        rows.append({
+            "family": family, "run": run,
+            **{c: first[c] for c in ("objective", "objective_kind", "size")},
+            "num_tasks": len(group), "tasks": " ".join(sorted(group["task"])),
+            **estimate.columns("test_"),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def winner(estimate: Estimate) -> str:
+    """"MLM"/"CLM" only when the CI of MLM − CLM excludes 0; "tie" when it spans 0;
+    "no CI" when it is undefined (a single seed). Not "n/a": pandas reads that as NaN."""
+    if math.isnan(estimate.low):
+        return "no CI"
+    return "MLM" if estimate.low > 0 else "CLM" if estimate.high < 0 else "tie"
+
+
+def size_parameters(pretraining: pd.DataFrame) -> dict[str, float]:
+    """Parameters per size (mean over that size's pretrained runs), smallest first."""
+    return pretraining.groupby("size")["num_parameters"].mean().sort_values().to_dict()
+
+
+def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI."""
+    parameters = size_parameters(pretraining)
+    rows = []
+    for level, frame in (("task", scores), ("family", families)):
+        for (name, size), group in frame.groupby([level, "size"], sort=True):
+            mlm, clm = pick_run(group, "mlm"), pick_run(group, "clm")
+            if mlm is None or clm is None:
+                continue
+            mlm_score = Estimate.from_columns(mlm, confidence, "test_")
+            clm_score = Estimate.from_columns(clm, confidence, "test_")
+            gap = difference(mlm_score, clm_score)
+            rows.append({
+                "level": level, "name": name, "family": group["family"].iloc[0], "size": size,
+                "num_parameters": parameters.get(size, math.nan), "mlm_run": mlm["run"], "clm_run": clm["run"],
+                **mlm_score.columns("mlm_"), **clm_score.columns("clm_"), **gap.columns("difference_"),
+                "winner": winner(gap),
+            })  # fmt: skip
+    columns = ["level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run"]
+    return pd.DataFrame(rows, columns=columns + [*Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner"])
+
+
+def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, pretrained run): majority class, random init at the same size, and
+    pretrained − random with a Welch CI (what pretraining bought at all)."""
+    majority = tasks.set_index("task")["majority_test_score"]
+    undefined = Estimate(math.nan, math.nan, 0.0, confidence)
+    rows = []
+    for (task, size), group in scores.groupby(["task", "size"], sort=True):
+        if task not in majority.index:
+            raise PipelineError(f"task {task!r} has scores but no stats.json among --task-stats")
+        random = pick_run(group, "random")
+        random_score = Estimate.from_columns(random, confidence, "test_") if random is not None else undefined
+        for _, run in group[group["objective_kind"] != "random"].iterrows():
+            score = Estimate.from_columns(run, confidence, "test_")
+            gain = difference(score, random_score) if random is not None else undefined
+            rows.append({
+                **run[RUN_COLUMNS].to_dict(),
+                "majority_test_score": majority[task],
+                "random_run": random["run"] if random is not None else "",
+                **score.columns("pretrained_"), **random_score.columns("random_"), **gain.columns("minus_random_"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=RUN_COLUMNS + ["majority_test_score", "random_run", *Estimate.column_names("pretrained_"), *Estimate.column_names("random_"), *Estimate.column_names("minus_random_")])
+
+
+def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, run): spread and std (over LR points, ddof 0: the grid is the whole
+    population considered) of the seed-mean test score, and how many LR points have
+    a mean validation score within ``NEAR_BEST_POINTS`` of the best one."""
+    rows = []
+    for _, group in grid.groupby(["task", "run"], sort=True):
+        by_rate = group.groupby("learning_rate")[["validation", "test"]].mean()
+        best = by_rate["validation"].max()
+        rows.append({
+            **group.iloc[0][RUN_COLUMNS].to_dict(),
+            "num_learning_rates": len(by_rate),
+            "test_spread": by_rate["test"].max() - by_rate["test"].min(),
+            "test_std": by_rate["test"].std(ddof=0),
+            "best_validation_mean": best,
+            "num_near_best": int((by_rate["validation"] >= best - NEAR_BEST_POINTS).sum()),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def by_size(frame: pd.DataFrame, pretraining: pd.DataFrame, before: list[str], after: list[str]) -> pd.DataFrame:
+    """Sort with sizes by parameter count (unknown sizes last), so that every table
+    and figure lists the smaller model first."""
+    rank = {size: i for i, size in enumerate(size_parameters(pretraining))}
+    ranked = frame.assign(size_rank=frame["size"].map(rank).fillna(len(rank)))
+    return ranked.sort_values([*before, "size_rank", "size", *after], kind="stable").drop(columns="size_rank").reset_index(drop=True)
+
+
+def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
+    """Files written by different stages must agree on what a run or task is."""
+    merged = grid[keys + columns].drop_duplicates().merge(other[keys + columns], on=keys, suffixes=("", "_other"))
+    for column in columns:
+        differing = merged[merged[column] != merged[f"{column}_other"]]
+        if len(differing):
+            item = differing.iloc[0]
+            raise PipelineError(f"{keys[0]} {item[keys[0]]!r}: scores.json says {column} {item[column]!r}, its {name} says {item[f'{column}_other']!r}")
+
+
+def build_results(
+    scores_paths: list[Path],
+    summary_paths: list[Path],
+    task_stats_paths: list[Path],
+    confidence: float,
+    objectives: Mapping[str, Mapping[str, Any]],
+) -> Results:
+    """Read and validate every input, then derive every table."""
+    grid = read_finetune_grid(scores_paths)
+    pretraining = read_pretraining(summary_paths)
+    tasks = read_tasks(task_stats_paths)
+    check_consistent(grid, pretraining, ["run"], ["objective", "objective_kind", "size"], "summary.json")
+    check_consistent(grid, tasks, ["task"], ["family"], "stats.json")
+    pretrained = set(grid.loc[grid["objective_kind"] != "random", "run"])
+    missing = sorted(pretrained - set(pretraining["run"]))
+    if missing:
+        raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among --summaries")
+    scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
+    families = by_size(family_table(scores, confidence), pretraining, ["family"], ["run"])
+    return Results(
+        finetune_grid=by_size(grid, pretraining, ["task"], ["run", "learning_rate", "seed"]),
+        scores=scores,
+        family_scores=families,
+        comparison=by_size(comparison_table(scores, families, pretraining, confidence), pretraining, [], ["family", "level", "name"]),
+        baselines=by_size(baseline_table(scores, tasks, confidence), pretraining, ["task"], ["run"]),
+        lr_sensitivity=by_size(lr_sensitivity_table(grid), pretraining, ["task"], ["run"]),
+        pretraining=pretraining,
+        tasks=tasks,
+        confidence=confidence,
+        objectives=objectives,
+    )
+
+
+# ------------------------------------------------------------------ the stage
+
+
+def json_argument(text: str, option: str) -> Any:
+    """Parse a JSON command-line value; a typo is a one-line error naming the option."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PipelineError(f"{option}: invalid JSON ({error.msg} at column {error.colno})") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
+    parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
+    parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
+    parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
+    parser.add_argument("--objectives", default="{}", help="the config's objectives as JSON (masking ratios, for claim c12)")
+    parser.add_argument("--out", type=Path, required=True, help="output directory, e.g. results/tables")
+
+
+def run(args: argparse.Namespace) -> None:
+    spec: ReportSpec = strict.parse(ReportSpec, json_argument(args.spec, "--spec"), "report")
+    objectives = json_argument(args.objectives, "--objectives")
+    if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
+        raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
+    results = build_results(args.scores, args.summaries, args.task_stats, spec.confidence, objectives)
+    claims = claim_checks.read_claims(spec.claims_file) if spec.claims_file else []
+    verdicts = claim_checks.check_claims(claims, results)
+    inputs: dict[str, str | Path] = {
+        f"{role}:{path}": path
+        for role, paths in (("scores", args.scores), ("summary", args.summaries), ("task_stats", args.task_stats))
+        for path in paths
+    }
+    if spec.claims_file:
+        inputs["claims"] = spec.claims_file
+    with atomic_path(args.out) as out:
+        out.mkdir()
+        for name, frame in {**results.frames(), "claims": verdicts}.items():
+            frame.to_csv(out / f"{name}.csv", index=False)
+        write_provenance(out, {"report": strict.to_plain(spec), "objectives": objectives}, inputs)

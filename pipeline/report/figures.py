@@ -1,0 +1,163 @@
+"""The report's figures: one function per figure, small tables in, a PNG file out.
+
+Matplotlib runs on the Agg backend (no display). Every figure uses the same colour per
+objective kind and the same line style per model size, so a reader learns the legend
+once. Fonts are sized for a figure printed at full A4 text width.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
+
+from pipeline.report.stats import mean_interval  # noqa: E402
+
+# Colour-blind-safe (ColorBrewer Dark2); objective kinds outside these three take
+# the remaining colours in a stable order.
+KIND_COLOURS = {"clm": "#d95f02", "mlm": "#1b9e77", "random": "#7570b3"}
+OTHER_COLOURS = ("#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
+SIZE_STYLES = ("-", "--", ":", "-.")
+STYLE = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+DPI = 150
+PANEL_SIZE = (3.6, 2.8)  # inches per panel
+
+
+def kind_colour(kind: str) -> str:
+    if kind in KIND_COLOURS:
+        return KIND_COLOURS[kind]
+    return OTHER_COLOURS[sum(map(ord, kind)) % len(OTHER_COLOURS)]
+
+
+def size_style(size: str, sizes: Sequence[str]) -> str:
+    return SIZE_STYLES[list(sizes).index(size) % len(SIZE_STYLES)] if size in sizes else SIZE_STYLES[-1]
+
+
+def panel_grid(count: int, columns: int = 2) -> tuple[plt.Figure, list[plt.Axes]]:
+    """A figure with ``count`` panels, at most ``columns`` per row."""
+    columns = min(columns, count)
+    rows = math.ceil(count / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(PANEL_SIZE[0] * columns, PANEL_SIZE[1] * rows), squeeze=False)
+    flat = list(axes.flat)
+    for unused in flat[count:]:
+        unused.set_visible(False)
+    return figure, flat[:count]
+
+
+def save(figure: plt.Figure, path: Path) -> Path:
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def loss_curves(logs: Mapping[str, pd.DataFrame], pretraining: pd.DataFrame, sizes: Sequence[str], path: Path) -> Path:
+    """Training loss against tokens seen, one panel per objective kind; every run in
+    ``logs`` must have a row in ``pretraining``.
+
+    Kinds get separate panels because their losses are over different targets (MLM:
+    masked positions only), so curves of different kinds must not be compared by
+    height. The raw per-step loss is drawn faintly, a running mean (2% of the steps)
+    on top; held-out losses are the dots.
+    """
+    runs = pretraining.set_index("run")
+    kinds = list(dict.fromkeys(runs.loc[list(logs), "objective_kind"]))
+    with plt.rc_context(STYLE):
+        figure, axes = panel_grid(max(1, len(kinds)))
+        for ax, kind in zip(axes, kinds):
+            for run, log in logs.items():
+                if runs.loc[run, "objective_kind"] != kind:
+                    continue
+                colour, style = kind_colour(kind), size_style(runs.loc[run, "size"], sizes)
+                window = max(1, len(log) // 50)
+                ax.plot(log["num_tokens"], log["loss"], color=colour, alpha=0.2, linewidth=0.6, linestyle=style)
+                smooth = log["loss"].rolling(window, min_periods=1).mean()
+                ax.plot(log["num_tokens"], smooth, color=colour, linewidth=1.5, linestyle=style, label=f"{run} (train)")
+                heldout = log.dropna(subset=["heldout_loss"])
+                ax.plot(heldout["num_tokens"], heldout["heldout_loss"], "o", color=colour, markeredgecolor="black", markersize=4, label=f"{run} (held-out)")
+            ax.set_title(f"{kind.upper()} pretraining loss")
+            ax.set_xlabel("tokens seen")
+            ax.set_ylabel("loss (nats per target token)")
+            ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+            ax.legend(frameon=False)
+        figure.tight_layout()
+        return save(figure, path)
+
+
+def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequence[str], confidence: float, path: Path) -> Path:
+    """Test score against fine-tuning LR: one panel per task, one line per run.
+
+    Points are seed means with t-interval error bars, nudged sideways per run so that
+    bars do not hide each other; the ringed point is the LR chosen on validation.
+    """
+    tasks = list(dict.fromkeys(grid["task"]))
+    with plt.rc_context(STYLE):
+        figure, axes = panel_grid(len(tasks))
+        for ax, task in zip(axes, tasks):
+            at_task = grid[grid["task"] == task]
+            runs = list(dict.fromkeys(at_task["run"]))
+            for index, run in enumerate(runs):
+                points = at_task[at_task["run"] == run]
+                first = points.iloc[0]
+                nudge = 10 ** (0.03 * (index - (len(runs) - 1) / 2))
+                estimates = {rate: mean_interval(group["test"].to_numpy(), confidence) for rate, group in points.groupby("learning_rate")}
+                rates = sorted(estimates)
+                ax.errorbar(
+                    [r * nudge for r in rates], [estimates[r].mean for r in rates],
+                    yerr=[0.0 if math.isnan(estimates[r].half_width) else estimates[r].half_width for r in rates],
+                    color=kind_colour(first["objective_kind"]), linestyle=size_style(first["size"], sizes),
+                    marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
+                )  # fmt: skip
+                best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
+                ax.plot(best["best_learning_rate"] * nudge, best["test_mean"], "o", markersize=9, markerfacecolor="none", markeredgecolor=kind_colour(first["objective_kind"]))
+            ax.set_xscale("log")
+            ax.set_title(task)
+            ax.set_xlabel("fine-tuning learning rate")
+            ax.set_ylabel(f"test {first['metric']} (points)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False, bbox_to_anchor=(0.5, -0.02))
+        figure.tight_layout(rect=(0, 0.07, 1, 1))
+        return save(figure, path)
+
+
+def difference_forest(comparison: pd.DataFrame, path: Path) -> Path:
+    """MLM − CLM with its Welch CI for every task and family average, per size.
+
+    A bar that does not cross the zero line is a winner; its colour is the winner's.
+    """
+    rows = comparison.iloc[::-1].reset_index(drop=True)
+    with plt.rc_context(STYLE):
+        figure, ax = plt.subplots(figsize=(7.2, 0.8 + 0.28 * len(rows)))
+        for y, item in rows.iterrows():
+            colour = {"MLM": KIND_COLOURS["mlm"], "CLM": KIND_COLOURS["clm"]}.get(item["winner"], "#888888")
+            low, high = item["difference_low"], item["difference_high"]
+            if not math.isnan(low):
+                ax.plot([low, high], [y, y], color=colour, linewidth=2)
+            ax.plot(item["difference_mean"], y, "D" if item["level"] == "family" else "o", color=colour, markersize=5)
+        labels = [f"{r['name']} average, {r['size']}" if r["level"] == "family" else f"{r['name']}, {r['size']}" for _, r in rows.iterrows()]
+        ax.set_yticks(range(len(rows)), labels)
+        for tick, (_, item) in zip(ax.get_yticklabels(), rows.iterrows()):
+            tick.set_fontweight("bold" if item["level"] == "family" else "normal")
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_xlabel("MLM − CLM test score (points); right of 0: MLM better")
+        ax.grid(axis="y", alpha=0)
+        figure.tight_layout()
+        return save(figure, path)

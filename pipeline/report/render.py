@@ -1,0 +1,197 @@
+"""``python -m pipeline report``: the aggregated tables into one HTML page and its PDF.
+
+One Jinja2 template (``templates/replication.html.j2``) is fed by one function per
+table (:mod:`.tables`) and per figure (:mod:`.figures`). Figures are written as PNG
+files into ``--figures-dir`` and also embedded as base64 data URIs, so the HTML stands
+alone; WeasyPrint prints the same HTML to PDF. Every output is written atomically.
+
+Besides the tables directory this stage reads the other small files the report
+shows: pretraining ``log.csv`` files, corpus statistics, source manifests and
+Snakemake benchmark TSVs. Each is validated; a bad one is a one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from pipeline import strict
+from pipeline.config import ReportSpec
+from pipeline.errors import PipelineError
+from pipeline.files import atomic_path, read_json
+from pipeline.report import figures, tables
+from pipeline.report.aggregate import NUMBER, json_argument, size_parameters, validated
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE = "replication.html.j2"
+
+# The columns of each aggregated CSV that the report uses (written by ``aggregate``).
+TABLE_COLUMNS = {
+    "finetune_grid": ["task", "run", "objective_kind", "size", "metric", "learning_rate", "seed", "test"],
+    "scores": ["task", "run", "best_learning_rate", "test_mean"],
+    "comparison": ["level", "name", "family", "size", "num_parameters", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
+    "baselines": ["task", "size", "run", "majority_test_score", "random_mean", "random_low", "random_high", "pretrained_mean", "pretrained_low", "pretrained_high", "minus_random_mean", "minus_random_low", "minus_random_high"],
+    "lr_sensitivity": ["task", "run", "num_learning_rates", "test_spread", "test_std", "num_near_best"],
+    "pretraining": ["run", "objective", "objective_kind", "size", "num_parameters", "num_non_embedding_parameters", "num_steps", "num_tokens", "loss_fraction", "final_train_loss", "heldout_loss", "heldout_metric_name", "heldout_metric_value", "wall_seconds", "tokens_per_second"],
+    "tasks": ["task", "family", "proxy_for", "description", "labels", "num_train", "num_validation", "num_test", "majority_label", "majority_test_score"],
+    "claims": ["id", "claim", "verdict", "evidence", "needed"],
+}  # fmt: skip
+LOG_COLUMNS = ["step", "num_tokens", "loss", "heldout_loss"]
+BENCHMARK_COLUMNS = ["s", "max_rss", "cpu_time"]
+MANIFEST_FIELDS: dict[str, Any] = {"name": str, "requirement": str, "filename": str, "sha256": str, "license": str, "origin": str}
+CORPUS_FIELDS: dict[str, Any] = {"sources": dict, "contaminated_by_task": dict, "decontamination_ngram": int, "totals": dict}
+CORPUS_SOURCE_FIELDS: dict[str, Any] = {
+    key: int for key in ("documents_read", "too_short", "duplicates", "contaminated", "train", "heldout", "words")
+}
+CORPUS_TOTAL_FIELDS: dict[str, Any] = {"train_documents": int, "heldout_documents": int, "words": NUMBER}
+
+
+# ------------------------------------------------------------------ reading inputs
+
+
+def read_csv(path: Path, columns: list[str], **options: Any) -> pd.DataFrame:
+    """A CSV/TSV with the given columns; anything else is a one-line error."""
+    if not path.is_file():
+        raise PipelineError(f"{path}: file not found")
+    try:
+        frame = pd.read_csv(path, **options)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise PipelineError(f"{path}: unreadable ({str(error).splitlines()[0]})") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise PipelineError(f"{path}: missing column {missing[0]!r}")
+    return frame
+
+
+def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """The aggregated CSVs (by stem) and the directory's provenance."""
+    # Only empty cells are missing values: a label or task named "NA" stays text.
+    frames = {
+        name: read_csv(directory / f"{name}.csv", columns, keep_default_na=False, na_values=[""])
+        for name, columns in TABLE_COLUMNS.items()
+    }
+    return frames, read_json(directory / "provenance.json")
+
+
+def read_logs(paths: list[Path], pretraining: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Pretraining logs by run, the run being the log's directory name."""
+    logs = {}
+    for path in paths:
+        run = path.parent.name
+        if run not in set(pretraining["run"]):
+            raise PipelineError(f"{path}: run {run!r} (the directory name) is not in pretraining.csv")
+        logs[run] = read_csv(path, LOG_COLUMNS)
+    return logs
+
+
+def read_corpus_stats(path: Path) -> dict[str, Any]:
+    stats = validated(read_json(path), CORPUS_FIELDS, path)
+    for name, counts in stats["sources"].items():
+        validated(counts, CORPUS_SOURCE_FIELDS, path, f"sources.{name}.")
+    validated(stats["totals"], CORPUS_TOTAL_FIELDS, path, "totals.")
+    return stats
+
+
+def benchmark_rule(path: Path) -> str:
+    """``benchmarks/<rule>/...tsv`` -> ``<rule>``; the parent directory otherwise."""
+    parts = path.parts
+    if "benchmarks" in parts[:-1]:
+        index = len(parts) - 1 - parts[::-1].index("benchmarks")
+        if index + 1 < len(parts) - 1:
+            return parts[index + 1]
+    return path.parent.name
+
+
+def read_benchmarks(paths: list[Path]) -> pd.DataFrame:
+    """Snakemake benchmark rows, one per job, labelled with their rule."""
+    frames = []
+    for path in paths:
+        frame = read_csv(path, BENCHMARK_COLUMNS, sep="\t", na_values=["-"])
+        if frame.empty:
+            raise PipelineError(f"{path}: no benchmark row")
+        frames.append(frame[BENCHMARK_COLUMNS].assign(rule=benchmark_rule(path)))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*BENCHMARK_COLUMNS, "rule"])
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataFrame], confidence: float, directory: Path) -> dict[str, str]:
+    """Every figure as a PNG in ``directory``; returns their data URIs by name."""
+    sizes = list(size_parameters(frames["pretraining"]))
+    paths = {
+        "differences": figures.difference_forest(frames["comparison"], directory / "differences.png") if len(frames["comparison"]) else None,
+        "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
+        "learning_rates": figures.score_vs_learning_rate(frames["finetune_grid"], frames["scores"], sizes, confidence, directory / "learning_rates.png"),
+    }  # fmt: skip
+    return {name: data_uri(path) for name, path in paths.items() if path is not None}
+
+
+def render_html(context: Mapping[str, Any]) -> str:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    return environment.get_template(TEMPLATE).render(**context)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", required=True, help="ReportSpec as JSON (title, confidence)")
+    parser.add_argument("--scale", required=True, help="one paragraph on the scale of this run (the config's `scale`)")
+    parser.add_argument("--tables", type=Path, required=True, help="the directory written by `aggregate`")
+    parser.add_argument("--logs", nargs="*", type=Path, default=[], help="results/pretrain/{run}/log.csv files")
+    parser.add_argument("--corpus-stats", type=Path, required=True, help="results/data/corpus/stats.json")
+    parser.add_argument("--manifests", nargs="*", type=Path, default=[], help="results/sources/{name}/manifest.json files")
+    parser.add_argument("--benchmarks", nargs="*", type=Path, default=[], help="benchmarks/<rule>/<name>.tsv files")
+    parser.add_argument("--html", type=Path, required=True, help="output HTML, e.g. reports/replication.html")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF, e.g. reports/replication.pdf")
+    parser.add_argument("--figures-dir", type=Path, required=True, help="output directory for the PNG figures")
+
+
+def run(args: argparse.Namespace) -> None:
+    spec: ReportSpec = strict.parse(ReportSpec, json_argument(args.spec, "--spec"), "report")
+    frames, provenance = read_tables(args.tables)
+    logs = read_logs(args.logs, frames["pretraining"])
+    corpus = read_corpus_stats(args.corpus_stats)
+    manifests = [validated(read_json(path), MANIFEST_FIELDS, path) for path in args.manifests]
+    benchmarks = read_benchmarks(args.benchmarks)
+    with atomic_path(args.figures_dir) as directory:
+        directory.mkdir()
+        images = draw_figures(frames, logs, spec.confidence, directory)
+    html = render_html({
+        "title": spec.title,
+        "confidence": f"{100 * spec.confidence:g}%",
+        "scale_text": args.scale,
+        "scale_table": tables.scale_table(frames["pretraining"]),
+        "headline_tables": tables.headline_tables(frames["comparison"], spec.confidence),
+        "baselines_table": tables.baselines_table(frames["baselines"]),
+        "pretraining_table": tables.pretraining_table(frames["pretraining"]),
+        "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["scores"]),
+        "claims_table": tables.claims_table(frames["claims"]),
+        "verdict_counts": Counter(frames["claims"]["verdict"]),
+        "sources_table": tables.sources_table(manifests),
+        "corpus_table": tables.corpus_table(corpus),
+        "tasks_table": tables.tasks_table(frames["tasks"]),
+        "cost_table": tables.cost_table(benchmarks) if len(benchmarks) else None,
+        "reproducibility_table": tables.reproducibility_table(provenance),
+        "images": images,
+    })  # fmt: skip
+    with atomic_path(args.html) as temporary:
+        temporary.write_text(html, encoding="utf-8")
+    import weasyprint  # late: slow to import, and only this step needs it
+
+    logging.getLogger("fontTools").setLevel(logging.WARNING)  # one INFO line per glyph table otherwise
+
+    with atomic_path(args.pdf) as temporary:
+        weasyprint.HTML(string=html, base_url=str(args.html.parent.resolve())).write_pdf(temporary)

@@ -1,0 +1,134 @@
+"""The aggregate stage on small fake result trees."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_report_fakes import default_score, score_formula, write_fake_results
+
+from pipeline.__main__ import main
+
+
+def aggregate(tmp_path: Path, **fake_options: object) -> dict[str, pd.DataFrame]:
+    tree = write_fake_results(tmp_path, **fake_options)
+    out = tmp_path / "results/tables"
+    assert main(tree.aggregate_argv(out)) == 0
+    return {path.stem: pd.read_csv(path) for path in out.glob("*.csv")}
+
+
+def only(frame: pd.DataFrame, **where: object) -> pd.Series:
+    selected = frame
+    for column, value in where.items():
+        selected = selected[selected[column] == value]
+    assert len(selected) == 1, where
+    return selected.iloc[0]
+
+
+def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path)
+    expected = {"finetune_grid", "scores", "family_scores", "comparison", "baselines", "lr_sensitivity", "pretraining", "tasks", "claims"}
+    assert set(tables) == expected
+    assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
+    provenance = json.loads((tmp_path / "results/tables/provenance.json").read_text())
+    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1
+    assert provenance["spec"]["report"]["confidence"] == 0.95
+
+
+def test_best_learning_rate_is_chosen_on_validation_not_test(tmp_path: Path) -> None:
+    def score(task: str, kind: str, size: str, rate: float, seed: int) -> tuple[float, float]:
+        validation, test = default_score(task, kind, size, rate, seed)
+        if rate == 1e-4:  # best on validation, worst on test
+            return validation + 10.0, test - 10.0
+        return validation, test
+
+    tables = aggregate(tmp_path, score=score)
+    row = only(tables["scores"], task="sentiment", run="clm-tiny")
+    grid = tables["finetune_grid"]
+    at_rate = grid[(grid["task"] == "sentiment") & (grid["run"] == "clm-tiny") & (grid["learning_rate"] == 1e-4)]
+    assert row["best_learning_rate"] == 1e-4
+    assert row["test_mean"] == pytest.approx(at_rate["test"].mean())
+    assert row["test_mean"] < grid.loc[(grid["task"] == "sentiment") & (grid["run"] == "clm-tiny"), "test"].max() - 5
+
+
+def test_scores_and_comparison_numbers(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path)
+    row = only(tables["scores"], task="sentiment", run="mlm-tiny")
+    # at LR 5e-4 the test scores are 73 + (-0.5, 0, 0.5): mean 73, s = 0.5, n = 3
+    assert (row["test_mean"], row["n_seeds"]) == (73.0, 3)
+    assert row["test_high"] - row["test_mean"] == pytest.approx(4.302653 * 0.5 / math.sqrt(3), abs=1e-5)
+    family = only(tables["family_scores"], family="SC", run="mlm-tiny")
+    assert family["test_mean"] == pytest.approx((73.0 + 83.0) / 2)
+    assert family["test_std_error"] == pytest.approx(math.sqrt(2 * (0.5 / math.sqrt(3)) ** 2) / 2)
+    gap = only(tables["comparison"], level="family", name="SC", size="tiny")
+    assert gap["difference_mean"] == pytest.approx(3.0)
+    assert gap["winner"] == "MLM"
+    assert list(tables["comparison"]["size"].drop_duplicates()) == ["tiny", "small"]  # by parameter count
+
+
+def test_winner_is_a_tie_when_the_interval_spans_zero(tmp_path: Path) -> None:
+    def bonus(task: str, kind: str, size: str) -> float:
+        return {"clm": 0.0, "mlm": 0.5, "random": -15.0}[kind]
+
+    tables = aggregate(tmp_path, score=score_formula(bonus=bonus, seed_spread=4.0))
+    row = only(tables["comparison"], level="task", name="sentiment", size="tiny")
+    assert row["difference_low"] < 0 < row["difference_high"]
+    assert row["winner"] == "tie"
+
+
+def test_clm_wins_when_the_whole_interval_is_below_zero(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path, score=score_formula(bonus=lambda task, kind, size: {"clm": 3.0, "mlm": 0.0, "random": -15.0}[kind]))
+    assert set(tables["comparison"]["winner"]) == {"CLM"}
+
+
+def test_a_single_seed_gives_no_interval_and_no_winner(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path, seeds=(1,))
+    assert set(tables["comparison"]["winner"]) == {"no CI"}
+    assert tables["scores"]["test_low"].isna().all()
+
+
+def test_baselines_and_lr_sensitivity(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path)
+    base = only(tables["baselines"], task="topic", run="clm-small")
+    assert (base["majority_test_score"], base["random_run"]) == (51.2, "random-small")
+    assert base["minus_random_mean"] == pytest.approx(15.0)  # bonus 0 vs -15
+    clm = only(tables["lr_sensitivity"], task="sentiment", run="clm-tiny")
+    mlm = only(tables["lr_sensitivity"], task="sentiment", run="mlm-tiny")
+    # penalty * log10(1e-4 / 5e-4)^2 is the worst LR point: 2 * 0.4886 (CLM), 4 * 0.4886 (MLM)
+    assert clm["test_spread"] == pytest.approx(2 * math.log10(0.2) ** 2)
+    assert mlm["test_spread"] == pytest.approx(4 * math.log10(0.2) ** 2)
+    assert (clm["num_near_best"], mlm["num_near_best"]) == (3, 1)
+
+
+def test_missing_key_in_scores_is_a_one_line_error_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    broken = tree.scores[3]
+    record = json.loads(broken.read_text())
+    del record["grid"][1]["test"]
+    broken.write_text(json.dumps(record))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1
+    assert str(broken) in message and "grid[1].test" in message
+    assert not (tmp_path / "tables").exists()
+
+
+def test_ambiguous_runs_of_one_kind_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two MLM runs at one size (masking 40% and 20%), neither named "mlm"."""
+    tree = write_fake_results(tmp_path)
+    for path in list(tree.scores) + list(tree.summaries):
+        record = json.loads(path.read_text())
+        if record["objective"] != "mlm":
+            continue
+        record["objective"] = "mlm40"
+        path.write_text(json.dumps(record))
+        twin = {**record, "objective": "mlm20", "run": record["run"].replace("mlm", "mlm20")}
+        twin_path = tmp_path / "twins" / record["run"] / path.parent.parent.name / path.name
+        twin_path.parent.mkdir(parents=True)
+        twin_path.write_text(json.dumps(twin))
+        (tree.scores if path.name == "scores.json" else tree.summaries).append(twin_path)
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    assert "none has objective name 'mlm'" in capsys.readouterr().err

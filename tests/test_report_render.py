@@ -1,0 +1,73 @@
+"""The report stage: fake tables in, a standalone HTML page and a PDF out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_report_fakes import FakeTree, write_fake_results
+
+from pipeline.__main__ import main
+from pipeline.report.render import benchmark_rule
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeTree, Path]:
+    root = tmp_path_factory.mktemp("report")
+    tree = write_fake_results(root)
+    assert main(tree.aggregate_argv(root / "results/tables")) == 0
+    assert main(tree.report_argv(root / "results/tables", root / "reports")) == 0
+    return tree, root / "reports"
+
+
+def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree, Path]) -> None:
+    html = (rendered[1] / "replication.html").read_text()
+    assert ">Task</th>" in html and ">MLM</th>" in html and ">CLM</th>" in html and ">Winner</th>" in html
+    assert '<tr class="family">' in html and "SC average (2 tasks)" in html
+    assert '<td class="winner-MLM">MLM</td>' in html
+    assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
+    for heading in ("Scale of this run", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost", "Reproducibility"):
+        assert heading in html
+    assert "do not transfer" in html and "Fake scale: two tiny sizes." in html
+    assert "PROXY for SST-2" in html and "verdict-supported" in html
+
+
+def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None:
+    html = (rendered[1] / "replication.html").read_text()
+    names = sorted(p.name for p in (rendered[1] / "figures").iterdir())
+    assert names == ["differences.png", "learning_rates.png", "loss_curves.png"]
+    assert html.count('src="data:image/png;base64,') == 3
+    assert 'src="figures/' not in html
+
+
+def test_pdf_is_written(rendered: tuple[FakeTree, Path]) -> None:
+    pdf = (rendered[1] / "replication.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+
+
+def test_bad_corpus_stats_is_a_one_line_error(rendered: tuple[FakeTree, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree, reports = rendered
+    stats = json.loads(tree.corpus_stats.read_text())
+    del stats["sources"]["wiki"]["contaminated"]
+    broken = tmp_path / "stats.json"
+    broken.write_text(json.dumps(stats))
+    argv = tree.report_argv(reports.parent / "results/tables", tmp_path / "reports")
+    argv[argv.index("--corpus-stats") + 1] = str(broken)
+    assert main(argv) == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1 and str(broken) in message and "sources.wiki.contaminated" in message
+    assert not (tmp_path / "reports/replication.html").exists()
+
+
+def test_missing_table_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    (tmp_path / "tables").mkdir()
+    assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 2
+    assert "finetune_grid.csv: file not found" in capsys.readouterr().err
+
+
+def test_benchmark_rule_is_the_directory_below_benchmarks() -> None:
+    assert benchmark_rule(Path("benchmarks/finetune/sentiment/clm-tiny.tsv")) == "finetune"
+    assert benchmark_rule(Path("/x/benchmarks/pretrain/clm-tiny.tsv")) == "pretrain"
+    assert benchmark_rule(Path("elsewhere/pack/all.tsv")) == "pack"

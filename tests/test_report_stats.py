@@ -1,0 +1,76 @@
+"""The report's statistics against hand-computed values and textbook t tables."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pipeline.errors import PipelineError
+from pipeline.report.stats import Estimate, average, difference, mean_interval, t_critical
+
+
+@pytest.mark.parametrize(
+    ("confidence", "df", "expected"),
+    [(0.95, 1, 12.7062), (0.95, 2, 4.3027), (0.95, 4, 2.7764), (0.95, 10, 2.2281), (0.95, 30, 2.0423), (0.99, 5, 4.0321), (0.90, 3, 2.3534), (0.95, math.inf, 1.9600)],
+)
+def test_t_critical_matches_the_t_table(confidence: float, df: float, expected: float) -> None:
+    assert t_critical(confidence, df) == pytest.approx(expected, abs=1e-4)
+
+
+def test_t_critical_rejects_a_confidence_outside_0_1() -> None:
+    with pytest.raises(PipelineError, match="confidence"):
+        t_critical(1.5, 3)
+
+
+def test_mean_interval_of_1_2_3() -> None:
+    estimate = mean_interval([1.0, 2.0, 3.0], 0.95)
+    # s = 1, n = 3: 2 ± t(0.975, 2) * 1 / sqrt(3)
+    assert estimate.mean == 2.0
+    assert estimate.df == 2
+    assert estimate.half_width == pytest.approx(4.302653 / math.sqrt(3), abs=1e-5)
+    assert (estimate.low, estimate.high) == pytest.approx((2 - 2.484138, 2 + 2.484138), abs=1e-5)
+
+
+def test_a_single_seed_has_no_interval() -> None:
+    estimate = mean_interval([71.2], 0.95)
+    assert estimate.mean == 71.2 and math.isnan(estimate.low) and math.isnan(estimate.high)
+
+
+def test_identical_seeds_give_a_zero_width_interval() -> None:
+    estimate = mean_interval([5.0, 5.0, 5.0], 0.95)
+    assert (estimate.low, estimate.high) == (5.0, 5.0)
+
+
+def test_welch_difference() -> None:
+    a, b = mean_interval([1, 2, 3, 4], 0.95), mean_interval([2, 4, 6], 0.95)
+    gap = difference(a, b)
+    # var(a) = 5/3, se_a^2 = 5/12; var(b) = 4, se_b^2 = 4/3; se^2 = 1.75
+    # df = 1.75^2 / ((5/12)^2 / 3 + (4/3)^2 / 2) = 3.0625 / 0.946759 = 3.23472
+    assert gap.mean == -1.5
+    assert gap.std_error == pytest.approx(math.sqrt(1.75))
+    assert gap.df == pytest.approx(3.0625 / ((5 / 12) ** 2 / 3 + (4 / 3) ** 2 / 2))
+    assert gap.df == pytest.approx(3.23472, abs=1e-5)
+    assert gap.half_width == pytest.approx(t_critical(0.95, gap.df) * math.sqrt(1.75))
+
+
+def test_average_propagates_standard_errors() -> None:
+    tasks = [Estimate(70.0, 0.3, 2.0, 0.95), Estimate(80.0, 0.4, 2.0, 0.95)]
+    family = average(tasks)
+    assert family.mean == 75.0
+    assert family.std_error == pytest.approx(math.sqrt(0.3**2 + 0.4**2) / 2)  # sqrt(sum se_i^2) / k
+    # Welch-Satterthwaite: (sum v_i)^2 / sum(v_i^2 / df_i), v_i = se_i^2 / k^2
+    v = [0.3**2 / 4, 0.4**2 / 4]
+    assert family.df == pytest.approx(sum(v) ** 2 / sum(x * x / 2 for x in v))
+
+
+def test_a_difference_with_an_undefined_side_is_undefined() -> None:
+    gap = difference(mean_interval([1.0], 0.95), mean_interval([1.0, 2.0], 0.95))
+    assert math.isnan(gap.low)
+
+
+def test_estimate_columns_round_trip() -> None:
+    estimate = mean_interval([1.0, 2.0, 4.0], 0.9)
+    columns = estimate.columns("test_")
+    assert set(columns) == {"test_mean", "test_std_error", "test_df", "test_low", "test_high"}
+    assert Estimate.from_columns(columns, 0.9, "test_") == estimate
