@@ -9,7 +9,7 @@ import json
 import sys
 
 from pipeline import strict
-from pipeline.config import load_config
+from pipeline.config import RANDOM_INIT, load_config
 from pipeline.errors import PipelineError
 from pipeline.provenance import source_hash
 
@@ -19,8 +19,6 @@ try:
     CFG = load_config(config, CONFIG_ORIGIN)
 except PipelineError as error:
     sys.exit(f"error: {error}")
-
-RANDOM_INIT = "random"  # objective name of the untrained baseline: finetunes results/init/{size}
 
 CODE = {
     "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config.py"),

@@ -11,6 +11,7 @@ rule aggregate:
         directory("results/tables"),
     params:
         spec=as_json(CFG.report),
+        objectives=json.dumps(CFG.objectives, sort_keys=True),
         code=CODE["report"],
     log:
         "logs/aggregate.log",
@@ -18,7 +19,8 @@ rule aggregate:
         "benchmarks/aggregate/tables.tsv"
     shell:
         "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores}"
-        " --summaries {input.summaries} --task-stats {input.task_stats} --out {output} > {log} 2>&1"
+        " --summaries {input.summaries} --task-stats {input.task_stats} --objectives {params.objectives:q}"
+        " --out {output} > {log} 2>&1"
 
 
 rule report:

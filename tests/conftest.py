@@ -1,0 +1,98 @@
+"""Shared fixtures: a tiny real-text corpus, tokenizer and packed tokens, built once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import SizeSpec, TokenizerSpec
+from pipeline.files import write_jsonl
+from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.tokenization.special_tokens import SpecialIds
+from pipeline.tokenization.train import train_tokenizer
+
+REPO = Path(__file__).resolve().parent.parent
+MICRO = SizeSpec(num_layers=1, hidden_size=32, num_heads=2, num_kv_heads=1, ffn_size=64)
+
+# A few paragraphs of plain English (this project's README-style prose is enough for a
+# tokenizer and a loss that falls; the real corpus is exercised by the workflow test).
+PARAGRAPHS = [
+    "The committee met on Tuesday to discuss the budget for the coming year. Members agreed that spending on schools should rise, while transport projects would be delayed until the spring.",
+    "A new film about a family of musicians opened this weekend. Critics praised the acting and the score, but several said the story dragged in the middle and the ending felt rushed.",
+    "Shares in the technology company fell sharply after it warned that sales of its phones would be lower than expected. Analysts said demand had weakened across Europe and Asia.",
+    "The team won the match in the final minute with a header from the captain. The manager said the players had shown great spirit after a difficult start to the season.",
+    "Scientists have found that a common garden plant can help clean polluted soil. The researchers grew the plants for three months and measured the metals they absorbed from the ground.",
+    "The government announced plans to build thousands of new homes near the city. Local residents raised concerns about traffic, schools and the loss of green fields around their villages.",
+]
+
+
+def corpus_texts(copies: int = 20) -> list[str]:
+    return [f"{p} (Report number {i}.)" for i in range(copies) for p in PARAGRAPHS]
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tokenizer")
+    train_tokenizer(corpus_texts(), TokenizerSpec(vocab_size=400, min_frequency=2, num_sentinel_tokens=4)).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tokenizer_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def special(tokenizer) -> SpecialIds:
+    return SpecialIds.from_tokenizer(tokenizer)
+
+
+@pytest.fixture(scope="session")
+def tokens_dir(tmp_path_factory, tokenizer_dir) -> Path:
+    """A packed corpus (train.bin, heldout.bin, meta.json) made by the real `pack` stage."""
+    from pipeline.__main__ import main
+
+    root = tmp_path_factory.mktemp("tokens")
+    texts = corpus_texts()
+    write_jsonl(root / "corpus" / "train.jsonl", ({"id": str(i), "text": t} for i, t in enumerate(texts[:-12])))
+    write_jsonl(root / "corpus" / "heldout.jsonl", ({"id": str(i), "text": t} for i, t in enumerate(texts[-12:])))
+    assert main(["pack", "--corpus", str(root / "corpus"), "--tokenizer", str(tokenizer_dir), "--out", str(root / "tokens")]) == 0
+    return root / "tokens"
+
+
+@pytest.fixture(scope="session")
+def init_dir(tmp_path_factory, tokenizer_dir, tokenizer, special) -> Path:
+    out = tmp_path_factory.mktemp("init") / "micro"
+    spec = BackboneSpec.create(MICRO, special, max_length=64)
+    save_language_model(build_language_model(spec, "causal", seed=0), spec, out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def pretrain_spec_json(objective: dict, num_steps: int = 12, **pretraining) -> str:
+    return json.dumps(
+        {
+            "run": f"{objective['kind']}-micro",
+            "objective_name": objective["kind"],
+            "objective": objective,
+            "size_name": "micro",
+            "size": {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 1, "ffn_size": 64},
+            "pretraining": {
+                "sizes": ["micro"],
+                "objectives": [objective["kind"]],
+                "sequence_length": 32,
+                "batch_size": 4,
+                "num_steps": num_steps,
+                "checkpoint_steps": [],
+                "resume_every_steps": 3,
+                "num_heldout_batches": 2,
+                "schedule": {"kind": "wsd", "peak_lr": 3e-3, "num_warmup_steps": 2, "num_decay_steps": 4},
+                **pretraining,
+            },
+            "seed": 0,
+        }
+    )

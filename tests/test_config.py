@@ -1,0 +1,69 @@
+"""Strict config parsing: every bad key or value is one line naming it."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from pipeline.__main__ import main
+from pipeline.config import load_config, read_config
+from pipeline.errors import PipelineError
+from tests.conftest import REPO
+
+
+def default_data() -> dict:
+    return yaml.safe_load((REPO / "config" / "default.yaml").read_text())
+
+
+def merged(base: dict, override: dict) -> dict:
+    """Snakemake's --configfile merge: mappings key by key, everything else replaced."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def test_shipped_configs_parse():
+    config = read_config(REPO / "config" / "default.yaml")
+    assert config.pretraining.objectives == ("clm", "mlm")
+    assert len(config.pretraining.sizes) >= 2
+    smoke = load_config(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())))
+    assert smoke.pretraining.sizes == ("micro",)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c["pretraining"].update(num_stepz=3), "cfg.pretraining.num_stepz: unknown key"),
+        (lambda c: c["pretraining"].update(num_steps="abc"), "cfg.pretraining.num_steps: expected an integer, got 'abc'"),
+        (lambda c: c["pretraining"].update(batch_size=True), "cfg.pretraining.batch_size: expected an integer, got True"),
+        (lambda c: c["pretraining"].update(sizes=["huge"]), "pretraining.sizes: 'huge' is not defined"),
+        (lambda c: c["pretraining"]["schedule"].update(kind="linear"), "cfg.pretraining.schedule.kind: 'linear' is not one of"),
+        (lambda c: c["objectives"].update(random={"kind": "clm"}), "'random' is reserved"),
+        (lambda c: c["objectives"].update(x={"kind": "nope"}), "cfg.objectives.x.kind: unknown objective 'nope' (registered: clm, mlm"),
+        (lambda c: c["objectives"]["mlm"].update(mask_ratio=1.5), "cfg.objectives.mlm: mask_ratio 1.5 must be in (0, 1)"),
+        (lambda c: c["sources"]["gensim"].update(sha256="abc"), "cfg.sources.gensim: sha256 'abc' is not 64 lowercase hex digits"),
+        (lambda c: c.pop("seed"), "cfg.seed: missing required key"),
+    ],
+)
+def test_bad_config_names_the_culprit(edit, message):
+    data = default_data()
+    edit(data)
+    with pytest.raises(PipelineError) as error:
+        load_config(data, "cfg")
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_check_config_cli_exit_code(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    data = default_data()
+    data["finetuning"]["learning_ratez"] = [1e-4]
+    bad.write_text(yaml.safe_dump(data))
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {bad}.finetuning.learning_ratez: unknown key (known keys: " + err.split("(known keys: ")[1]
+    assert main(["check-config", str(REPO / "config" / "default.yaml")]) == 0
+    assert main(["check-config", str(tmp_path / "missing.yaml")]) == 2

@@ -1,0 +1,93 @@
+"""Fine-tuning sweep: the protocol's step budget, determinism, output schema, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.__main__ import main
+from pipeline.config import FinetuningSpec
+from pipeline.files import read_json, write_json, write_jsonl
+from pipeline.finetune.sweep import batch_order, num_finetune_steps
+from tests.conftest import PARAGRAPHS
+
+# Label = which half of PARAGRAPHS a sentence comes from: learnable from words alone.
+SENTENCES = [(sentence.strip() + ".", index // 3) for index, p in enumerate(PARAGRAPHS) for sentence in p.split(". ")]
+
+
+def make_task(root: Path) -> Path:
+    rows = [{"id": str(i), "text": f"{text} Item {i % 7}.", "label": label} for i, (text, label) in enumerate(SENTENCES * 6)]
+    for split, part in {"train": rows[::2], "validation": rows[1::4], "test": rows[3::4]}.items():
+        write_jsonl(root / f"{split}.jsonl", part)
+    write_json(root / "stats.json", {"labels": ["first", "second"]})
+    return root
+
+
+def finetune_spec(**finetuning) -> str:
+    return json.dumps(
+        {
+            "task_name": "halves",
+            "task": {"family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "test",
+                     "data": {"reader": "none", "artifact": "none"}, "max_length": 24},
+            "run": "random-micro",
+            "objective": "random",
+            "objective_kind": "random",
+            "size": "micro",
+            "finetuning": {"tasks": ["halves"], "learning_rates": [1e-3, 3e-3], "seeds": [0, 1], "batch_size": 8, **finetuning},
+        }
+    )  # fmt: skip
+
+
+def test_step_budget_is_one_epoch_or_max_steps():
+    spec = FinetuningSpec(tasks=("t",), learning_rates=(1e-4,), seeds=(0,), batch_size=32, max_steps=1000, max_epochs=1.0)
+    assert num_finetune_steps(3200, spec) == 100
+    assert num_finetune_steps(3201, spec) == 101
+    assert num_finetune_steps(10**6, spec) == 1000
+    order = batch_order(10, num_steps=3, batch_size=4, seed=0)
+    assert [len(b) for b in order] == [4, 4, 4]
+    assert sorted(order[0].tolist() + order[1].tolist() + order[2].tolist()[:2]) == list(range(10))  # epoch 1 first
+
+
+def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
+    task = make_task(tmp_path / "task")
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 0
+        outs.append(read_json(out / "scores.json"))
+    a, b = outs
+    assert [(g["learning_rate"], g["seed"]) for g in a["grid"]] == [(1e-3, 0), (1e-3, 1), (3e-3, 0), (3e-3, 1)]
+    assert [(g["validation"], g["test"]) for g in a["grid"]] == [(g["validation"], g["test"]) for g in b["grid"]]
+    num_train_rows = len((task / "train.jsonl").read_text().splitlines())
+    assert all(0 <= g["test"] <= 100 and g["num_steps"] == -(-num_train_rows // 8) for g in a["grid"])  # one epoch
+    assert {k: a[k] for k in ("task", "family", "metric", "higher_is_better", "objective_kind", "attention")} == {
+        "task": "halves", "family": "SC", "metric": "accuracy", "higher_is_better": True, "objective_kind": "random",
+        "attention": "bidirectional",
+    }  # fmt: skip
+    assert read_json(tmp_path / "a" / "provenance.json")["inputs"]["model"]["sha256"]
+
+
+def test_causal_attention_switch_changes_the_model(init_dir, tmp_path):
+    task = make_task(tmp_path / "task")
+    scores = {}
+    for attention in ("bidirectional", "causal"):
+        out = tmp_path / attention
+        spec = finetune_spec(attention=attention, learning_rates=[3e-3], seeds=[0], max_steps=30, max_epochs=20.0)
+        assert main(["finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 0
+        scores[attention] = read_json(out / "scores.json")
+    assert scores["causal"]["attention"] == "causal"
+    assert scores["causal"]["grid"][0]["num_steps"] == 30
+
+
+def test_missing_split_is_one_line_error(init_dir, tmp_path, capsys):
+    task = make_task(tmp_path / "task")
+    (task / "test.jsonl").unlink()
+    out = tmp_path / "out"
+    assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {task / 'test.jsonl'}: file not found"
+    assert not out.exists()
+    (task / "test.jsonl").write_text("")
+    assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {task / 'test.jsonl'}: file is empty"
