@@ -6,7 +6,8 @@
 #   snakemake --cores all --configfile config/smoke.yaml   # a 2-minute smoke run
 #   snakemake -n                                           # what would run, and why
 
-configfile: "config/default.yaml"
+# Relative to the Snakefile, so `--directory` elsewhere still finds it.
+configfile: f"{workflow.basedir}/config/default.yaml"
 
 
 include: "rules/common.smk"

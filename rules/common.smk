@@ -5,8 +5,10 @@
 # config as JSON through params:, plus a hash of the code it runs, so a changed value
 # or a code change reruns exactly the jobs it affects.
 
+import dataclasses
 import json
 import sys
+from pathlib import Path
 
 from pipeline import strict
 from pipeline.config import RANDOM_INIT, load_config
@@ -19,6 +21,10 @@ try:
     CFG = load_config(config, CONFIG_ORIGIN)
 except PipelineError as error:
     sys.exit(f"error: {error}")
+
+# A relative claims file is the repository's own (config/claims.yaml), wherever --directory points.
+CLAIMS_FILE = CFG.report.claims_file and str(Path(workflow.basedir, CFG.report.claims_file))
+REPORT_SPEC = dataclasses.replace(CFG.report, claims_file=CLAIMS_FILE)
 
 CODE = {
     "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config.py"),

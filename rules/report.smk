@@ -7,10 +7,11 @@ rule aggregate:
         scores=finetune_scores(),
         summaries=pretrain_summaries(),
         task_stats=task_stats(),
+        claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
     output:
         directory("results/tables"),
     params:
-        spec=as_json(CFG.report),
+        spec=as_json(REPORT_SPEC),
         objectives=json.dumps(CFG.objectives, sort_keys=True),
         code=CODE["report"],
     log:
@@ -34,7 +35,7 @@ rule report:
         pdf=report("reports/replication.pdf", category="Replication report"),
         figures=directory("reports/figures"),
     params:
-        spec=as_json(CFG.report),
+        spec=as_json(REPORT_SPEC),
         scale=CFG.scale,
         code=CODE["report"],
     log:
