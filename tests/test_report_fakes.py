@@ -127,7 +127,7 @@ def write_fake_results(
             "majority_test_score": 51.2, "source": {"artifact": "fake"},
         }))  # fmt: skip
     tree.corpus_stats = write_json(root / "results/data/corpus/stats.json", {
-        "sources": {"wiki": {"documents_read": 106, "too_short": 2, "duplicates": 1, "contaminated": 3, "train": 98, "heldout": 2, "words": 500_000}},
+        "sources": {"wiki": {"documents_read": 106, "too_short": 2, "duplicates": 1, "contaminated": 3, "contaminated_lines": 5, "train": 98, "heldout": 2, "words": 500_000}},
         "contaminated_by_task": {"sentiment": 1, "topic": 2}, "decontamination_ngram": 8,
         "totals": {"train_documents": 98, "heldout_documents": 2, "words": 500_000, "characters": 3_000_000},
     })  # fmt: skip

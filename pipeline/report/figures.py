@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
+from matplotlib.ticker import EngFormatter, FixedFormatter, FixedLocator, NullLocator  # noqa: E402
 
 from pipeline.report.stats import mean_interval  # noqa: E402
 
@@ -129,6 +129,12 @@ def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequ
                 best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
                 ax.plot(best["best_learning_rate"] * nudge, best["test_mean"], "o", markersize=9, markerfacecolor="none", markeredgecolor=kind_colour(first["objective_kind"]))
             ax.set_xscale("log")
+            grid_rates = sorted(set(at_task["learning_rate"]))
+            ax.xaxis.set_major_locator(FixedLocator(grid_rates))  # label the grid's LRs, nothing else
+            ax.xaxis.set_major_formatter(FixedFormatter([f"{r:.0e}" for r in grid_rates]))
+            ax.xaxis.set_minor_locator(NullLocator())
+            if len(grid_rates) == 1:
+                ax.set_xlim(grid_rates[0] / 2, grid_rates[0] * 2)
             ax.set_title(task)
             ax.set_xlabel("fine-tuning learning rate")
             ax.set_ylabel(f"test {first['metric']} (points)")

@@ -49,7 +49,8 @@ BENCHMARK_COLUMNS = ["s", "max_rss", "cpu_time"]
 MANIFEST_FIELDS: dict[str, Any] = {"name": str, "requirement": str, "filename": str, "sha256": str, "license": str, "origin": str}
 CORPUS_FIELDS: dict[str, Any] = {"sources": dict, "contaminated_by_task": dict, "decontamination_ngram": int, "totals": dict}
 CORPUS_SOURCE_FIELDS: dict[str, Any] = {
-    key: int for key in ("documents_read", "too_short", "duplicates", "contaminated", "train", "heldout", "words")
+    key: int
+    for key in ("documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words")
 }
 CORPUS_TOTAL_FIELDS: dict[str, Any] = {"train_documents": int, "heldout_documents": int, "words": NUMBER}
 

@@ -237,17 +237,18 @@ def sources_table(manifests: Sequence[Mapping[str, Any]]) -> Table:
 
 def corpus_table(corpus: Mapping[str, Any]) -> Table:
     """Pretraining corpus: documents per source, and what cleaning removed."""
-    columns = ("documents_read", "too_short", "duplicates", "contaminated", "train", "heldout", "words")
+    columns = ("documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words")
     rows = [row(name, *(num(f"{counts[c]:,}") for c in columns)) for name, counts in sorted(corpus["sources"].items())]
     totals = {c: sum(counts[c] for counts in corpus["sources"].values()) for c in columns}
     rows.append(row("total", *(num(f"{totals[c]:,}") for c in columns), css="total"))
     removed = ", ".join(f"{task} {count:,}" for task, count in sorted(corpus["contaminated_by_task"].items())) or "none"
     return Table(
         "Pretraining corpus",
-        ("Source", "Read", "Too short", "Duplicates", "Contaminated", "Train", "Held-out", "Words"),
+        ("Source", "Read", "Too short", "Duplicates", "Contaminated", "Lines removed", "Train", "Held-out", "Words"),
         tuple(rows),
-        note=f"Decontamination removed every document sharing a {corpus['decontamination_ngram']}-word n-gram with a task's "
-        f"validation or test text; documents removed per task: {removed}. "
+        note=f"Decontamination removed every document (or, for sources of independent lines such as review lists, every "
+        f"line) sharing a {corpus['decontamination_ngram']}-word n-gram with a task's validation or test text; a document "
+        f"left shorter than the minimum length counts as contaminated. Removals per task: {removed}. "
         f"Corpus: {corpus['totals']['train_documents']:,} training and {corpus['totals']['heldout_documents']:,} held-out documents, "
         f"{corpus['totals']['words']:,} words.",
     )
