@@ -98,7 +98,11 @@ def source_spec(wildcards):
 
 
 def task_spec(wildcards):
-    return as_json(CFG.tasks[wildcards.task])
+    # max_length matters to fine-tuning only: leaving it out keeps a length change from
+    # re-preparing the data (and, through decontamination, the whole corpus).
+    spec = strict.to_plain(CFG.tasks[wildcards.task])
+    del spec["max_length"]
+    return json.dumps(spec, sort_keys=True)
 
 
 def task_source_inputs(wildcards):
