@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from pipeline import strict
-from pipeline.errors import PipelineError
+from pipeline.files import read_yaml
 
 # The objective name of the untrained baseline (fine-tuned from the initial weights).
 RANDOM_INIT = "random"
@@ -228,14 +226,7 @@ def load_config(data: dict[str, Any], origin: str = "config") -> Config:
 
 
 def read_config(path: str | Path) -> Config:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise PipelineError(f"{path}: config file not found") from None
-    except yaml.YAMLError as error:
-        raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
-    return load_config(data or {}, str(path))
+    return load_config(read_yaml(path, "config file") or {}, str(path))
 
 
 def as_json_ready(spec: Any) -> Any:

@@ -65,6 +65,19 @@ def read_json(path: str | Path) -> Any:
         raise PipelineError(f"{path}: invalid JSON ({error.msg} at line {error.lineno})") from None
 
 
+def read_yaml(path: str | Path, what: str = "file") -> Any:
+    """Parse a YAML file; a missing file or bad YAML is one line naming it."""
+    import yaml
+
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path}: {what} not found") from None
+    except yaml.YAMLError as error:
+        raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
     count = 0
     with atomic_path(path) as temporary:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from pipeline.__main__ import main
 from pipeline.config import FinetuningSpec
 from pipeline.files import read_json, write_json, write_jsonl

@@ -97,7 +97,7 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
     done = snakemake(copy, "results/finetune/topic/clm-micro/scores.json", "--forcerun", "finetune", cache=cache)
     assert done.returncode != 0
     log = (copy / "logs" / "finetune" / "topic" / "clm-micro.log").read_text().strip().splitlines()
-    assert log[-1] == f"error: results/data/tasks/topic/test.jsonl: file is empty"
+    assert log[-1] == "error: results/data/tasks/topic/test.jsonl: file is empty"
     assert not (copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json").exists()
 
 

@@ -34,9 +34,9 @@ from pipeline.model.backbone import (
     save_language_model,
 )
 from pipeline.objectives import parse_objective
-from pipeline.provenance import checksum, write_provenance
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, RunInputs, Trainer
+from pipeline.provenance import checksum, write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)

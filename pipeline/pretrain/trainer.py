@@ -21,10 +21,10 @@ from tqdm import tqdm
 from pipeline.config import PretrainingSpec
 from pipeline.model.backbone import BackboneSpec, language_model_loss, save_language_model
 from pipeline.objectives import Objective, example_rng
-from pipeline.pretrain.evaluation import objective_loss, yardstick
 from pipeline.optimization import build_adamw, set_learning_rate
-from pipeline.schedules import learning_rate
+from pipeline.pretrain.evaluation import objective_loss, yardstick
 from pipeline.pretrain.token_blocks import TokenBlocks
+from pipeline.schedules import learning_rate
 from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)

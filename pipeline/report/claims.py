@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
-import yaml
 
 from pipeline import strict
-from pipeline.errors import PipelineError
+from pipeline.files import read_yaml
 from pipeline.report.stats import Estimate, difference, linear_combination, mean_interval
 from pipeline.report.tables import count_text, interval_text
 
@@ -84,14 +83,7 @@ NOT_MEASURED = {
 
 def read_claims(path: str | Path) -> list[Claim]:
     """The claims YAML: a list of {id, source, claim, measure, status}."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise PipelineError(f"{path}: claims file not found") from None
-    except yaml.YAMLError as error:
-        raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
-    return list(strict.parse(list[Claim], data, str(path)))
+    return list(strict.parse(list[Claim], read_yaml(path, "claims file"), str(path)))
 
 
 def check_claims(claims: Sequence[Claim], results: Results) -> pd.DataFrame:
