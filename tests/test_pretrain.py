@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
 from pipeline.__main__ import main
 from pipeline.files import read_json
@@ -60,8 +61,10 @@ def test_same_config_same_numbers(kind, tokens_dir, init_dir, tmp_path):
     summary_a, summary_b = read_json(a / "summary.json"), read_json(b / "summary.json")
     for key in ("final_train_loss", "heldout_loss", "heldout_metric", "loss_fraction", "num_tokens"):
         assert summary_a[key] == summary_b[key], key
-    assert (a / "checkpoints" / "step-000003" / "model.safetensors").is_file()
-    assert (a / "checkpoints" / "step-000003" / "tokenizer.json").is_file()
+    # Hugging Face format: the checkpoint loads with the Auto classes, tokenizer included.
+    auto_model = AutoModelForCausalLM if kind == "clm" else AutoModelForMaskedLM
+    assert auto_model.from_pretrained(a / "checkpoints" / "step-000003").num_parameters() > 0
+    assert AutoTokenizer.from_pretrained(a / "model").mask_token == "<mask>"
     provenance = read_json(a / "provenance.json")
     assert provenance["spec"]["objective"] == OBJECTIVES[kind] and provenance["code"]["source_sha256"]
     assert set(provenance["inputs"]) == {"tokens", "init"}
