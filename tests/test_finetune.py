@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
+
 from pipeline.__main__ import main
 from pipeline.config import FinetuningSpec
 from pipeline.files import read_json, write_json, write_jsonl
@@ -43,9 +45,22 @@ def test_step_budget_is_one_epoch_or_max_steps():
     assert num_finetune_steps(3200, spec) == 100
     assert num_finetune_steps(3201, spec) == 101
     assert num_finetune_steps(10**6, spec) == 1000
-    order = batch_order(10, num_steps=3, batch_size=4, seed=0)
-    assert [len(b) for b in order] == [4, 4, 4]
-    assert sorted(order[0].tolist() + order[1].tolist() + order[2].tolist()[:2]) == list(range(10))  # epoch 1 first
+
+
+
+def test_batches_cover_each_epoch_and_group_similar_lengths():
+    rng = torch.Generator().manual_seed(1)
+    lengths = torch.randint(3, 60, (1000,), generator=rng).tolist()
+    order = batch_order(lengths, num_steps=40, batch_size=32, seed=0)
+    first_epoch = order[:32]
+    assert sorted(len(b) for b in first_epoch) == [8] + [32] * 31  # 1000 = 31 full batches + one of 8
+    assert sorted(torch.cat(first_epoch).tolist()) == list(range(1000))  # every example once per epoch
+    assert all(torch.equal(a, b) for a, b in zip(order, batch_order(lengths, 40, 32, seed=0)))
+    assert not all(torch.equal(a, b) for a, b in zip(order, batch_order(lengths, 40, 32, seed=1)))
+    padded = sum(len(b) * max(lengths[i] for i in b.tolist()) for b in first_epoch)
+    random_batches = torch.randperm(1000, generator=rng).split(32)
+    padded_random = sum(len(b) * max(lengths[i] for i in b.tolist()) for b in random_batches)
+    assert padded < 0.7 * padded_random  # grouping cuts the padded token count
 
 
 def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):

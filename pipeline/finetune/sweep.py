@@ -39,15 +39,32 @@ def num_finetune_steps(num_examples: int, spec: FinetuningSpec) -> int:
     return max(1, min(spec.max_steps, math.ceil(spec.max_epochs * num_examples / spec.batch_size)))
 
 
-def batch_order(num_examples: int, num_steps: int, batch_size: int, seed: int) -> list[torch.Tensor]:
-    """Example indices of each step: a fresh seeded permutation per epoch."""
+# Examples per length-sorted pool: big enough to group similar lengths, small enough that
+# batch composition stays random (the scheme of transformers' LengthGroupedSampler).
+LENGTH_GROUP_BATCHES = 50
+
+
+def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) -> list[torch.Tensor]:
+    """Example indices of each step, from a fresh seeded permutation per epoch.
+
+    Each epoch's permutation is cut into pools of ``LENGTH_GROUP_BATCHES`` batches; a pool
+    is sorted by length and split into batches, and the batches are shuffled. Batches then
+    hold sentences of similar length, so padding (wasted compute) shrinks, while every
+    example is still seen once per epoch in a seed-determined order.
+    """
     generator = torch.Generator().manual_seed(seed)
-    indices: list[torch.Tensor] = []
-    needed = num_steps * batch_size
-    while sum(len(i) for i in indices) < needed:
-        indices.append(torch.randperm(num_examples, generator=generator))
-    flat = torch.cat(indices)[:needed]
-    return list(flat.split(batch_size))
+    pool_size = LENGTH_GROUP_BATCHES * batch_size
+    batches: list[torch.Tensor] = []
+    while len(batches) < num_steps:
+        permutation = torch.randperm(len(lengths), generator=generator)
+        epoch = []
+        for start in range(0, len(permutation), pool_size):
+            pool = permutation[start : start + pool_size].tolist()
+            pool.sort(key=lambda i: lengths[i])
+            epoch += [torch.tensor(pool[j : j + batch_size]) for j in range(0, len(pool), batch_size)]
+        shuffled = torch.randperm(len(epoch), generator=generator).tolist()
+        batches += [epoch[i] for i in shuffled]
+    return batches[:num_steps]
 
 
 @torch.no_grad()
@@ -86,7 +103,8 @@ class Sweep:
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec)
         model.train()
-        for step, indices in enumerate(batch_order(len(train), num_steps, spec.batch_size, seed)):
+        lengths = [len(ids) for ids in train.input_ids]
+        for step, indices in enumerate(batch_order(lengths, num_steps, spec.batch_size, seed)):
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
             ids, mask = pad_batch([train.input_ids[i] for i in indices], self.pad_id)
             loss = F.cross_entropy(model(ids, mask), train.labels[indices])
