@@ -154,19 +154,27 @@ def test_c11_not_measured_with_one_size(tmp_path: Path) -> None:
     assert verdict("c11", fake(tmp_path, sizes=("tiny",))) == "not measured"
 
 
-def test_c12_contradicted_at_a_40_percent_masking_ratio(tmp_path: Path) -> None:
+def test_c12_not_measured_at_a_40_percent_masking_ratio(tmp_path: Path) -> None:
     outcome = CHECKERS["c12"](fake(tmp_path))
-    assert outcome.verdict == "contradicted"
-    assert "MLM 40.0-40.0%" in outcome.evidence and "configured masking ratio is 40%" in outcome.evidence
+    assert outcome.verdict == "not measured"
+    assert "mlm-tiny 40.0% (configured 40%)" in outcome.evidence and outcome.needed == "an MLM run at a 15% masking ratio"
 
 
-def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:
+def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
     tree = write_fake_results(tmp_path)
     for path in tree.summaries:
         summary = json.loads(path.read_text())
         if summary["objective_kind"] == "mlm":
-            path.write_text(json.dumps({**summary, "loss_fraction": 0.151}))
-    assert verdict("c12", results_of(tree)) == "supported"
+            path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction}))
+    return build_results(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVES, "mlm": {"kind": "mlm", "mask_ratio": 0.15}})
+
+
+def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:
+    assert CHECKERS["c12"](bert_masking(tmp_path, 0.151)).verdict == "supported"
+
+
+def test_c12_contradicted_when_a_fraction_departs_from_its_configuration(tmp_path: Path) -> None:
+    assert CHECKERS["c12"](bert_masking(tmp_path, 0.25)).verdict == "contradicted"
 
 
 def test_c18_inconclusive_even_when_mlm_wins_classification(tmp_path: Path) -> None:
