@@ -21,16 +21,20 @@ pytestmark = pytest.mark.slow
 SMOKE = REPO / "config" / "smoke.yaml"
 
 
-def snakemake(workdir: Path, *args: str, configfile: Path = SMOKE, cache: Path | None = None) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, configfiles: tuple[Path, ...] = (SMOKE,), cache: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(configfile), "--cores", "2", *args]  # fmt: skip
+               "--configfile", *map(str, configfiles), "--cores", "2", *args]  # fmt: skip
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
 
 
-def planned_rules(workdir: Path, *args: str, cache: Path) -> set[str]:
+def planned_rules(workdir: Path, *args: str, cache: Path, override: dict | None = None) -> set[str]:
     """Rule names a dry run would execute (from Snakemake's job-stats table)."""
-    done = snakemake(workdir, "-n", *args, cache=cache)
+    configfiles = (SMOKE,)
+    if override is not None:
+        configfiles += (workdir / "override.yaml",)
+        configfiles[-1].write_text(yaml.safe_dump(override))
+    done = snakemake(workdir, "-n", *args, cache=cache, configfiles=configfiles)
     assert done.returncode == 0, done.stderr[-2000:]
     rules, in_table = set(), False
     for line in done.stdout.splitlines():
@@ -77,9 +81,9 @@ def test_nothing_to_do_after_a_complete_run(smoke_run):
 
 def test_changed_value_reruns_only_what_it_affects(smoke_run):
     workdir, cache = smoke_run
-    seeds = planned_rules(workdir, "--config", "finetuning={seeds: [0, 1, 2]}", cache=cache)
+    seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
     assert seeds == {"finetune", "aggregate", "report", "all"}
-    steps = planned_rules(workdir, "--config", "pretraining={num_steps: 31}", cache=cache)
+    steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
     assert steps == {"pretrain", "finetune", "aggregate", "report", "all"}
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}
@@ -104,7 +108,7 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
 def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"pretraining": {"num_steps": "many"}}))
-    done = snakemake(tmp_path, configfile=bad)
+    done = snakemake(tmp_path, configfiles=(bad,))
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert lines == [f"error: {bad}+{REPO / 'config' / 'default.yaml'}.pretraining.num_steps: expected an integer, got 'many'"]
