@@ -7,7 +7,6 @@ Names carry their units: ``num_steps``, ``num_warmup_steps``, ``max_length`` (to
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -227,7 +226,3 @@ def load_config(data: dict[str, Any], origin: str = "config") -> Config:
 
 def read_config(path: str | Path) -> Config:
     return load_config(read_yaml(path, "config file") or {}, str(path))
-
-
-def as_json_ready(spec: Any) -> Any:
-    return strict.to_plain(spec) if dataclasses.is_dataclass(spec) else spec
