@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pipeline.errors import PipelineError
 
 
@@ -67,8 +69,6 @@ def read_json(path: str | Path) -> Any:
 
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """Parse a YAML file; a missing file or bad YAML is one line naming it."""
-    import yaml
-
     path = Path(path)
     try:
         return yaml.safe_load(path.read_text())
