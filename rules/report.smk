@@ -40,8 +40,11 @@ rule report:
         code=CODE["report"],
     log:
         "logs/report.log",
+    benchmark:
+        "benchmarks/report/report.tsv"
     shell:
-        # Cost comes from every benchmark file present: each upstream job has written its own.
+        # Cost comes from every benchmark file present: each upstream job has written its own
+        # (this rule's own is written after it finishes, so a rerun reports the previous one).
         "{PYTHON} -m pipeline report --spec {params.spec:q} --scale {params.scale:q} --tables {input.tables}"
         " --logs {input.logs} --corpus-stats {input.corpus_stats} --manifests {input.manifests}"
         " --benchmarks $(find benchmarks -name '*.tsv' | sort) --html {output.html} --pdf {output.pdf}"
