@@ -34,6 +34,7 @@ from pipeline.model.backbone import (
     save_language_model,
 )
 from pipeline.objectives import parse_objective
+from pipeline.pretrain.evaluation import YARDSTICKS
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, RunInputs, Trainer
 from pipeline.provenance import checksum, write_provenance
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> None:
         pretraining.sequence_length, train.num_blocks,
     )
     progress = trainer.train()
-    metric_name, metric_value = trainer.heldout_yardstick()
+    # The last logged row is the final step's, evaluated in the loop (held-out loss and yardstick).
+    metric_name, metric_value = YARDSTICKS[objective.attention].name, progress.rows[-1]["heldout_metric"]
     num_parameters, num_non_embedding = count_parameters(model)
     summary = {
         "run": spec.run,
