@@ -67,3 +67,20 @@ def test_check_config_cli_exit_code(tmp_path, capsys):
     assert err == f"error: {bad}.finetuning.learning_ratez: unknown key (known keys: " + err.split("(known keys: ")[1]
     assert main(["check-config", str(REPO / "config" / "default.yaml")]) == 0
     assert main(["check-config", str(tmp_path / "missing.yaml")]) == 2
+
+
+def test_committed_schema_is_current_and_accepts_the_shipped_configs():
+    import json
+
+    import jsonschema
+
+    from pipeline.schema import config_schema
+
+    schema = json.loads((REPO / "config" / "schema.json").read_text())
+    assert schema == config_schema(), "config/schema.json is stale: run python -m pipeline schema --out config/schema.json"
+    jsonschema.validate(default_data(), schema)
+    jsonschema.validate(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())), schema)
+    bad = default_data()
+    bad["tokenizer"]["vocab"] = 10
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)

@@ -1,0 +1,63 @@
+"""``python -m pipeline schema``: the config's JSON Schema, derived from its dataclasses.
+
+The dataclasses of :mod:`pipeline.config` are the one source of truth; this renders them
+as ``config/schema.json`` for editors and other tools (a test keeps the committed file
+current). Validation at run time stays with :func:`pipeline.config.load_config`, whose
+messages name the exact key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pipeline.config import Config
+
+
+def json_schema(annotation: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(annotation):
+        hints = typing.get_type_hints(annotation)
+        fields = dataclasses.fields(annotation)
+        required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {f.name: json_schema(hints[f.name]) for f in fields},
+            "additionalProperties": False,
+        }
+        if annotation.__doc__ and not annotation.__doc__.startswith(f"{annotation.__name__}("):
+            schema["description"] = " ".join(annotation.__doc__.split())
+        if required:
+            schema["required"] = required
+        return schema
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (Union, types.UnionType):
+        return {"anyOf": [json_schema(a) for a in args]}
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (list, tuple):
+        return {"type": "array", "items": json_schema(args[0]) if args else {}}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": json_schema(args[1])}
+    simple = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
+    return {"type": simple[annotation]} if annotation in simple else {}
+
+
+def config_schema() -> dict[str, Any]:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Replication config", **json_schema(Config)}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", help="write here instead of standard output")
+
+
+def run(args: argparse.Namespace) -> None:
+    text = json.dumps(config_schema(), indent=2) + "\n"
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+    else:
+        print(text, end="")
