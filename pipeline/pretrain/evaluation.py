@@ -9,13 +9,14 @@ masked-token accuracy under BERT's 15% masking for bidirectional ones.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from pipeline.model.backbone import language_model_loss
-from pipeline.objectives import IGNORE, Objective, parse_objective
+from pipeline.objectives import IGNORE, Batch, Objective, parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Held-out examples draw from their own RNG stream; training steps never reach this value.
@@ -38,13 +39,18 @@ YARDSTICKS = {
 }
 
 
-@torch.no_grad()
-def objective_loss(model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> float:
-    """Token-weighted mean loss of ``objective`` over ``blocks`` (fixed RNG per block)."""
-    total, count = 0.0, 0
+def heldout_batches(objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> Iterator[Batch]:
+    """``blocks`` as batches of ``objective``, each block with its own fixed held-out RNG."""
     for start in range(0, len(blocks), batch_size):
         chunk = blocks[start : start + batch_size]
-        batch = objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+        yield objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+
+
+@torch.no_grad()
+def objective_loss(model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> float:
+    """Token-weighted mean loss of ``objective`` over ``blocks``."""
+    total, count = 0.0, 0
+    for batch in heldout_batches(objective, blocks, special, seed, batch_size):
         n = batch.num_loss_positions
         total += float(language_model_loss(model, batch)) * n
         count += n
@@ -57,9 +63,7 @@ def yardstick(model, attention: str, blocks: list[np.ndarray], special: SpecialI
     if stick.name == "next_token_perplexity":
         return stick.name, math.exp(objective_loss(model, stick.objective, blocks, special, seed, batch_size))
     correct, count = 0, 0
-    for start in range(0, len(blocks), batch_size):
-        chunk = blocks[start : start + batch_size]
-        batch = stick.objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+    for batch in heldout_batches(stick.objective, blocks, special, seed, batch_size):
         hidden = model.model(input_ids=batch.input_ids).last_hidden_state
         carries = batch.labels != IGNORE
         predicted = model.lm_head(hidden[carries]).argmax(-1)

@@ -116,19 +116,15 @@ class Trainer:
         self.progress.num_loss_positions += batch.num_loss_positions
         return {"loss": loss.item(), "learning_rate": lr, "grad_norm": grad_norm.item()}
 
-    def heldout_loss(self) -> float:
+    def evaluate(self) -> tuple[float, float]:
+        """(held-out loss of the run's objective, held-out yardstick value), in eval mode."""
         inputs = self.inputs
+        args = (inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
         self.model.eval()
-        value = objective_loss(self.model, inputs.objective, inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
+        loss = objective_loss(self.model, inputs.objective, *args)
+        _, metric = yardstick(self.model, inputs.objective.attention, *args)
         self.model.train()
-        return value
-
-    def heldout_yardstick(self) -> tuple[str, float]:
-        inputs = self.inputs
-        self.model.eval()
-        result = yardstick(self.model, inputs.objective.attention, inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
-        self.model.train()
-        return result
+        return loss, metric
 
     def train(self) -> Progress:
         spec = self.inputs.spec
@@ -144,14 +140,14 @@ class Trainer:
             done = self.progress.step
             is_checkpoint = done in spec.checkpoint_steps
             if done % LOG_EVERY_STEPS == 0 or is_checkpoint or done == spec.num_steps:
-                evaluate = is_checkpoint or done == spec.num_steps
+                heldout_loss, heldout_metric = self.evaluate() if is_checkpoint or done == spec.num_steps else (None, None)
                 row = {
                     "step": done,
                     "num_tokens": self.progress.num_tokens,
                     **metrics,
                     "tokens_per_second": self.progress.num_tokens / max(self.progress.train_seconds, 1e-9),
-                    "heldout_loss": self.heldout_loss() if evaluate else None,
-                    "heldout_metric": self.heldout_yardstick()[1] if evaluate else None,
+                    "heldout_loss": heldout_loss,
+                    "heldout_metric": heldout_metric,
                 }
                 self.progress.rows.append(row)
                 bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
