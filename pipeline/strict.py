@@ -8,6 +8,7 @@ config's schema: there is no second copy of it to drift.
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from typing import Any, Literal, Union
@@ -18,6 +19,19 @@ from pipeline.errors import PipelineError
 def parse(cls: type, data: Any, path: str = "") -> Any:
     """Build ``cls`` (a dataclass or a typing annotation) from plain data, strictly."""
     return _parse(cls, data, path or cls.__name__)
+
+
+def json_argument(text: str, where: str) -> Any:
+    """Parse a JSON command-line value; a typo is one line naming ``where``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PipelineError(f"{where} is not valid JSON ({error.msg} at column {error.colno})") from None
+
+
+def parse_json(cls: type, text: str, where: str, option: str = "--spec") -> Any:
+    """Parse a stage's JSON option (its spec, passed by Snakemake) strictly into ``cls``."""
+    return parse(cls, json_argument(text, f"{where}: {option}"), where)
 
 
 def to_plain(value: Any) -> Any:

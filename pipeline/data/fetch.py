@@ -20,7 +20,6 @@ from pathlib import Path
 
 from pipeline import strict
 from pipeline.config import ArtifactSpec
-from pipeline.data import load_spec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.provenance import write_provenance
@@ -36,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    spec: ArtifactSpec = load_spec(ArtifactSpec, args.spec, f"sources.{args.name}")
+    spec: ArtifactSpec = strict.parse_json(ArtifactSpec, args.spec, f"sources.{args.name}")
     archive = fetch_archive(spec, download_cache(args.out))
     with atomic_path(args.out) as temporary:
         temporary.mkdir()

@@ -20,7 +20,6 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import CorpusSpec, DataSourceSpec
-from pipeline.data import load_spec
 from pipeline.data.decontaminate import ContaminationIndex
 from pipeline.data.readers import HUB_READER, describe_source, read_source
 from pipeline.data.text import clean_text, count_words, dedup_key
@@ -46,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    spec: CorpusSpec = load_spec(CorpusSpec, args.spec, "corpus")
+    spec: CorpusSpec = strict.parse_json(CorpusSpec, args.spec, "corpus")
     index, inputs = build_index(args.tasks, spec.decontamination_ngram)
     logger.info("%s evaluation %d-grams from %d tasks", f"{index.num_ngrams:,}", index.n, len(index.tasks))
     corpus = Corpus(spec, index)

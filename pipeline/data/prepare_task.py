@@ -19,7 +19,6 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import TaskSpec
-from pipeline.data import load_spec
 from pipeline.data.readers import HUB_READER, describe_source, read_source
 from pipeline.data.text import clean_text, dedup_key
 from pipeline.errors import PipelineError
@@ -49,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    spec: TaskSpec = load_spec(TaskSpec, args.spec, f"tasks.{args.name}")
+    spec: TaskSpec = strict.parse_json(TaskSpec, args.spec, f"tasks.{args.name}")
     where = f"tasks.{args.name}.data"
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
         missing = sorted({"text", "label"} - spec.data.hub.fields.keys())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
-    spec = strict.parse(FinetuneRunSpec, json.loads(args.spec), "finetune")
+    spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     task = load_task(args.task_dir, tokenizer, spec.task.max_length)

@@ -8,7 +8,6 @@ baseline of the fine-tuning tables.
 from __future__ import annotations
 
 import argparse
-import json
 
 from transformers import AutoTokenizer
 
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    size = strict.parse(SizeSpec, json.loads(args.size), "size")
+    size = strict.parse_json(SizeSpec, args.size, "size", "--size")
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     spec = BackboneSpec.create(size, SpecialIds.from_tokenizer(tokenizer), args.max_length)
     model = build_language_model(spec, "causal", args.seed)

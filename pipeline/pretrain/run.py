@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
-    spec = strict.parse(PretrainRunSpec, json.loads(args.spec), "pretrain")
+    spec = strict.parse_json(PretrainRunSpec, args.spec, "pretrain")
     objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")
     init_dir, out_dir, work_dir = Path(args.init), Path(args.out), Path(args.work_dir)
     backbone = read_backbone_spec(init_dir)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -387,14 +386,6 @@ def build_results(
 # ------------------------------------------------------------------ the stage
 
 
-def json_argument(text: str, option: str) -> Any:
-    """Parse a JSON command-line value; a typo is a one-line error naming the option."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PipelineError(f"{option}: invalid JSON ({error.msg} at column {error.colno})") from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
@@ -405,8 +396,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    spec: ReportSpec = strict.parse(ReportSpec, json_argument(args.spec, "--spec"), "report")
-    objectives = json_argument(args.objectives, "--objectives")
+    spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
+    objectives = strict.json_argument(args.objectives, "--objectives")
     if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
         raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
     results = build_results(args.scores, args.summaries, args.task_stats, spec.confidence, objectives)

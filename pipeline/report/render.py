@@ -28,7 +28,7 @@ from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
 from pipeline.report import figures, tables
-from pipeline.report.aggregate import NUMBER, json_argument, size_parameters, validated
+from pipeline.report.aggregate import NUMBER, size_parameters, validated
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "replication.html.j2"
@@ -161,7 +161,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    spec: ReportSpec = strict.parse(ReportSpec, json_argument(args.spec, "--spec"), "report")
+    spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     frames, provenance = read_tables(args.tables)
     logs = read_logs(args.logs, frames["pretraining"])
     corpus = read_corpus_stats(args.corpus_stats)

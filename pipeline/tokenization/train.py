@@ -7,7 +7,6 @@ Trained with `tokenizers` (seconds on CPU, no hub) and saved as a
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def train_tokenizer(texts: list[str], spec: TokenizerSpec) -> PreTrainedTokenize
 
 
 def run(args: argparse.Namespace) -> None:
-    spec = strict.parse(TokenizerSpec, json.loads(args.spec), "tokenizer")
+    spec = strict.parse_json(TokenizerSpec, args.spec, "tokenizer")
     texts = [row["text"] for row in read_jsonl(args.corpus)]
     log.info("training a %d-token BPE on %d documents", spec.vocab_size, len(texts))
     tokenizer = train_tokenizer(texts, spec)
