@@ -1,4 +1,5 @@
-"""The hub loader on local files with the hub's schemas (SST-2, FineWeb-Edu); no network."""
+"""The hub loader on local files with the hub's schemas (SST-2, MNLI, CoNLL-2003, SQuAD v2, MS MARCO,
+FineWeb-Edu); no network."""
 
 from __future__ import annotations
 
@@ -87,3 +88,82 @@ def test_a_missing_split_or_file_is_one_line_error(tmp_path):
     spec = HubSpec(path="json", data_files={"train": str(tmp_path / "absent.jsonl")})
     with pytest.raises(PipelineError, match=r"x.hub: cannot read 'json' split 'train': .*absent.jsonl"):
         list(load_rows(spec, "x"))
+
+
+# ---------------------------------------------------- the paper datasets' schemas
+
+CONLL_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+
+
+def test_mnli_schema_gives_a_sentence_pair_with_named_labels():
+    spec = HubSpec(
+        path="json",
+        data_files={"validation_matched": str(FIXTURES / "mnli_validation_matched.jsonl")},
+        splits={"test": "validation_matched"},
+        fields={"text": "premise", "text_pair": "hypothesis", "label": "label"},
+        class_names={"label": ("entailment", "neutral", "contradiction")},
+    )
+    rows = list(load_rows(spec, "x"))
+    assert rows[1] == {
+        "split": "test",
+        "id": "validation_matched/1",
+        "text": "This site includes a list of all award winners and a searchable database of Government Executive articles.",
+        "text_pair": "The Government Executive articles housed on the website are not able to be searched.",
+        "label": "contradiction",
+    }
+    assert [r["label"] for r in rows] == ["neutral", "contradiction", "entailment"]
+
+
+def test_conll2003_schema_keeps_tokens_as_a_list_and_names_the_tags():
+    spec = HubSpec(
+        path="json",
+        data_files={"train": str(FIXTURES / "conll2003_train.jsonl")},
+        fields={"id": "id", "tokens": "tokens", "tags": "ner_tags"},
+        class_names={"tags": CONLL_TAGS},
+    )
+    rows = list(load_rows(spec, "x"))
+    assert rows[0] == {
+        "split": "train",
+        "id": "train/0",
+        "tokens": ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
+        "tags": ["B-ORG", "O", "B-MISC", "O", "O", "O", "B-MISC", "O", "O"],
+    }
+    assert [r["tags"] for r in rows[1:]] == [["B-PER", "I-PER"], ["B-LOC", "O"]]
+
+
+def test_a_sequence_of_class_labels_becomes_names_without_class_names(tmp_path):
+    """The hub's CoNLL-2003 carries Sequence(ClassLabel) features; so does parquet."""
+    import datasets
+
+    features = datasets.Features(
+        {"tokens": datasets.Sequence(datasets.Value("string")), "ner_tags": datasets.Sequence(datasets.ClassLabel(names=list(CONLL_TAGS)))}
+    )
+    table = {"tokens": [["Peter", "Blackburn"]], "ner_tags": [[1, 2]]}
+    datasets.Dataset.from_dict(table, features=features).to_parquet(tmp_path / "train.parquet")
+    spec = HubSpec(path="parquet", data_files={"train": str(tmp_path / "train.parquet")}, fields={"tokens": "tokens", "tags": "ner_tags"})
+    assert list(load_rows(spec, "x")) == [{"split": "train", "id": "train/0", "tokens": ["Peter", "Blackburn"], "tags": ["B-PER", "I-PER"]}]
+
+
+def test_squad_v2_schema_keeps_the_answers_mapping():
+    spec = HubSpec(
+        path="json",
+        data_files={"validation": str(FIXTURES / "squad_v2_validation.jsonl")},
+        splits={"test": "validation"},
+        fields={"id": "id", "question": "question", "context": "context", "answers": "answers"},
+    )
+    rows = list(load_rows(spec, "x"))
+    assert rows[0]["id"] == "validation/56ddde6b9a695914005b9628"
+    assert rows[0]["answers"] == {"text": ["France", "France"], "answer_start": [159, 159]}
+    assert rows[1]["answers"] == {"text": [], "answer_start": []}  # unanswerable
+    assert rows[1]["question"] == "Who gave their name to Normandy in the 1000's and 1100's"
+
+
+def test_ms_marco_style_query_positive_pairs():
+    spec = HubSpec(path="json", data_files={"train": str(FIXTURES / "msmarco_train.jsonl")}, fields={"query": "query", "document": "positive"})
+    rows = list(load_rows(spec, "x"))
+    assert rows[1] == {
+        "split": "train",
+        "id": "train/1",
+        "query": "how long to boil an egg",
+        "document": "Boil the eggs for six minutes for a soft yolk and ten minutes for a hard one.",
+    }

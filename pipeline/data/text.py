@@ -1,4 +1,4 @@
-"""Text normalisation shared by tasks and corpus.
+"""Text decoding and normalisation shared by tasks and corpus.
 
 Both stages clean with the same :func:`clean_text` and tokenize with the same
 :func:`words`, so a test sentence and its copy inside a pretraining document reduce to
@@ -7,9 +7,12 @@ the same tokens: deduplication and decontamination compare like with like.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Iterator
+
+logger = logging.getLogger(__name__)
 
 # Characters that render as nothing but split words for a tokenizer: BOM, zero-width
 # space, soft hyphen.
@@ -17,6 +20,15 @@ _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u00ad"))
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 _SPACES = re.compile(r"[^\S\n]+")
 _WORD = re.compile(r"\w+")
+
+
+def decode(data: bytes, where: str) -> str:
+    """UTF-8, falling back to Windows-1252: one BBC article is stored that way."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        logger.info("%s: not UTF-8, decoded as Windows-1252", where)
+        return data.decode("cp1252", errors="replace")
 
 
 def clean_text(text: str) -> str:

@@ -1,0 +1,276 @@
+"""What prepare_task does for each task type (``TaskSpec.type``).
+
+A type says which fields a reader must give, checks and cleans them (every text field
+with :func:`clean_text`, as the corpus is cleaned, so decontamination compares like with
+like), says what makes two rows duplicates, which names are numbered (class labels,
+IOB2 tags), what a written row looks like (the schemas in the design: ids and fields,
+labels and tags as integers), what ``label_counts`` counts and the trivial baseline
+stats.json reports next to the fine-tuned scores:
+
+=====================  ====================  ==========================================
+type                   label_counts counts   trivial baseline (majority_test_score)
+=====================  ====================  ==========================================
+sequence_classification  labels              the most frequent train label (accuracy)
+token_classification   tags (tokens)         tag everything O: no spans, span F1 = 0
+extractive_qa          answerable or not     always abstain: squad_v2 F1 = % unanswerable
+retrieval              (nothing)             a random ranking: expected nDCG@10
+needle_in_a_haystack   (length, depth) cells a uniform guess of the 4-digit number
+=====================  ====================  ==========================================
+
+A bad row is a one-line error naming the task, the row and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.data.needle import NUMBERS
+from pipeline.data.text import clean_text, dedup_key
+from pipeline.errors import PipelineError
+
+Fields = dict[str, Any]
+_TAG = re.compile(r"O|[BI]-\S+")
+# Prefixes that keep the two dedup keys of a retrieval row apart.
+_QUERY, _DOCUMENT = "query\0", "document\0"
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    group: str  # rows of one group share a split (an article); the id when the reader gives none
+    split: str | None  # the source's own split, if it has them
+    fields: Fields  # the type's fields, checked and cleaned
+
+
+@dataclass(frozen=True)
+class Baseline:
+    label: str | None  # what the trivial predictor predicts, where that is one name
+    score: float | None  # its test score, in the metric's points
+    description: str
+
+
+class RowError(PipelineError):
+    """A row that breaks its type's schema: ``where`` names the task and row, and the field."""
+
+    def __init__(self, where: str, field: str, problem: str) -> None:
+        super().__init__(f"{where} field {field!r}: {problem}")
+
+
+class TaskType:
+    """One type's rules; subclasses override what differs."""
+
+    fields: tuple[str, ...] = ()  # what a reader (or a hub ``fields`` map) must give, besides "id"
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        """The row's checked, cleaned fields; None when a text is empty (the row is dropped)."""
+        raise NotImplementedError
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        """A row is a duplicate when it shares one of these keys with a row kept before it."""
+        raise NotImplementedError
+
+    def names(self, fields: Fields) -> Iterable[str]:
+        """The names prepare_task numbers (in sorted order) across all rows."""
+        return ()
+
+    def written(self, fields: Fields, ids: dict[str, int]) -> dict[str, Any]:
+        """The row as written to ``<split>.jsonl``, without its id."""
+        return fields
+
+    def counted(self, fields: Fields) -> Iterable[str]:
+        """What ``label_counts`` counts for this row."""
+        return ()
+
+    def count_keys(self, labels: list[str], counts: Counter[str]) -> list[str]:
+        """The keys of one split's ``label_counts``: every label, or what was counted."""
+        return labels or sorted(counts)
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        raise NotImplementedError
+
+
+class SequenceClassification(TaskType):
+    """``{text, text_pair?, label}``: one text or a pair, one class label name."""
+
+    fields = ("text", "label")
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        fields = {"text": clean_text(_string(row, "text", where))}
+        if row.get("text_pair") is not None:
+            fields["text_pair"] = clean_text(_string(row, "text_pair", where))
+        if not all(fields.values()):
+            return None
+        return {**fields, "label": _string(row, "label", where)}
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        return ("\t".join(dedup_key(fields[f]) for f in ("text", "text_pair") if f in fields),)
+
+    def names(self, fields: Fields) -> Iterable[str]:
+        return (fields["label"],)
+
+    def written(self, fields: Fields, ids: dict[str, int]) -> dict[str, Any]:
+        return {**fields, "label": ids[fields["label"]]}
+
+    def counted(self, fields: Fields) -> Iterable[str]:
+        return (fields["label"],)
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        counts = Counter(f["label"] for f in train)
+        majority = min(labels, key=lambda label: (-counts[label], label))  # ties: the first name
+        score = 100 * sum(f["label"] == majority for f in test) / len(test)
+        return Baseline(majority, round(score, 4), f"always {majority!r}, the most frequent train label")
+
+
+class TokenClassification(TaskType):
+    """``{tokens, tags}``: one IOB2 tag name per token (B-X opens a span, I-X continues it)."""
+
+    fields = ("tokens", "tags")
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        tokens, tags = _string_list(row, "tokens", where), _string_list(row, "tags", where)
+        if len(tokens) != len(tags):
+            raise RowError(where, "tags", f"{len(tags)} tags for {len(tokens)} tokens")
+        tokens = [clean_text(token) for token in tokens]
+        for number, token in enumerate(tokens):
+            if not token or any(c.isspace() for c in token):
+                raise RowError(where, "tokens", f"token {number} is {token!r}; a token is a non-empty word without spaces")
+        for number, tag in enumerate(tags):
+            if not _TAG.fullmatch(tag):
+                raise RowError(where, "tags", f"tag {number} is {tag!r}; tags are IOB2 names: O, B-<type>, I-<type>")
+            if tag.startswith("I-") and (number == 0 or tags[number - 1][2:] != tag[2:]):
+                raise RowError(where, "tags", f"tag {number} {tag!r} does not continue a span of its type (IOB2)")
+        return {"tokens": tokens, "tags": tags} if tokens else None
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        return (dedup_key(" ".join(fields["tokens"])),)
+
+    def names(self, fields: Fields) -> Iterable[str]:
+        return fields["tags"]
+
+    def written(self, fields: Fields, ids: dict[str, int]) -> dict[str, Any]:
+        return {"tokens": fields["tokens"], "tags": [ids[tag] for tag in fields["tags"]]}
+
+    def counted(self, fields: Fields) -> Iterable[str]:
+        return fields["tags"]
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        return Baseline("O", 0.0, "tag everything O: no predicted spans, span F1 0")
+
+
+class ExtractiveQA(TaskType):
+    """``{question, context, answers: {text, answer_start}}`` (SQuAD v2); no answers = unanswerable."""
+
+    fields = ("question", "context", "answers")
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        question, context = _string(row, "question", where), _string(row, "context", where)
+        answers = row["answers"]
+        if not (isinstance(answers, dict) and {"text", "answer_start"} <= answers.keys()):
+            raise RowError(where, "answers", f"expected {{'text': [...], 'answer_start': [...]}}, got {answers!r:.60}")
+        texts, starts = answers["text"], answers["answer_start"]
+        if not (isinstance(texts, list) and isinstance(starts, list) and len(texts) == len(starts)):
+            raise RowError(where, "answers", "'text' and 'answer_start' must be lists of one length")
+        cleaned = clean_text(context)
+        located: dict[str, list] = {"text": [], "answer_start": []}
+        for text, start in zip(texts, starts, strict=True):
+            if not (isinstance(text, str) and text.strip() and isinstance(start, int) and context[start : start + len(text)] == text):
+                raise RowError(where, "answers", f"{text!r} is not the context's text at {start!r}")
+            start += len(text) - len(text.lstrip())
+            text = clean_text(text)
+            start = _cleaned_offset(context, start)
+            if cleaned[start : start + len(text)] != text:
+                raise RowError(where, "answers", f"{text!r} spans a line break of the context; answers lie within one line")
+            located["text"].append(text)
+            located["answer_start"].append(start)
+        question = clean_text(question)
+        return {"question": question, "context": cleaned, "answers": located} if question and cleaned else None
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        return (f"{dedup_key(fields['question'])}\t{dedup_key(fields['context'])}",)
+
+    def counted(self, fields: Fields) -> Iterable[str]:
+        return ("answerable" if fields["answers"]["text"] else "unanswerable",)
+
+    def count_keys(self, labels: list[str], counts: Counter[str]) -> list[str]:
+        return ["answerable", "unanswerable"]
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        unanswerable = sum(not f["answers"]["text"] for f in test)
+        return Baseline("no answer", round(100 * unanswerable / len(test), 4), "always abstain: squad_v2 F1 = % unanswerable")
+
+
+class Retrieval(TaskType):
+    """``{query, document}``: the document is the query's one relevant document. Queries
+    and documents are each unique, so every query has exactly one right answer."""
+
+    fields = ("query", "document")
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        fields = {name: clean_text(_string(row, name, where)) for name in self.fields}
+        return fields if all(fields.values()) else None
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        return (_QUERY + dedup_key(fields["query"]), _DOCUMENT + dedup_key(fields["document"]))
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        # the relevant document is at each rank with probability 1/N
+        score = 100 * sum(1 / math.log2(rank + 1) for rank in range(1, min(10, len(test)) + 1)) / len(test)
+        return Baseline(None, round(score, 4), f"a random ranking of the {len(test)} test documents: expected nDCG@10")
+
+
+class NeedleInAHaystack(TaskType):
+    """Reader rows are distractor sentences ``{text}`` in article order; prepare_task
+    builds ``{context, question, answer, length, depth}`` rows from each split's (:mod:`needle`)."""
+
+    fields = ("text",)
+
+    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+        text = clean_text(_string(row, "text", where))
+        return {"text": text} if text else None
+
+    def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
+        return (dedup_key(fields["text"]),)
+
+    def counted(self, fields: Fields) -> Iterable[str]:
+        return (f"length={fields['length']},depth={fields['depth']}",)
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        return Baseline(None, round(100 / (NUMBERS[1] - NUMBERS[0] + 1), 4), "a uniform guess of the 4-digit number")
+
+
+TASK_TYPES: dict[str, TaskType] = {
+    "sequence_classification": SequenceClassification(),
+    "token_classification": TokenClassification(),
+    "extractive_qa": ExtractiveQA(),
+    "retrieval": Retrieval(),
+    "needle_in_a_haystack": NeedleInAHaystack(),
+}
+
+
+def _string(row: dict[str, Any], field: str, where: str) -> str:
+    value = row[field]
+    if not isinstance(value, str):
+        raise RowError(where, field, f"expected a string, got {value!r:.60}")
+    return value
+
+
+def _string_list(row: dict[str, Any], field: str, where: str) -> list[str]:
+    value = row[field]
+    if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+        raise RowError(where, field, f"expected a list of strings, got {value!r:.60}")
+    return value
+
+
+# A character clean_text leaves alone and no text holds (Unicode private use).
+_MARK = "\ue000"
+
+
+def _cleaned_offset(text: str, offset: int) -> int:
+    """Where ``text[offset]`` lands in ``clean_text(text)``: cleaning the prefix up to a
+    marker collapses the same spaces and lines as cleaning the whole text does."""
+    return len(clean_text(text[:offset] + _MARK)) - 1
