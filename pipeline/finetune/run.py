@@ -1,6 +1,8 @@
 """``python -m pipeline finetune``: one pretrained model on one task, the whole LR x seed grid.
 
-Writes ``scores.json`` (every grid point's validation and test score) and
+Any task type (``TaskSpec.type``, see :mod:`pipeline.finetune.task_types`) runs through
+the same sweep. Writes ``scores.json`` (every grid point's validation and test headline
+score, and the metric's whole result as ``validation_scores`` / ``test_scores``) and
 ``provenance.json``. Choosing the best LR and the confidence intervals is the report's
 job, so the raw grid stays available.
 """
@@ -21,9 +23,10 @@ from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
 from pipeline.files import atomic_path, write_json
 from pipeline.finetune.sweep import Sweep
-from pipeline.finetune.task_data import load_task
+from pipeline.finetune.task_data import read_task
+from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
-from pipeline.model.backbone import WEIGHTS_FILE, load_language_model, read_backbone_spec
+from pipeline.model.backbone import WEIGHTS_FILE
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
@@ -54,17 +57,22 @@ def run(args: argparse.Namespace) -> None:
     torch.use_deterministic_algorithms(True)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
+    metric = get_metric(spec.task.metric)
+    stats, rows = read_task(args.task_dir)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    task = load_task(args.task_dir, tokenizer, spec.task.max_length)
-    backbone = read_backbone_spec(args.model)
-    encoder = load_language_model(args.model, finetuning.attention).model
-    sweep = Sweep(encoder, backbone.size.hidden_size, task, finetuning, get_metric(spec.task.metric), tokenizer.pad_token_id)
+    task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind))
+    splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
+    sweep = Sweep(task_type, task_type.load_pretrained(args.model), splits, finetuning, metric)
+    log.info(
+        "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s",
+        spec.run, spec.task_name, spec.task.type, *(len(splits[name]) for name in ("train", "validation", "test")),
+        task_type.attention, finetuning.precision,
+    )  # fmt: skip
     grid = [(lr, seed) for lr in finetuning.learning_rates for seed in finetuning.seeds]
-    results = []
-    for learning_rate, seed in tqdm(grid, desc=f"finetune {spec.run} on {spec.task_name}", unit="run"):
-        result = sweep.run_point(learning_rate, seed)
-        log.info("lr %.0e seed %d: validation %.2f test %.2f (%d steps, %.1fs)", learning_rate, seed, result.validation, result.test, result.num_steps, result.seconds)
-        results.append(dataclasses.asdict(result))
+    results = [
+        dataclasses.asdict(sweep.run_point(learning_rate, seed))
+        for learning_rate, seed in tqdm(grid, desc=f"finetune {spec.run} on {spec.task_name}", unit="run")
+    ]
     with atomic_path(args.out) as out:
         out.mkdir()
         write_provenance(out, strict.to_plain(spec), {"model": Path(args.model) / WEIGHTS_FILE, "task": args.task_dir})
@@ -74,12 +82,12 @@ def run(args: argparse.Namespace) -> None:
                 "task": spec.task_name,
                 "family": spec.task.family,
                 "metric": spec.task.metric,
-                "higher_is_better": get_metric(spec.task.metric).higher_is_better,
+                "higher_is_better": metric.higher_is_better,
                 "run": spec.run,
                 "objective": spec.objective,
                 "objective_kind": spec.objective_kind,
                 "size": spec.size,
-                "attention": finetuning.attention,
+                "attention": task_type.attention,  # NIAH: the objective's generative pattern
                 "pretraining_step": spec.pretraining_step,
                 "grid": results,
             },

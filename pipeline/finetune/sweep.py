@@ -2,36 +2,47 @@
 
 The sweep is the costliest part of the study (15,000+ runs). Here one process loads the
 checkpoint and tokenizes the task once, then reuses both for every grid point: each
-point only restores the pretrained encoder weights (a tensor copy) and draws a fresh
-head, data order and schedule from its seed.
+point only restores the pretrained weights (a tensor copy) and draws a fresh head, data
+order and schedule from its seed. Everything task-specific (encoding, head, loss,
+predictions) comes from the task type (:mod:`pipeline.finetune.task_types`); this loop
+is the same for all of them: AdamW, linear schedule with warmup, gradient clipping,
+length-grouped batches, optionally bf16 autocast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import logging
 import math
 import time
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
+from torch import nn
 
 from pipeline.config import FinetuningSpec
-from pipeline.finetune.classifier import MeanPoolClassifier
-from pipeline.finetune.task_data import EncodedSplit, TaskData, pad_batch
+from pipeline.finetune.task_data import EncodedSplit
+from pipeline.finetune.task_types import TaskType
 from pipeline.metrics import Metric
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.schedules import linear_with_warmup
+
+log = logging.getLogger(__name__)
+
+EVALUATION_SPLITS = ("validation", "test")
 
 
 @dataclass(frozen=True)
 class GridResult:
     learning_rate: float
     seed: int
-    validation: float
+    validation: float  # the metric's headline value, in points
     test: float
     num_steps: int
     seconds: float
+    validation_scores: dict[str, float]  # the metric's whole result (NIAH: and per-cell accuracies)
+    test_scores: dict[str, float]
 
 
 def num_finetune_steps(num_examples: int, spec: FinetuningSpec) -> int:
@@ -67,56 +78,67 @@ def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) 
     return batches[:num_steps]
 
 
-@torch.no_grad()
-def predict(model: MeanPoolClassifier, split: EncodedSplit, pad_id: int, batch_size: int) -> list[int]:
-    """Argmax predictions in example order; batches of similar length waste less padding."""
-    model.eval()
-    order = sorted(range(len(split)), key=lambda i: len(split.input_ids[i]))
-    predictions = [0] * len(split)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
-        ids, mask = pad_batch([split.input_ids[i] for i in chunk], pad_id)
-        for index, label in zip(chunk, model(ids, mask).argmax(-1).tolist()):
-            predictions[index] = label
-    model.train()
-    return predictions
+def autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
+    """bf16: matmuls of the forward pass in bfloat16 (torch.autocast); weights, gradients,
+    optimizer state and losses stay float32. fp32: nothing changes."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 class Sweep:
-    """Holds what every grid point shares: the encoder's pretrained weights and the data."""
+    """Holds what every grid point shares: the pretrained weights and the encoded splits."""
 
-    def __init__(self, encoder: torch.nn.Module, hidden_size: int, task: TaskData, spec: FinetuningSpec, metric: Metric, pad_id: int):
-        self.encoder = encoder
-        self.pretrained_state = copy.deepcopy(encoder.state_dict())
-        self.hidden_size = hidden_size
-        self.task = task
+    def __init__(self, task_type: TaskType, pretrained: nn.Module, splits: dict[str, EncodedSplit], spec: FinetuningSpec, metric: Metric):
+        self.task_type = task_type
+        self.pretrained = pretrained
+        self.pretrained_state = copy.deepcopy(pretrained.state_dict())
+        self.splits = splits
         self.spec = spec
         self.metric = metric
-        self.pad_id = pad_id
+        self.device = next(pretrained.parameters()).device
+        if spec.precision == "bf16" and self.device.type == "cpu":
+            # torch's CPU SDPA kernel is ~5x slower in bf16 than in fp32 (measured on the tiny
+            # model's shapes, backward above all), which eats the whole matmul gain; eager
+            # attention is two bf16 matmuls around a float32 softmax.
+            pretrained.set_attn_implementation("eager")
 
     def run_point(self, learning_rate: float, seed: int) -> GridResult:
+        """One grid point: the pretrained weights restored, a head, data order and schedule
+        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored."""
         started = time.perf_counter()
-        spec, train = self.spec, self.task.splits["train"]
-        self.encoder.load_state_dict(self.pretrained_state)
+        spec, train = self.spec, self.splits["train"]
+        self.pretrained.load_state_dict(self.pretrained_state)
         torch.manual_seed(seed)
-        model = MeanPoolClassifier(self.encoder, self.hidden_size, self.task.num_labels)
+        model = self.task_type.build_model(self.pretrained)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec)
+        losses = []
         model.train()
-        lengths = [len(ids) for ids in train.input_ids]
-        for step, indices in enumerate(batch_order(lengths, num_steps, spec.batch_size, seed)):
+        for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed)):
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
-            ids, mask = pad_batch([train.input_ids[i] for i in indices], self.pad_id)
-            loss = F.cross_entropy(model(ids, mask), train.labels[indices])
+            with autocast(spec.precision, self.device):
+                loss = self.task_type.loss(model, [train.examples[i] for i in indices])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), spec.optimizer.grad_clip_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-        scores = {
-            split: self.metric.compute(
-                predict(model, self.task.splits[split], self.pad_id, spec.eval_batch_size),
-                self.task.splits[split].labels.tolist(),
-            )
-            for split in ("validation", "test")
-        }
-        return GridResult(learning_rate, seed, scores["validation"], scores["test"], num_steps, time.perf_counter() - started)
+            losses.append(loss.item())
+        scores = {split: self.evaluate(model, self.splits[split]) for split in EVALUATION_SPLITS}
+        headline = self.metric.headline
+        result = GridResult(
+            learning_rate, seed, scores["validation"][headline], scores["test"][headline], num_steps, time.perf_counter() - started,
+            scores["validation"], scores["test"],
+        )  # fmt: skip
+        tail = losses[-max(1, num_steps // 10) :]
+        log.info(
+            "lr %.1e seed %d: validation %s %.2f, test %.2f (%d steps, final loss %.3f, %.1f s)",
+            learning_rate, seed, headline, result.validation, result.test, num_steps, sum(tail) / len(tail), result.seconds,
+        )  # fmt: skip
+        return result
+
+    def evaluate(self, model: nn.Module, split: EncodedSplit) -> dict[str, float]:
+        """The task's scores for ``split`` (the metric's whole result), predicted in eval mode."""
+        model.eval()
+        with torch.no_grad(), autocast(self.spec.precision, self.device):
+            predictions = self.task_type.predict(model, split, self.spec.eval_batch_size)
+        model.train()
+        return self.task_type.scores(self.metric, split, predictions)

@@ -1,9 +1,12 @@
-"""A prepared task, tokenized once and held in memory for the whole LR x seed sweep."""
+"""A prepared task read once, encoded once, and held in memory for the whole LR x seed sweep,
+plus the padding and length-ordering helpers every task type batches with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -14,41 +17,52 @@ SPLITS = ("train", "validation", "test")
 
 @dataclass(frozen=True)
 class EncodedSplit:
-    input_ids: list[list[int]]  # one token list per example, framed <s> ... </s>, truncated
-    labels: torch.Tensor  # (N,) long
+    """One split: its rows (as prepare_task wrote them), what a task type encoded from each
+    row, each example's token length (for length-grouped batches) and the metric's references."""
+
+    rows: list[dict]
+    examples: list[Any]
+    lengths: list[int]
+    references: list[Any]
 
     def __len__(self) -> int:
-        return len(self.input_ids)
+        return len(self.examples)
 
 
-@dataclass(frozen=True)
-class TaskData:
-    name: str
-    stats: dict
-    splits: dict[str, EncodedSplit]
-
-    @property
-    def num_labels(self) -> int:
-        return len(self.stats["labels"])
-
-
-def load_task(task_dir: str | Path, tokenizer, max_length: int) -> TaskData:
+def read_task(task_dir: str | Path) -> tuple[dict, dict[str, list[dict]]]:
+    """``stats.json`` and the rows of every split of a prepared task directory."""
     task_dir = Path(task_dir)
-    stats = read_json(task_dir / "stats.json")
-    splits = {}
-    for split in SPLITS:
-        rows = read_jsonl(task_dir / f"{split}.jsonl")
-        encoded = tokenizer([row["text"] for row in rows], truncation=True, max_length=max_length)["input_ids"]
-        splits[split] = EncodedSplit(encoded, torch.tensor([row["label"] for row in rows], dtype=torch.long))
-    return TaskData(task_dir.name, stats, splits)
+    return read_json(task_dir / "stats.json"), {split: read_jsonl(task_dir / f"{split}.jsonl") for split in SPLITS}
 
 
-def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1."""
-    length = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), length), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), length), dtype=torch.long)
+def pad_sequences(sequences: Sequence[Sequence[int]], value: int) -> torch.Tensor:
+    """Right-pad int sequences with ``value`` to the longest: (B, T) long."""
+    out = torch.full((len(sequences), max(len(s) for s in sequences)), value, dtype=torch.long)
     for row, sequence in enumerate(sequences):
-        ids[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-        mask[row, : len(sequence)] = 1
-    return ids, mask
+        out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+    return out
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1."""
+    mask = pad_sequences([[1] * len(s) for s in sequences], 0)
+    return pad_sequences(sequences, pad_id), mask
+
+
+def in_length_order(lengths: Sequence[int], batch_size: int, predict_batch: Callable[[list[int]], list]) -> list:
+    """``predict_batch`` over batches of similar length (less padding), results in example order.
+
+    ``predict_batch(indices)`` returns one result per index; evaluation never depends on the
+    order, so sorting by length costs nothing and saves the padded compute.
+    """
+    results: list = [None] * len(lengths)
+    for indices in _length_sorted_batches(lengths, batch_size):
+        for index, result in zip(indices, predict_batch(indices), strict=True):
+            results[index] = result
+    return results
+
+
+def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]

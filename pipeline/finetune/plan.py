@@ -1,0 +1,35 @@
+"""Which models each task fine-tunes.
+
+Every model (each pretraining run, its learning-curve checkpoints, and the untrained
+baseline) is fine-tuned on every task, with two exceptions. A generative task
+(needle-in-a-haystack) only takes models that were trained to predict the next token:
+objectives whose attention is causal or prefix, and the untrained baseline, which is
+given causal attention. And a task's ``finetuning.by_task.<task>.runs`` may name the
+runs it takes, by name (``clm``: every size) or with the size (``clm-tiny``), so that a
+config can spend a costly task's budget on the runs that matter most.
+"""
+
+from __future__ import annotations
+
+from pipeline.config import RANDOM_INIT, Config
+from pipeline.objectives import parse_objective
+
+GENERATIVE_TASK_TYPES = ("needle_in_a_haystack",)
+GENERATIVE_ATTENTION = ("causal", "prefix")
+
+
+def can_generate(config: Config, objective: str) -> bool:
+    """Whether a run trained with ``objective`` (a config name, or the baseline) predicts next tokens."""
+    if objective == RANDOM_INIT:
+        return True
+    return parse_objective(config.objectives[objective]).attention in GENERATIVE_ATTENTION
+
+
+def finetunes(config: Config, task: str, name: str, size: str, objective: str) -> bool:
+    """Whether ``task`` fine-tunes run ``name``-``size`` (and its checkpoints), trained with ``objective``."""
+    budget = config.finetuning.by_task.get(task)
+    if budget is not None and budget.runs is not None and not {name, f"{name}-{size}"} & set(budget.runs):
+        return False
+    if config.tasks[task].type in GENERATIVE_TASK_TYPES:
+        return can_generate(config, objective)
+    return True

@@ -1,0 +1,95 @@
+"""Dense retrieval (MS MARCO and its proxy): one shared encoder for queries and documents.
+
+A text's embedding is the mean of its final hidden states over real tokens, L2-normalised,
+so a query-document score is their cosine. Training is contrastive with in-batch
+negatives: each query's document is the positive, the batch's other documents the
+negatives; cross-entropy over cosines / ``TEMPERATURE``. Evaluation ranks every document
+of the split for every query (document ids = row ids) and keeps the top ``RANK_DEPTH``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pipeline.finetune.framing import frame_truncated, tokenize
+from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
+from pipeline.finetune.task_types.base import TaskType, hidden_states, register
+from pipeline.model.pooling import mean_pool
+
+TEMPERATURE = 0.05
+RANK_DEPTH = 10  # what ndcg@10 / mrr@10 read
+
+
+@dataclass(frozen=True)
+class RetrievalExample:
+    query_ids: list[int]  # <s> query </s>
+    document_ids: list[int]  # <s> document </s>
+
+
+class MeanPoolEmbedder(nn.Module):
+    """The encoder as a text embedder: no parameters of its own."""
+
+    def __init__(self, encoder: nn.Module):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """ids, mask (B, T) -> unit-length embeddings (B, H), float32."""
+        return F.normalize(mean_pool(hidden_states(self.encoder, input_ids, attention_mask).float(), attention_mask), dim=-1)
+
+
+def in_batch_negatives_loss(queries: torch.Tensor, documents: torch.Tensor) -> torch.Tensor:
+    """queries, documents (B, H), unit length, row i of each a positive pair -> mean InfoNCE loss."""
+    logits = queries @ documents.T / TEMPERATURE  # (B, B): query i against every document of the batch
+    return F.cross_entropy(logits, torch.arange(len(queries)))
+
+
+def rank_documents(queries: torch.Tensor, documents: torch.Tensor, document_ids: Sequence[str], depth: int = RANK_DEPTH) -> list[list[str]]:
+    """queries (Q, H), documents (D, H) -> per query the ids of its top ``depth`` documents by dot product, best first."""
+    top = (queries @ documents.T).topk(min(depth, len(document_ids)), dim=-1).indices  # (Q, depth)
+    return [[document_ids[j] for j in row] for row in top.tolist()]
+
+
+@register("retrieval")
+class Retrieval(TaskType):
+    def encode(self, rows: list[dict]) -> list[RetrievalExample]:
+        context = self.context
+        special, max_length = (context.bos_id, context.eos_id), context.task.max_length
+        queries = tokenize(context.tokenizer, [row["query"] for row in rows])
+        documents = tokenize(context.tokenizer, [row["document"] for row in rows])
+        return [
+            RetrievalExample(frame_truncated([q], *special, max_length), frame_truncated([d], *special, max_length))
+            for q, d in zip(queries, documents)
+        ]
+
+    def length(self, example: RetrievalExample) -> int:
+        return max(len(example.query_ids), len(example.document_ids))
+
+    def references(self, rows: list[dict]) -> list[list[str]]:
+        return [[row["id"]] for row in rows]
+
+    def build_model(self, pretrained: nn.Module) -> MeanPoolEmbedder:
+        return MeanPoolEmbedder(pretrained)
+
+    def loss(self, model: MeanPoolEmbedder, examples: Sequence[RetrievalExample]) -> torch.Tensor:
+        queries = model(*pad_batch([e.query_ids for e in examples], self.context.pad_id))
+        documents = model(*pad_batch([e.document_ids for e in examples], self.context.pad_id))
+        return in_batch_negatives_loss(queries, documents)
+
+    def predict(self, model: MeanPoolEmbedder, split: EncodedSplit, batch_size: int) -> list[list[str]]:
+        def embed(texts: list[list[int]]) -> torch.Tensor:
+            """Framed texts -> embeddings (N, H) in text order."""
+
+            def batch(indices: list[int]) -> list[torch.Tensor]:
+                return list(model(*pad_batch([texts[i] for i in indices], self.context.pad_id)))
+
+            return torch.stack(in_length_order([len(t) for t in texts], batch_size, batch))
+
+        queries = embed([e.query_ids for e in split.examples])
+        documents = embed([e.document_ids for e in split.examples])
+        return rank_documents(queries, documents, [row["id"] for row in split.rows])

@@ -1,0 +1,147 @@
+"""Task types' encoding and decoding, checked by hand: input framing, word/sub-token
+alignment, QA answer placement and span choice, retrieval ranking and loss, bf16 autocast."""
+
+from __future__ import annotations
+
+import torch
+
+from pipeline.config import TaskSpec
+from pipeline.finetune.framing import frame_truncated, truncate_longest_first
+from pipeline.finetune.sweep import autocast
+from pipeline.finetune.task_types import TaskContext, get_task_type
+from pipeline.finetune.task_types.extractive_qa import NULL, answer_text, best_span, encode_qa
+from pipeline.finetune.task_types.retrieval import in_batch_negatives_loss, rank_documents
+from pipeline.finetune.task_types.token_classification import first_subtokens
+from pipeline.objectives.base import IGNORE
+
+BOS, EOS = 1, 2
+
+
+def context_of(tokenizer, task_type: str, max_length: int = 64, labels=("B-NAME", "I-NAME", "O")) -> TaskContext:
+    task = TaskSpec(family="TC", type=task_type, metric="span_f1", data=None, description="test", max_length=max_length)
+    return TaskContext(task, {"labels": list(labels)}, tokenizer, "bidirectional", "random")
+
+
+# ------------------------------------------------------------------------------ framing
+
+
+def test_pairs_are_framed_and_the_longest_segment_truncated_first():
+    assert frame_truncated([[10, 11], [20]], BOS, EOS, 10) == [BOS, 10, 11, EOS, 20, EOS]
+    assert [len(s) for s in truncate_longest_first([[0] * 10, [0] * 3], 8)] == [5, 3]  # the short one survives whole
+    assert [len(s) for s in truncate_longest_first([[0] * 10, [0] * 9], 8)] == [4, 4]
+    assert frame_truncated([list(range(10, 20)), [20, 21]], BOS, EOS, 8) == [BOS, 10, 11, 12, EOS, 20, 21, EOS]
+    assert frame_truncated([list(range(10, 20))], BOS, EOS, 5) == [BOS, 10, 11, 12, EOS]
+
+
+def test_sentence_pairs_use_both_texts(tokenizer):
+    rows = [{"text": "The team won", "label": 0}, {"text": "The team won", "text_pair": "the match", "label": 1}]
+    a, b = (tokenizer(text, add_special_tokens=False)["input_ids"] for text in ("The team won", "the match"))
+    sc = get_task_type("sequence_classification")(context_of(tokenizer, "sequence_classification", max_length=64))
+    single, pair = sc.encode(rows)
+    assert single.input_ids == tokenizer("The team won")["input_ids"]  # the tokenizer's own <s> text </s>
+    assert pair.input_ids == [BOS, *a, EOS, *b, EOS] and pair.label == 1
+    assert len(a) > len(b)  # so a 2 * len(b) token budget cuts only a
+    short = get_task_type("sequence_classification")(context_of(tokenizer, "sequence_classification", max_length=2 * len(b) + 3))
+    assert short.encode(rows)[1].input_ids == [BOS, *a[: len(b)], EOS, *b, EOS]
+
+
+# --------------------------------------------------------------------- token classification
+
+
+def test_first_subtoken_of_each_word_by_hand():
+    # " ".join(["EU", "rejects", "German"]) = "EU rejects German"; byte-level BPE puts the
+    # space before a word into the word's first token: "E" "U" " rej" "ects" " G" "erman".
+    words = ["EU", "rejects", "German"]
+    offsets = [(0, 0), (0, 1), (1, 2), (2, 6), (6, 10), (10, 12), (12, 17), (0, 0)]
+    special = [1, 0, 0, 0, 0, 0, 0, 1]
+    assert first_subtokens(words, offsets, special) == [1, 3, 5]
+    # A bare space token (the BPE could not merge it) belongs to no word; truncation drops "German".
+    offsets = [(0, 0), (0, 2), (2, 3), (3, 10), (10, 11), (0, 0)]
+    assert first_subtokens(words, offsets, [1, 0, 0, 0, 0, 1]) == [1, 3, -1]
+
+
+def test_tags_sit_on_first_subtokens_and_predictions_are_per_word(tokenizer):
+    tc = get_task_type("token_classification")(context_of(tokenizer, "token_classification", max_length=10))
+    words = ["the", "committee", "met", "Anna", "Smith", "on", "tuesday", "to", "discuss", "the", "budget"]
+    (example,) = tc.encode([{"tokens": words, "tags": [2, 2, 2, 0, 1, 2, 2, 2, 2, 2, 2]}])
+    assert len(example.input_ids) == 10  # truncated: the last words have no sub-token
+    kept = [p for p in example.first_tokens if p >= 0]
+    assert kept == sorted(kept) and example.first_tokens[len(kept) :] == [-1] * (len(words) - len(kept))
+    for word, position in zip(words, kept):
+        assert word.startswith(tokenizer.decode(example.input_ids[position]).strip())
+    labelled = {p: label for p, label in enumerate(example.labels) if label != IGNORE}
+    assert labelled == {p: tag for p, tag in zip(kept, [2, 2, 2, 0, 1, 2, 2, 2, 2, 2, 2])}
+    assert tc.references([{"tokens": words[:2], "tags": [0, 2]}]) == [["B-NAME", "O"]]
+
+
+# ------------------------------------------------------------------------------ QA
+
+# Context "Ann met Bob at noon": tokens "Ann" " met" " Bob" " at" " noon".
+CONTEXT = "Ann met Bob at noon"
+CONTEXT_IDS = [20, 21, 22, 23, 24]
+OFFSETS = [(0, 3), (3, 7), (7, 11), (11, 14), (14, 19)]
+QUESTION = [10, 11]
+
+
+def test_qa_answer_is_placed_on_context_tokens():
+    example = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 11), (BOS, EOS), 64)  # "Bob"
+    assert example.input_ids == [BOS, 10, 11, EOS, 20, 21, 22, 23, 24, EOS]
+    assert (example.context_start, example.context_end) == (4, 8)
+    assert (example.start, example.end) == (6, 6)
+    assert answer_text(example, (example.start, example.end)) == "Bob"
+    both = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 14), (BOS, EOS), 64)  # "Bob at"
+    assert (both.start, both.end) == (6, 7) and answer_text(both, (6, 7)) == "Bob at"
+    unanswerable = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, None, (BOS, EOS), 64)
+    assert (unanswerable.start, unanswerable.end) == (NULL, NULL)
+
+
+def test_qa_answer_truncated_away_trains_towards_no_answer():
+    # max_length 8 keeps 8 - 2 question - 3 specials = 3 context tokens: "Ann met Bob".
+    kept = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 11), (BOS, EOS), 8)
+    assert kept.input_ids == [BOS, 10, 11, EOS, 20, 21, 22, EOS] and (kept.start, kept.end) == (6, 6)
+    cut = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (15, 19), (BOS, EOS), 8)  # "noon"
+    assert (cut.start, cut.end) == (NULL, NULL)
+    partly_cut = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 14), (BOS, EOS), 8)  # "Bob at": "at" is gone
+    assert (partly_cut.start, partly_cut.end) == (NULL, NULL)
+
+
+def test_best_span_respects_order_length_context_and_null():
+    example = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, None, (BOS, EOS), 64)
+    start, end = torch.zeros(10), torch.zeros(10)
+    start[6], end[7] = 5.0, 4.0  # "Bob at": 9
+    start[1], end[2] = 50.0, 50.0  # the question is no answer
+    start[8], end[5] = 6.0, 6.0  # (8, 5) would score 12, but ends before it starts
+    assert best_span(start, end, example.context_start, example.context_end) == (6, 7)
+    assert answer_text(example, (6, 7)) == "Bob at"
+    start[NULL], end[NULL] = 4.0, 4.0  # null 8 < 9: still the span
+    assert best_span(start, end, 4, 8) == (6, 7)
+    end[NULL] = 5.0  # null 9 = 9: ties go to "no answer"
+    assert best_span(start, end, 4, 8) is None and answer_text(example, None) == ""
+    long_start, long_end = torch.zeros(50), torch.zeros(50)
+    long_start[5], long_end[40], long_end[30] = 10.0, 10.0, 1.0  # 36 tokens is too long; 26 is fine
+    assert best_span(long_start, long_end, 4, 45) == (5, 30)
+
+
+# ------------------------------------------------------------------------------ retrieval
+
+
+def test_documents_are_ranked_by_similarity():
+    queries = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    documents = torch.tensor([[0.9, 0.1], [0.1, 0.9], [0.7, 0.7]])
+    assert rank_documents(queries, documents, ["a", "b", "c"]) == [["a", "c", "b"], ["b", "c", "a"]]
+    assert rank_documents(queries, documents, ["a", "b", "c"], depth=1) == [["a"], ["b"]]
+
+
+def test_in_batch_negatives_loss_rewards_matching_pairs():
+    embeddings = torch.nn.functional.normalize(torch.randn(8, 16, generator=torch.Generator().manual_seed(0)), dim=-1)
+    matched = in_batch_negatives_loss(embeddings, embeddings)
+    shuffled = in_batch_negatives_loss(embeddings, embeddings.roll(1, dims=0))
+    assert matched < 0.5 < shuffled  # cosine 1 / 0.05 = logit 20 on the diagonal
+
+
+def test_bf16_autocast_changes_matmuls_only_when_asked():
+    layer = torch.nn.Linear(4, 4)
+    with autocast("bf16", torch.device("cpu")):
+        assert layer(torch.ones(1, 4)).dtype == torch.bfloat16
+    with autocast("fp32", torch.device("cpu")):
+        assert layer(torch.ones(1, 4)).dtype == torch.float32

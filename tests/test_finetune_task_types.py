@@ -1,0 +1,166 @@
+"""Every registered task type end to end: a tiny sweep on a synthetic task directory.
+
+One synthetic task per type (rows in the schema prepare_task writes), fine-tuned by the
+real ``python -m pipeline finetune`` stage on the micro model; the sweep must write a
+complete, sane scores.json, and the same spec must give the same scores twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from pipeline.__main__ import main
+from pipeline.config import TaskType
+from pipeline.files import read_json, write_json, write_jsonl
+from pipeline.finetune.task_types import registered_task_types
+from pipeline.metrics import get_metric
+from tests.conftest import PARAGRAPHS
+
+SENTENCES = [(s.strip().rstrip(".") + ".", index) for index, p in enumerate(PARAGRAPHS) for s in p.split(". ")]
+# The micro tokenizer's 400-token vocabulary spends ~2 tokens a word: short texts fit max_length.
+SHORT = [" ".join(s.split()[:6]) for s, _ in SENTENCES]
+MAX_LENGTH = 64
+NAMES = [("Anna", "Smith"), ("Omar", "Haddad"), ("Lena", "Berg"), ("Tom", "Price"), ("Maya", "Chen"), ("Ivan", "Petrov")]
+SPLIT_SIZES = {"train": 24, "validation": 8, "test": 8}
+
+
+def sentence_pairs(rng: random.Random, n: int) -> list[dict]:
+    """Do two sentences come from one paragraph?"""
+    rows = []
+    for i in range(n):
+        (a, pa), (b, pb) = rng.sample(SENTENCES, 2)
+        rows.append({"id": f"p{i}", "text": a, "text_pair": b, "label": int(pa == pb)})
+    return rows
+
+
+def name_tags(rng: random.Random, n: int) -> list[dict]:
+    """A sentence, then "said <first> <last>": tag the name (B-NAME I-NAME), all else O."""
+    rows = []
+    for i in range(n):
+        first, last = rng.choice(NAMES)
+        words = [*rng.choice(SHORT).lower().split(), "said", first, last]
+        rows.append({"id": f"t{i}", "tokens": words, "tags": [2] * (len(words) - 2) + [0, 1]})
+    return rows
+
+
+def reporter_questions(rng: random.Random, n: int) -> list[dict]:
+    """Who was the reporter? Answerable when the passage names one; every fourth passage is
+    long enough that max_length cuts the answer off."""
+    rows = []
+    for i in range(n):
+        first, last = rng.choice(NAMES)
+        if i % 3 == 0:
+            context, answers = rng.choice(SHORT), {"text": [], "answer_start": []}
+        else:
+            lead = (rng.choice(SENTENCES)[0] if i % 4 == 1 else rng.choice(SHORT)) + " The reporter was "
+            context = f"{lead}{first} {last}."
+            answers = {"text": [f"{first} {last}"], "answer_start": [len(lead)]}
+        rows.append({"id": f"q{i}", "question": "Who was the reporter?", "context": context, "answers": answers})
+    return rows
+
+
+def sentence_search(rng: random.Random, n: int) -> list[dict]:
+    """Query: a sentence's first words and a report number; its document: the numbered sentence."""
+    rows = []
+    for i in range(n):
+        sentence, _ = rng.choice(SENTENCES)
+        number = rng.randint(100, 999)
+        rows.append(
+            {"id": f"d{i}", "query": f"{' '.join(sentence.split()[:4])} report {number}", "document": f"Report {number}: {sentence}"}
+        )
+    return rows
+
+
+def magic_numbers(rng: random.Random, n: int) -> list[dict]:
+    """A number hidden among short distractors at depth 0 or 1."""
+    rows = []
+    for i in range(n):
+        length, depth = rng.choice([1, 2]), rng.choice([0.0, 1.0])
+        distractors = [" ".join(rng.choice(SHORT).split()[:3]) + "." for _ in range(length)]
+        number = str(rng.randint(10, 99))
+        distractors.insert(int(depth * length), f"The magic number is {number}.")
+        rows.append({"id": f"n{i}", "context": " ".join(distractors), "question": "The magic number?", "answer": number,
+                     "length": length, "depth": depth})  # fmt: skip
+    return rows
+
+
+# type -> (family, metric, row maker, stats["labels"])
+CASES = {
+    "sequence_classification": ("SC", "accuracy", sentence_pairs, ["different", "same"]),
+    "token_classification": ("TC", "span_f1", name_tags, ["B-NAME", "I-NAME", "O"]),
+    "extractive_qa": ("QA", "squad_v2", reporter_questions, []),
+    "retrieval": ("IR", "ndcg_at_10", sentence_search, []),
+    "needle_in_a_haystack": ("NIAH", "exact_match", magic_numbers, []),
+}
+
+
+def make_task(task_type: str, root: Path) -> Path:
+    _, _, rows_of, labels = CASES[task_type]
+    rng = random.Random(0)
+    for split, n in SPLIT_SIZES.items():
+        write_jsonl(root / f"{split}.jsonl", rows_of(rng, n))
+    write_json(root / "stats.json", {"labels": labels})
+    return root
+
+
+def spec_json(task_type: str, objective_kind: str = "random", **finetuning) -> str:
+    family, metric, _, _ = CASES[task_type]
+    task = {"family": family, "type": task_type, "metric": metric, "description": "synthetic", "data": {"reader": "none", "artifact": "none"},
+            "max_length": MAX_LENGTH, **({"needle": {}} if task_type == "needle_in_a_haystack" else {})}  # fmt: skip
+    finetuning = {"tasks": [task_type], "learning_rates": [3e-3], "seeds": [0, 1], "batch_size": 8, "max_steps": 4, **finetuning}
+    return json.dumps({"task_name": task_type, "task": task, "run": "random-micro", "objective": "random", "objective_kind": objective_kind,
+                       "size": "micro", "finetuning": finetuning})  # fmt: skip
+
+
+def finetune(spec: str, model: Path, task: Path, out: Path) -> dict:
+    assert main(["finetune", "--spec", spec, "--model", str(model), "--task-dir", str(task), "--out", str(out)]) == 0
+    return read_json(out / "scores.json")
+
+
+def without_seconds(scores: dict) -> list[dict]:
+    return [{k: v for k, v in point.items() if k != "seconds"} for point in scores["grid"]]
+
+
+def test_every_task_type_is_registered_and_has_a_test_case():
+    assert registered_task_types() == sorted(get_args(TaskType)) == sorted(CASES)
+
+
+@pytest.mark.parametrize("task_type", registered_task_types())
+def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_path):
+    task = make_task(task_type, tmp_path / "task")
+    first = finetune(spec_json(task_type), init_dir, task, tmp_path / "a")
+    metric = get_metric(CASES[task_type][1])
+    assert (first["task"], first["metric"], first["higher_is_better"]) == (task_type, metric.name, True)
+    assert [(p["learning_rate"], p["seed"]) for p in first["grid"]] == [(3e-3, 0), (3e-3, 1)]
+    for point in first["grid"]:
+        assert set(point) == {"learning_rate", "seed", "validation", "test", "num_steps", "seconds", "validation_scores", "test_scores"}
+        assert point["num_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
+        for split in ("validation", "test"):
+            scores = point[f"{split}_scores"]
+            assert point[split] == scores[metric.headline]
+            assert all(0 <= value <= 100 for value in scores.values()), scores
+    assert without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "b")) == without_seconds(first)
+
+
+def test_needle_reports_every_cell_and_its_attention(init_dir, tmp_path):
+    task = make_task("needle_in_a_haystack", tmp_path / "task")
+    rows = [json.loads(line) for line in (task / "test.jsonl").read_text().splitlines()]
+    cells = {f"length={r['length']},depth={r['depth']}" for r in rows}
+    for kind, attention in (("random", "causal"), ("clm", "causal"), ("prefix_lm", "prefix"), ("mlm", "causal")):
+        scores = finetune(spec_json("needle_in_a_haystack", kind, seeds=[0]), init_dir, task, tmp_path / kind)
+        assert scores["attention"] == attention
+        assert cells <= set(scores["grid"][0]["test_scores"]) and "exact_match" in scores["grid"][0]["test_scores"]
+
+
+@pytest.mark.parametrize("task_type", registered_task_types())
+def test_bf16_sweep_gives_sane_scores(task_type, init_dir, tmp_path):
+    task = make_task(task_type, tmp_path / "task")
+    # prefix_lm: NIAH then runs prefix attention, whose 4-D mask must suit bf16's eager attention too
+    grid = finetune(spec_json(task_type, "prefix_lm", precision="bf16"), init_dir, task, tmp_path / "bf16")["grid"]
+    assert [p["num_steps"] for p in grid] == [3, 3] and all(0 <= p["test"] <= 100 for p in grid)
+    assert read_json(tmp_path / "bf16" / "provenance.json")["spec"]["finetuning"]["precision"] == "bf16"
