@@ -7,6 +7,7 @@ Names carry their units: ``num_steps``, ``num_warmup_steps``, ``max_length`` (to
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -50,6 +51,9 @@ class HubSpec:
     splits: dict[str, str] = field(default_factory=lambda: {"train": "train"})  # ours -> hub's
     fields: dict[str, str] = field(default_factory=lambda: {"text": "text"})  # ours -> hub column
     max_rows: int | None = None  # per split, taken from the start (the hub's order)
+    # ours -> the names of its integer classes, for files that do not carry the hub's
+    # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
+    class_names: dict[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,19 +85,46 @@ class CorpusSpec:
 
 
 @dataclass(frozen=True)
-class TaskSpec:
-    """A downstream task. ``proxy_for`` names the study's dataset it stands in for."""
+class NeedleSpec:
+    """Needle-in-a-haystack cells: a fact hidden at ``depths`` of distractor contexts of
+    ``lengths`` words; the model must generate it."""
 
-    family: Literal["SC"]
-    type: Literal["sequence_classification"]
-    metric: Literal["accuracy"]
+    lengths: tuple[int, ...] = (48, 96)  # words of distractor text (about 1.3 tokens each)
+    depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
+    examples_per_cell: int = 20  # test examples per (length, depth); validation gets half
+    num_train_examples: int = 2000  # random lengths and depths
+
+
+TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
+TaskType = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A downstream task, declared as data in ``config/tasks/<name>.yaml``.
+
+    ``type`` picks the generic code path (rows schema, head, loss, prediction) and
+    ``metric`` a registered metric (pipeline.metrics). ``proxy_for`` names the study's
+    dataset a task stands in for and ``derived_labels`` says how a proxy's gold labels
+    were made from real text; the report prints both.
+    """
+
+    family: TaskFamily
+    type: TaskType
+    metric: str
     data: DataSourceSpec
     description: str
     proxy_for: str | None = None
-    max_length: int = 128  # tokens, after truncation
+    derived_labels: str | None = None
+    max_length: int = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
     test_fraction: float = 0.2  # carved from the rows when the source has no test split
     validation_fraction: float = 0.05  # of train, as in the study
     split_seed: int = 42
+    needle: NeedleSpec | None = None  # needle_in_a_haystack only
+
+    def validate(self) -> None:
+        if (self.type == "needle_in_a_haystack") != (self.needle is not None):
+            raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
 
 
 # ---------------------------------------------------------------------- modelling
@@ -145,6 +176,60 @@ class OptimizerSpec:
 
 
 @dataclass(frozen=True)
+class ComputeOverrides:
+    """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding)."""
+
+    micro_batch_size: int | None = None
+    sharding: Literal["ddp", "fsdp"] | None = None
+
+
+@dataclass(frozen=True)
+class ComputeSpec:
+    """How a pretraining run computes: every switch here changes speed and memory, and at most
+    floating-point rounding (bf16, kernel choice, summation order), never the data, the schedule
+    or the objective. The defaults are the float32, one-pass path whose losses the tests pin.
+
+    The number of processes is not here: it is the pretraining job's GPU count
+    (``hardware.gpus_per_run``), and data order does not depend on it (pipeline/pretrain/distributed.py).
+    """
+
+    precision: Literal["fp32", "bf16"] = "fp32"  # bf16: autocast around forward and loss, float32 weights and AdamW state
+    compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
+    fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
+    sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
+    micro_batch_size: int | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once
+    sharding: Literal["ddp", "fsdp"] = "ddp"  # with several processes: replicate (DDP) or shard (FSDP) weights and AdamW state
+    by_size: dict[str, ComputeOverrides] = field(default_factory=dict)
+
+    def for_size(self, size: str) -> "ComputeSpec":
+        """The settings one size runs with: the shared values with its ``by_size`` entry applied."""
+        changes = {k: v for k, v in dataclasses.asdict(self.by_size.get(size, ComputeOverrides())).items() if v is not None}
+        return dataclasses.replace(self, by_size={}, **changes)
+
+    def validate(self) -> None:
+        micro_batch_sizes = [self.micro_batch_size, *(o.micro_batch_size for o in self.by_size.values())]
+        if any(m is not None and m < 1 for m in micro_batch_sizes):
+            raise ValueError("micro_batch_size must be at least 1")
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """The machine pretraining jobs run on, and what the cost estimate assumes about it.
+
+    Only ``gpus_per_run`` reaches a job (as its ``resources: gpu=``, which picks torchrun and
+    the device); nothing here is a job parameter, so changing it reruns nothing.
+    """
+
+    gpus_per_run: int = 0  # 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    gpu_name: str = "H100 80GB SXM"
+    gpu_memory_gb: float = 80.0  # checked against each size's estimated peak memory
+    gpu_peak_tflops: float = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
+    assumed_mfu: float = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
+    assumed_finetune_mfu: float = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
+    print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+
+
+@dataclass(frozen=True)
 class PretrainingSpec:
     sizes: tuple[str, ...]
     objectives: tuple[str, ...]
@@ -156,6 +241,7 @@ class PretrainingSpec:
     num_heldout_batches: int = 8
     schedule: ScheduleSpec = ScheduleSpec()
     optimizer: OptimizerSpec = OptimizerSpec()
+    compute: ComputeSpec = ComputeSpec()
 
     def validate(self) -> None:
         late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
@@ -214,6 +300,17 @@ class LearningCurveSpec:
 
 
 @dataclass(frozen=True)
+class TaskBudgetSpec:
+    """Per-task departures from the shared fine-tuning protocol (the default's cost knobs)."""
+
+    learning_rates: tuple[float, ...] | None = None
+    seeds: tuple[int, ...] | None = None
+    max_steps: int | None = None
+    max_epochs: float | None = None
+    runs: tuple[str, ...] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
+
+
+@dataclass(frozen=True)
 class FinetuningSpec:
     tasks: tuple[str, ...]
     learning_rates: tuple[float, ...]
@@ -223,8 +320,17 @@ class FinetuningSpec:
     max_epochs: float = 1.0
     warmup_fraction: float = 0.1
     optimizer: OptimizerSpec = OptimizerSpec()
-    attention: Literal["bidirectional", "causal"] = "bidirectional"
+    attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
     eval_batch_size: int = 128
+    # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
+    precision: Literal["fp32", "bf16"] = "fp32"
+    by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
+
+    def for_task(self, task: str) -> "FinetuningSpec":
+        """The protocol one task runs under: the shared values with its ``by_task`` entry applied."""
+        budget = self.by_task.get(task, TaskBudgetSpec())
+        changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k != "runs"}
+        return dataclasses.replace(self, by_task={}, **changes)
 
 
 @dataclass(frozen=True)
@@ -240,7 +346,6 @@ class Config:
     seed: int
     sources: dict[str, ArtifactSpec]
     corpus: CorpusSpec
-    tasks: dict[str, TaskSpec]
     tokenizer: TokenizerSpec
     sizes: dict[str, SizeSpec]
     objectives: dict[str, dict[str, Any]]  # name -> {kind: <registered objective>, ...params}
@@ -251,6 +356,9 @@ class Config:
     continued_pretraining: ContinuedPretrainingSpec | None = None
     learning_curves: LearningCurveSpec | None = None
     report: ReportSpec = ReportSpec()
+    hardware: HardwareSpec = HardwareSpec()  # where pretraining runs; read by the rules and the cost estimate only
+    task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
+    tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
 
     def validate(self) -> None:
         if RANDOM_INIT in self.objectives:
@@ -259,6 +367,8 @@ class Config:
             ("pretraining.sizes", self.pretraining.sizes, self.sizes),
             ("pretraining.objectives", self.pretraining.objectives, self.objectives),
             ("finetuning.tasks", self.finetuning.tasks, self.tasks),
+            ("finetuning.by_task", tuple(self.finetuning.by_task), self.tasks),
+            ("pretraining.compute.by_size", tuple(self.pretraining.compute.by_size), self.sizes),
         ]
         if self.zoo is not None:
             references += [("zoo.sizes", self.zoo.sizes, self.sizes), ("zoo.objectives", self.zoo.objectives, self.objectives)]
@@ -296,9 +406,45 @@ class Config:
             )
 
 
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def merge(base: Any, override: Any) -> Any:
+    """``override`` deep-merged over ``base`` (mappings merge key by key; anything else replaces)."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        return {**base, **{key: merge(base.get(key), value) for key, value in override.items()}}
+    return override
+
+
+def read_task_files(task_dir: str, origin: str) -> dict[str, Any]:
+    """Every ``<name>.yaml`` of a task directory, by name; a relative directory is the repository's."""
+    directory = Path(task_dir) if Path(task_dir).is_absolute() else REPOSITORY / task_dir
+    if not directory.is_dir():
+        raise PipelineError(f"{origin}.task_dir: {directory} is not a directory")
+    return {path.stem: read_yaml(path, "task file") for path in sorted(directory.glob("*.yaml"))}
+
+
+def with_task_files(data: dict[str, Any], origin: str = "config") -> dict[str, Any]:
+    """The config mapping with ``task_dir``'s files as its tasks, its own ``tasks:`` merged over them."""
+    if not isinstance(data.get("task_dir"), str):
+        return data
+    return {**data, "tasks": merge(read_task_files(data["task_dir"], origin), data.get("tasks") or {})}
+
+
 def load_config(data: dict[str, Any], origin: str = "config") -> Config:
-    """Parse a config mapping; a bad key or value raises PipelineError naming it."""
-    config = strict.parse(Config, data, origin)
+    """Parse a config mapping; a bad key or value raises PipelineError naming it.
+
+    Tasks come from ``task_dir`` (one file per task) with the config's own ``tasks:``
+    entries merged over them, so an overlay such as the smoke config changes one field.
+    """
+    config = strict.parse(Config, with_task_files(data, origin), origin)
+    from pipeline.metrics import get_metric
+
+    for name, task in config.tasks.items():
+        try:
+            get_metric(task.metric)
+        except PipelineError as error:
+            raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
     from pipeline.objectives import parse_objective  # late: objectives import torch
     from pipeline.pretrain.plan import plan_runs
 

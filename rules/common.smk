@@ -13,6 +13,7 @@ from pathlib import Path
 from pipeline import strict
 from pipeline.config import RANDOM_INIT, load_config
 from pipeline.errors import PipelineError
+from pipeline.finetune.plan import finetunes
 from pipeline.pretrain.plan import plan_runs
 from pipeline.provenance import source_hash
 
@@ -32,7 +33,7 @@ CODE = {
     "tokenize": source_hash("tokenization", "files.py", "provenance.py"),
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
-    "finetune": source_hash("finetune", "model", "metrics.py", "optimization.py", "schedules.py"),
+    "finetune": source_hash("finetune", "model", "metrics", "optimization.py", "schedules.py"),
     "report": source_hash("report", "files.py", "provenance.py"),
 }
 
@@ -65,8 +66,18 @@ def pretrain_logs():
     return [f"results/pretrain/{n}-{s}/log.csv" for n, s in PRETRAIN_RUNS]
 
 
+def run_objective(name, size):
+    """The objective (config name) a run was trained with; the baseline's own name for random init."""
+    return RANDOM_INIT if name == RANDOM_INIT else PLANS[f"{name}-{size}"].objective
+
+
 def finetune_scores():
-    return [f"results/finetune/{t}/{n}-{s}/scores.json" for t in CFG.finetuning.tasks for n, s in FINETUNE_RUNS]
+    return [
+        f"results/finetune/{t}/{n}-{s}/scores.json"
+        for t in CFG.finetuning.tasks
+        for n, s in FINETUNE_RUNS
+        if finetunes(CFG, t, n, s, run_objective(n, s))
+    ]
 
 
 def curve_points():
@@ -79,7 +90,12 @@ def curve_points():
 
 
 def curve_scores():
-    return [f"results/finetune/{t}/{n}-{s}-step{step}/scores.json" for t in CFG.finetuning.tasks for n, s, step in curve_points()]
+    return [
+        f"results/finetune/{t}/{n}-{s}-step{step}/scores.json"
+        for t in CFG.finetuning.tasks
+        for n, s, step in curve_points()
+        if finetunes(CFG, t, n, s, run_objective(n, s))
+    ]
 
 
 def task_stats():
@@ -212,7 +228,7 @@ def run_finetune_spec(wildcards, pretraining_step):
             "objective": wildcards.name,
             "objective_kind": kind,
             "size": wildcards.size,
-            "finetuning": CFG.finetuning,
+            "finetuning": CFG.finetuning.for_task(wildcards.task),
             "pretraining_step": pretraining_step,
         }
     )

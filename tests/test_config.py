@@ -81,13 +81,62 @@ def test_committed_schema_is_current_and_accepts_the_shipped_configs():
 
     import jsonschema
 
+    from pipeline.config import with_task_files
     from pipeline.schema import config_schema
 
     schema = json.loads((REPO / "config" / "schema.json").read_text())
     assert schema == config_schema(), "config/schema.json is stale: run python -m pipeline schema --out config/schema.json"
-    jsonschema.validate(default_data(), schema)
-    jsonschema.validate(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())), schema)
+    jsonschema.validate(with_task_files(default_data()), schema)
+    jsonschema.validate(with_task_files(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text()))), schema)
+    for task_file in sorted((REPO / "config" / "tasks").glob("*.yaml")):  # editors validate a task file on its own
+        jsonschema.validate(yaml.safe_load(task_file.read_text()), schema["properties"]["tasks"]["additionalProperties"])
     bad = default_data()
     bad["tokenizer"]["vocab"] = 10
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them(tmp_path):
+    config = read_config(REPO / "config" / "default.yaml")
+    assert set(config.tasks) == {path.stem for path in (REPO / "config" / "tasks").glob("*.yaml")}
+    assert config.tasks["news_cloze"].type == "extractive_qa" and config.tasks["news_cloze"].metric == "squad_v2"
+    smoke = load_config(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())))
+    assert smoke.tasks["topic"].max_length == 48 and smoke.tasks["topic"].description == config.tasks["topic"].description
+    (tmp_path / "mine.yaml").write_text((REPO / "config" / "tasks" / "topic.yaml").read_text())
+    own = load_config({**default_data(), "task_dir": str(tmp_path), "finetuning": {**default_data()["finetuning"], "tasks": ["mine"]}})
+    assert set(own.tasks) == {"mine"}
+
+
+@pytest.mark.parametrize(
+    "task_file, message",
+    [
+        ("metric: f2\n", "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, exact_match, ndcg_at_10, span_f1, squad_v2)"),
+        ("type: token_classification\nneedle: {lengths: [8]}\n", "cfg.tasks.bad: a 'needle' entry goes with type 'needle_in_a_haystack', and only with it"),
+        ("family: XX\n", "cfg.tasks.bad.family: 'XX' is not one of ['SC', 'TC', 'QA', 'IR', 'NIAH']"),
+    ],
+)
+def test_a_bad_task_file_is_one_line_naming_the_task(tmp_path, task_file, message):
+    base = yaml.safe_load((REPO / "config" / "tasks" / "topic.yaml").read_text())
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({**base, **yaml.safe_load(task_file)}))
+    data = {**default_data(), "task_dir": str(tmp_path), "finetuning": {**default_data()["finetuning"], "tasks": ["bad"]}}
+    with pytest.raises(PipelineError) as error:
+        load_config(data, "cfg")
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_missing_task_dir_or_per_task_entry_is_named():
+    with pytest.raises(PipelineError, match=r"cfg.task_dir: .*nowhere is not a directory"):
+        load_config({**default_data(), "task_dir": "nowhere"}, "cfg")
+    data = default_data()
+    data["finetuning"]["by_task"] = {"sentimental": {"max_steps": 3}}
+    with pytest.raises(PipelineError, match=r"finetuning.by_task: 'sentimental' is not defined"):
+        load_config(data, "cfg")
+
+
+def test_a_task_runs_under_the_shared_protocol_with_its_own_entry_applied():
+    data = default_data()
+    data["finetuning"]["by_task"] = {"needle": {"max_steps": 7, "seeds": [5], "runs": ["clm"]}}
+    finetuning = load_config(data).finetuning
+    needle, topic = finetuning.for_task("needle"), finetuning.for_task("topic")
+    assert (needle.max_steps, needle.seeds, needle.learning_rates) == (7, (5,), finetuning.learning_rates)
+    assert (topic.max_steps, topic.seeds) == (finetuning.max_steps, finetuning.seeds) and needle.by_task == {}

@@ -63,7 +63,8 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert "MLM" in html and "CLM" in html and "Winner" in html
     assert (workdir / "reports" / "replication.pdf").read_bytes().startswith(b"%PDF")
     comparison = (workdir / "results" / "tables" / "comparison.csv").read_text().splitlines()
-    assert comparison[0].startswith("level,name,family,size") and len(comparison) == 4  # 2 tasks + the SC family
+    # header + the 6 tasks CLM and MLM are both fine-tuned on (not needle: generative only) + SC, TC, QA, IR families
+    assert comparison[0].startswith("level,name,family,size") and len(comparison) == 1 + 6 + 4
     for run in ("clm-micro", "mlm-micro"):
         provenance = json.loads((workdir / "results" / "pretrain" / run / "provenance.json").read_text())
         assert provenance["spec"]["run"] == run and provenance["code"]["source_sha256"]
