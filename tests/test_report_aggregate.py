@@ -30,7 +30,7 @@ def only(frame: pd.DataFrame, **where: object) -> pd.Series:
 
 def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     tables = aggregate(tmp_path)
-    expected = {"finetune_grid", "scores", "family_scores", "comparison", "baselines", "lr_sensitivity", "objectives", "learning_curves", "curve_comparison", "pretraining", "tasks", "claims"}
+    expected = {"finetune_grid", "scores", "metric_details", "family_scores", "comparison", "baselines", "lr_sensitivity", "objectives", "learning_curves", "curve_comparison", "pretraining", "tasks", "claims"}
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given
     assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
@@ -298,3 +298,29 @@ def test_a_checkpoint_missing_a_task_of_its_final_model_is_an_error(tmp_path: Pa
     tree = curve_tree(tmp_path)
     tree.curve_scores = [path for path in tree.curve_scores if path.parts[-4:-1] != ("topic", "mlm-tiny", "step-300")]
     assert_one_line_error(tree, tmp_path, capsys, "run 'mlm-tiny' has no curve scores at step 300 for task 'topic'")
+
+
+def test_metric_details_follow_the_chosen_learning_rate(tmp_path: Path) -> None:
+    """Every number of a task's metric is reported at the LR the headline chose, over the same seeds."""
+    tables = aggregate(tmp_path)
+    details, scores = tables["metric_details"], tables["scores"]
+    assert set(details["key"]) == {"accuracy", "half"}
+    for _, score in scores.iterrows():
+        headline = only(details, task=score["task"], run=score["run"], key="accuracy")
+        half = only(details, task=score["task"], run=score["run"], key="half")
+        assert headline["best_learning_rate"] == score["best_learning_rate"]
+        assert headline["test_mean"] == pytest.approx(score["test_mean"])
+        assert half["test_mean"] == pytest.approx(score["test_mean"] / 2)
+        assert half["test_high"] - half["test_low"] == pytest.approx((score["test_high"] - score["test_low"]) / 2)
+
+
+def test_a_run_missing_a_task_of_a_family_gets_no_family_average(tmp_path: Path) -> None:
+    """A config may fine-tune some runs on some tasks only; a partial family average would
+    mix task sets, so the run keeps its task scores and loses only the family average."""
+    tree = write_fake_results(tmp_path)
+    tree.scores = [path for path in tree.scores if path.parent.name != "random-small" or path.parent.parent.name != "topic"]
+    out = tmp_path / "results/tables"
+    assert main(tree.aggregate_argv(out)) == 0
+    families, scores = pd.read_csv(out / "family_scores.csv"), pd.read_csv(out / "scores.csv")
+    assert "random-small" not in set(families["run"]) and "random-tiny" in set(families["run"])
+    assert only(scores, task="sentiment", run="random-small")["n_seeds"] == 3

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_report_fakes import FakeTree, write_fake_results
 
@@ -42,7 +43,7 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
         "Scale of this run", "Headline: MLM vs CLM", "Learning curves: CLM vs MLM during pretraining", "Every objective at a glance",
         "Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10", "Two-stage CLM→MLM", "Continued pretraining",
     ]  # fmt: skip
-    assert [title for _, title in headings[10:]] == ["Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost", "Reproducibility"]
+    assert [title for _, title in headings[10:]] == ["Downstream suite: every number of every metric", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost", "Reproducibility"]
     assert html.count('<li><a href="#') == len(headings)
     for caption in ("Two-stage CLM→MLM: family average test score", "against the MLM masking ratio", "for every pretrained run, coloured by section"):
         assert caption in html
@@ -111,3 +112,24 @@ def test_benchmark_rule_is_the_directory_below_benchmarks() -> None:
     assert benchmark_rule(Path("benchmarks/finetune/sentiment/clm-tiny.tsv")) == "finetune"
     assert benchmark_rule(Path("/x/benchmarks/pretrain/clm-tiny.tsv")) == "pretrain"
     assert benchmark_rule(Path("elsewhere/pack/all.tsv")) == "pack"
+
+
+def test_downstream_section_tabulates_every_metric_number(rendered: tuple[FakeTree, Path]) -> None:
+    downstream = section((rendered[1] / "replication.html").read_text(), "downstream")
+    for task in ("sentiment", "topic"):
+        assert f"{task} (accuracy): every number of the metric" in downstream
+    assert ">half</th>" in downstream and "33.5 ± 0.6" in downstream  # random-small: half of its 67.0 ± 1.2
+
+
+def test_needle_heatmap_draws_one_panel_per_run(tmp_path: Path) -> None:
+    from pipeline.report import figures
+    from pipeline.report.tables import NEEDLE_CELL_PREFIX
+
+    rows = [
+        {"run": run, "key": f"length={length},depth={depth}", "test_mean": score, "test_low": score - 5, "test_high": score + 5}
+        for run, score in (("clm-tiny", 80.0), ("meap-tiny", 90.0))
+        for length in (48, 96)
+        for depth in (0.0, 0.5, 1.0)
+    ] + [{"run": "clm-tiny", "key": "exact_match", "test_mean": 80.0, "test_low": 75.0, "test_high": 85.0}]
+    path = figures.needle_heatmaps(pd.DataFrame(rows), NEEDLE_CELL_PREFIX, tmp_path / "needle.png")
+    assert path.read_bytes().startswith(b"\x89PNG")

@@ -16,6 +16,9 @@ family_scores.csv     per (family, run): average of the family's task means
 comparison.csv        per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner
 baselines.csv         per (task, pretrained run): majority class, random init, gain
 lr_sensitivity.csv    per (task, run): how much the test score moves over the LR grid
+metric_details.csv    per (task, run, key): every number the task's metric gives (QA
+                      has-answer / no-answer EM and F1, IR MRR@10, NIAH accuracy per
+                      context length and depth) at the best LR, seed mean and CI
 objectives.csv        per (task | family, pretrained run, report section): score, Δ vs
                       the CLM and the MLM run of its size (Welch), masking, CLM share
 learning_curves.csv   per (task | family, run with curve scores, pretraining step):
@@ -63,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +83,8 @@ from pipeline.provenance import write_provenance
 from pipeline.report import claims as claim_checks
 from pipeline.report.runs import MLM_DEFAULTS, PLACEMENT_COLUMNS, SECTIONS, pick_run, run_placements
 from pipeline.report.stats import Estimate, average, ci_side, difference, mean_interval
+
+logger = logging.getLogger(__name__)
 
 NUMBER = (int, float)
 OPTIONAL_NUMBER = (int, float, type(None))
@@ -105,8 +111,8 @@ STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final")}
 HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": OPTIONAL_NUMBER}
 TASK_STATS_FIELDS: dict[str, Any] = {
     "task": str, "family": str, "type": str, "metric": str, "proxy_for": OPTIONAL_STR, "description": str,
-    "labels": list, "num_rows": dict, "label_counts": dict, "duplicates_removed": int, "majority_label": str,
-    "majority_test_score": NUMBER, "source": dict,
+    "labels": list, "num_rows": dict, "label_counts": dict, "duplicates_removed": int, "majority_label": OPTIONAL_STR,
+    "majority_test_score": OPTIONAL_NUMBER, "source": dict,
 }  # fmt: skip
 NUM_ROWS_FIELDS: dict[str, Any] = {"train": int, "validation": int, "test": int}
 
@@ -132,6 +138,7 @@ LEARNING_CURVE_COLUMNS = [
     "best_learning_rate", *Estimate.column_names("test_"),
 ]  # fmt: skip
 CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_COLUMNS[4:]]
+DETAIL_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "key", *Estimate.column_names("test_")]
 
 OBJECTIVES_COLUMNS = [
     "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "repeated",
@@ -146,6 +153,7 @@ class Results:
 
     finetune_grid: pd.DataFrame
     scores: pd.DataFrame
+    metric_details: pd.DataFrame
     family_scores: pd.DataFrame
     comparison: pd.DataFrame
     baselines: pd.DataFrame
@@ -258,14 +266,23 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
             points.add((point["learning_rate"], point["seed"]))
             rows.append({
                 **{c: record[c] for c in RUN_COLUMNS if c != "run_name"}, "run_name": record["objective"], "pretraining_step": step,
-                **{k: point[k] for k in GRID_FIELDS},
+                **{k: point[k] for k in GRID_FIELDS}, "test_scores": metric_scores(point, path, index),
             })  # fmt: skip
-    frame = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS])
+    columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, "test_scores"]
+    frame = pd.DataFrame(rows, columns=columns)
     families = frame.groupby("task")["family"].unique()
     for task, names in families.items():
         if len(names) > 1:
             raise PipelineError(f"scores.json files disagree on the family of task {task!r}: {', '.join(sorted(names))}")
     return frame
+
+
+def metric_scores(point: dict[str, Any], path: Path, index: int) -> dict[str, float]:
+    """A grid point's whole metric dict (``test_scores``): the headline alone when absent."""
+    scores = point.get("test_scores", {"headline": point["test"]})
+    if not isinstance(scores, dict) or not all(isinstance(v, NUMBER) and not isinstance(v, bool) for v in scores.values()):
+        raise PipelineError(f"{path}: key 'grid[{index}].test_scores' should be an object of numbers")
+    return scores
 
 
 def read_pretraining(paths: list[Path]) -> pd.DataFrame:
@@ -297,6 +314,7 @@ def read_tasks(paths: list[Path]) -> pd.DataFrame:
         counts = validated(record["num_rows"], NUM_ROWS_FIELDS, path, "num_rows.")
         rows.append({
             **{k: record[k] for k in ("task", "family", "type", "metric", "proxy_for", "description")},
+            "derived_labels": record.get("derived_labels"),
             "labels": " / ".join(str(label) for label in record["labels"]),
             **{f"num_{split}": counts[split] for split in NUM_ROWS_FIELDS},
             "duplicates_removed": record["duplicates_removed"],
@@ -334,20 +352,39 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def detail_table(grid: pd.DataFrame, scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, run, metric key): the seed mean and CI of that number at the LR
+    score_table chose, so breakdowns (QA has-answer / no-answer, NIAH per cell) follow
+    the same protocol as the headline."""
+    best = scores.set_index(["task", "run"])["best_learning_rate"]
+    rows = []
+    for (task, run), group in grid.groupby(["task", "run"], sort=True):
+        chosen = group[group["learning_rate"] == best[(task, run)]]
+        for key in sorted(set().union(*chosen["test_scores"])):
+            values = [point[key] for point in chosen["test_scores"] if key in point]
+            rows.append({
+                **chosen.iloc[0][RUN_COLUMNS].to_dict(), "best_learning_rate": best[(task, run)], "key": key,
+                **mean_interval(values, confidence).columns("test_"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=DETAIL_COLUMNS)
+
+
 def family_table(scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """Per (family, run): the unweighted mean of the family's task test means.
 
     Tasks are fine-tuned independently, so the family's standard error is
     sqrt(sum se_i^2) / k over its k tasks, with Welch-Satterthwaite degrees of freedom
-    (:func:`.stats.average`). A run missing one of the family's tasks would average a
-    different task set than its competitor, so it is an error.
+    (:func:`.stats.average`). A run missing one of the family's tasks (a config may
+    fine-tune some runs on some tasks only) would average a different task set than its
+    competitors, so it gets no family average, and the log says so.
     """
     rows = []
     for (family, run), group in scores.groupby(["family", "run"], sort=True):
         expected = set(scores.loc[scores["family"] == family, "task"])
         missing = expected - set(group["task"])
         if missing:
-            raise PipelineError(f"run {run!r} has no scores.json for task {sorted(missing)[0]!r} of family {family!r}")
+            logger.info("run %s has no %s family average: not fine-tuned on %s", run, family, ", ".join(sorted(missing)))
+            continue
         estimate = average([Estimate.from_columns(r, confidence, "test_") for _, r in group.iterrows()])
         first = group.iloc[0]
         rows.append({
@@ -562,8 +599,9 @@ def build_results(
     objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), confidence)
     curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, confidence)
     return Results(
-        finetune_grid=by_size(grid, pretraining, ["task"], ["run", "learning_rate", "seed"]),
+        finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
         scores=scores,
+        metric_details=by_size(detail_table(grid, scores, confidence), pretraining, ["task"], ["run", "key"]),
         family_scores=families,
         comparison=comparison,
         baselines=by_size(baseline_table(scores, tasks, confidence), pretraining, ["task"], ["run"]),

@@ -302,3 +302,25 @@ def objective_overview(objectives: pd.DataFrame, path: Path) -> Path:
         figure.legend(handles=handles, loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, -0.01))
         figure.tight_layout(rect=(0, 0.9 / sum(heights), 1, 1))
         return save(figure, path)
+
+
+def needle_heatmaps(details: pd.DataFrame, cell_prefix: str, path: Path) -> Path:
+    """Needle-in-a-haystack exact match per (context length, needle depth), one panel per
+    run: where in a context a model loses the fact, beside how long the context is."""
+    cells = details[details["key"].str.startswith(cell_prefix)].copy()
+    parsed = cells["key"].str.extract(r"length=(?P<length>[0-9]+),depth=(?P<depth>[0-9.]+)")
+    cells["length"], cells["depth"] = parsed["length"].astype(int), parsed["depth"].astype(float)
+    runs = list(dict.fromkeys(cells["run"]))
+    with plt.rc_context(STYLE):
+        figure, axes = panel_grid(len(runs), columns=3)
+        for ax, run in zip(axes, runs):
+            table = cells[cells["run"] == run].pivot_table(index="length", columns="depth", values="test_mean")
+            image = ax.imshow(table.to_numpy(), vmin=0, vmax=100, cmap="viridis", aspect="auto", origin="lower")
+            ax.set_xticks(range(len(table.columns)), [f"{d:g}" for d in table.columns])
+            ax.set_yticks(range(len(table.index)), [str(n) for n in table.index])
+            for (i, j), value in pd.DataFrame(table.to_numpy()).stack().items():
+                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black", fontsize=7)
+            ax.set(title=run, xlabel="needle depth (0 = start)", ylabel="context (words)")
+            ax.grid(False)
+        figure.colorbar(image, ax=axes, shrink=0.8, label="exact match (%)")
+    return save(figure, path)

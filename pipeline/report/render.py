@@ -38,6 +38,7 @@ TEMPLATE = "replication.html.j2"
 TABLE_COLUMNS = {
     "finetune_grid": ["task", "run", "objective_kind", "size", "metric", "learning_rate", "seed", "test"],
     "scores": ["task", "run", "best_learning_rate", "test_mean"],
+    "metric_details": ["task", "run", "key", "test_mean", "test_low", "test_high"],
     "comparison": ["level", "name", "family", "size", "num_parameters", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
     "baselines": ["task", "size", "run", "majority_test_score", "random_mean", "random_low", "random_high", "pretrained_mean", "pretrained_low", "pretrained_high", "minus_random_mean", "minus_random_low", "minus_random_high"],
     "lr_sensitivity": ["task", "run", "num_learning_rates", "test_spread", "test_std", "num_near_best"],
@@ -45,7 +46,7 @@ TABLE_COLUMNS = {
     "learning_curves": ["level", "family", "run", "run_name", "size", "step", "final", "test_mean", "test_low", "test_high"],
     "curve_comparison": ["level", "family", "size", "step", "budget_fraction", "final", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
     "pretraining": ["run", "run_name", "objective_kind", "size", "study", "description", "first_step", "num_parameters", "num_non_embedding_parameters", "num_steps", "num_tokens", "loss_fraction", "final_train_loss", "heldout_loss", "heldout_metric_name", "heldout_metric_value", "wall_seconds", "tokens_per_second"],
-    "tasks": ["task", "family", "proxy_for", "description", "labels", "num_train", "num_validation", "num_test", "majority_label", "majority_test_score"],
+    "tasks": ["task", "family", "type", "proxy_for", "description", "derived_labels", "labels", "num_train", "num_validation", "num_test", "majority_label", "majority_test_score"],
     "claims": ["id", "claim", "verdict", "evidence", "needed"],
 }  # fmt: skip
 LOG_COLUMNS = ["step", "loss", "heldout_loss"]
@@ -145,6 +146,8 @@ def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataF
     """Every figure as a PNG in ``directory``; returns their data URIs by name."""
     sizes = list(size_parameters(frames["pretraining"]))
     objectives, lr_grid = frames["objectives"], headline_grid(frames)
+    details = frames["metric_details"]
+    needle_cells = details["key"].str.startswith(tables.NEEDLE_CELL_PREFIX)
     sections = set(objectives["section"])
     paths = {
         "differences": figures.difference_forest(frames["comparison"], directory / "differences.png") if len(frames["comparison"]) else None,
@@ -153,6 +156,7 @@ def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataF
         "two_stage": figures.two_stage_scores(objectives, sizes, directory / "two_stage.png") if TWO_STAGE in sections else None,
         "masking": figures.masking_scores(objectives, sizes, directory / "masking.png") if MASKING in sections else None,
         "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
+        "needle": figures.needle_heatmaps(details, tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
         "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
     }  # fmt: skip
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
@@ -167,6 +171,7 @@ def report_sections(objective_sections: list[tables.ObjectiveSection], has_objec
         ("learning-curves", "Learning curves: CLM vs MLM during pretraining"),
         *([("overview", "Every objective at a glance")] if has_objectives else []),
         *((section.anchor, section.title) for section in objective_sections),
+        ("downstream", "Downstream suite: every number of every metric"),
         ("baselines", "Baselines"),
         ("pretraining", "Pretraining"),
         ("finetuning", "Fine-tuning"),
@@ -222,6 +227,7 @@ def run(args: argparse.Namespace) -> None:
         "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
         "objective_sections": objective_sections,
         "baselines_table": tables.baselines_table(frames["baselines"]),
+        "detail_tables": tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
         "pretraining_table": tables.pretraining_table(frames["pretraining"]),
         "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["scores"]),
         "claims_table": tables.claims_table(frames["claims"]),

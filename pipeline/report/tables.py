@@ -417,6 +417,12 @@ def corpus_table(corpus: Mapping[str, Any]) -> Table:
     )
 
 
+def majority_text(task: Mapping[str, Any]) -> str:
+    """The majority-class score, or the trivial baseline's where the task has no classes."""
+    label = task["majority_label"]
+    return f"{number_text(task['majority_test_score'])} ({label})" if isinstance(label, str) else number_text(task["majority_test_score"])
+
+
 def tasks_table(tasks: pd.DataFrame) -> Table:
     """Downstream tasks; a proxy is named as one, with how its labels were derived."""
     rows = []
@@ -425,14 +431,39 @@ def tasks_table(tasks: pd.DataFrame) -> Table:
         rows.append(row(
             key(item["task"]), item["family"], Cell(f"PROXY for {proxy}", "proxy") if proxy else Cell("— (no study counterpart)", "muted"),
             item["labels"], num(f"{item['num_train']:,} / {item['num_validation']:,} / {item['num_test']:,}"),
-            num(f"{number_text(item['majority_test_score'])} ({item['majority_label']})"), item["description"],
+            num(majority_text(item)), item["description"], derived if isinstance(derived := item.get("derived_labels"), str) else "—",
         ))  # fmt: skip
     return Table(
         "Downstream tasks",
-        ("Task", "Family", "Stands in for", "Labels", "Train / val / test", "Majority (test)", "How labels were derived"),
+        ("Task", "Family", "Stands in for", "Labels", "Train / val / test", "Trivial baseline (test)", "What it is", "How labels were derived"),
         tuple(rows),
         css="wide-text",
     )
+
+
+# The keys of a needle-in-a-haystack cell ("length=96,depth=0.5"): drawn, not tabulated.
+NEEDLE_CELL_PREFIX = "length="
+
+
+def metric_detail_tables(details: pd.DataFrame, tasks: pd.DataFrame) -> list[Table]:
+    """One table per task whose metric gives more than its headline number: every run's
+    breakdown (QA has-answer / no-answer, IR MRR@10, TC precision / recall) at the LR
+    chosen for the headline, seed mean ± CI half width."""
+    described = tasks.set_index("task")
+    result = []
+    for task, rows in details[~details["key"].str.startswith(NEEDLE_CELL_PREFIX)].groupby("task", sort=True):
+        keys = sorted(set(rows["key"]))
+        if len(keys) < 2:
+            continue
+        by_run = rows.set_index(["run", "key"])
+        runs = list(dict.fromkeys(rows["run"]))
+        body = [
+            row(key(run), *(num(plus_minus_text(*by_run.loc[(run, k), ["test_mean", "test_low", "test_high"]])) if (run, k) in by_run.index else "—" for k in keys))
+            for run in runs
+        ]  # fmt: skip
+        metric = described.loc[task, "metric"] if task in described.index else ""
+        result.append(Table(f"{task} ({metric}): every number of the metric, at the LR chosen on validation", ("Run", *keys), tuple(body)))
+    return result
 
 
 def cost_table(benchmarks: pd.DataFrame) -> Table:
