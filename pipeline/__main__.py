@@ -26,6 +26,7 @@ STAGES = {
     "aggregate": ("pipeline.report.aggregate", "collect per-run JSON into tidy CSV tables"),
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
     "check-config": ("pipeline.check_config", "validate a config file"),
+    "cost": ("pipeline.cost", "estimate GPU-hours per stage and peak GPU memory per size of a config"),
     "schema": ("pipeline.schema", "print the config's JSON Schema (config/schema.json)"),
 }
 

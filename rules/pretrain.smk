@@ -2,6 +2,40 @@
 # from scratch, two-stage or continued; a run that starts from another run depends on it.
 # Interrupted runs keep their resumable state in results/resume/ and continue from it
 # when rerun (the default profile sets --rerun-incomplete).
+#
+# A pretraining job asks for hardware.gpus_per_run GPUs (`resources: gpu=`; 0 on the CPU
+# default). With more than one it runs under torchrun, one process per GPU (DDP, or FSDP
+# where pretraining.compute says so); with one or none, in-process. The launcher and device
+# derive from the job's resources, so `--set-resources pretrain:gpu=4` changes them and, like
+# any resource, reruns nothing: results do not depend on the process count beyond rounding.
+
+from snakemake_interface_executor_plugins.settings import ExecMode
+
+if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
+    # Printed while the workflow is planned (so with -n too), once, not again inside cluster jobs.
+    from snakemake.logging import logger
+
+    from pipeline.cost import format_estimate, over_memory
+
+    logger.info(format_estimate(CFG, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
+    for size in over_memory(CFG):
+        logger.warning(f"pretraining at size {size!r} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB per GPU:"
+                       " lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
+
+
+def pretrain_gpus(wildcards):
+    return CFG.hardware.gpus_per_run
+
+
+def pretrain_launcher(wildcards, resources):
+    """torchrun with one process per GPU when the job has several, else this Python."""
+    if resources.gpu > 1:
+        return f"{PYTHON} -m torch.distributed.run --standalone --nproc-per-node {resources.gpu}"
+    return PYTHON
+
+
+def pretrain_device(wildcards, resources):
+    return "cuda" if resources.gpu > 0 else "cpu"
 
 
 rule initialize:
@@ -38,11 +72,15 @@ rule pretrain:
         out="results/pretrain/{name}-{size}",
         work_dir="results/resume/pretrain/{name}-{size}",
         code=CODE["pretrain"],
+        launcher=pretrain_launcher,
+        device=pretrain_device,
     threads: 1
+    resources:
+        gpu=pretrain_gpus,
     log:
         "logs/pretrain/{name}-{size}.log",
     benchmark:
         "benchmarks/pretrain/{name}-{size}.tsv"
     shell:
-        "{PYTHON} -m pipeline pretrain --spec {params.spec:q} --tokens {input.tokens} --init {params.start}"
-        " --work-dir {params.work_dir} --out {params.out} --threads {threads} > {log} 2>&1"
+        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens {input.tokens} --init {params.start}"
+        " --work-dir {params.work_dir} --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"

@@ -89,9 +89,10 @@ def build_language_model(spec: BackboneSpec, attention: Attention, seed: int) ->
     return model_class(model_config(spec, attention))
 
 
-def save_language_model(model: PreTrainedModel, spec: BackboneSpec, out_dir: str | Path) -> None:
+def save_language_model(model: PreTrainedModel, spec: BackboneSpec, out_dir: str | Path, state_dict: dict | None = None) -> None:
+    """``model`` as a Hugging Face directory; ``state_dict`` replaces its weights (gathered from FSDP shards)."""
     out_dir = Path(out_dir)
-    model.save_pretrained(out_dir, safe_serialization=True)
+    model.save_pretrained(out_dir, safe_serialization=True, state_dict=state_dict)
     (out_dir / BACKBONE_FILE).write_text(json.dumps(strict.to_plain(spec), indent=2, sort_keys=True) + "\n")
 
 
@@ -131,21 +132,28 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     return model.model(input_ids=batch.input_ids, attention_mask=batch.padding_mask).last_hidden_state
 
 
-def labelled_logits(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def labelled_logits(
+    model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, sparse: bool = True
+) -> tuple[torch.Tensor, torch.Tensor]:
     """LM-head logits (N, V), in float32, at the N positions that carry a label, and those labels (N,).
 
-    The LM head runs only on those positions ("sparse prediction", as in Cramming):
-    hidden (B, T, H) -> selected (N, H) -> logits (N, V). For MLM at 40% this skips
-    most of the vocabulary projection, the largest matmul at small sizes. Taking the
-    hidden states as input lets a loss that also needs them (NSP) encode once.
+    ``sparse`` (the default): the LM head runs only on those positions ("sparse
+    prediction", as in Cramming): hidden (B, T, H) -> selected (N, H) -> logits (N, V).
+    For MLM at 40% this skips most of the vocabulary projection, the largest matmul at
+    small sizes, and most of the (N, V) float32 logits, the largest activation at 128k
+    vocabularies. ``sparse=False`` projects every position, (B, T, V), and then selects:
+    the same numbers up to float rounding, at full cost (the path a dense LM head takes).
+    Taking the hidden states as input lets a loss that also needs them (NSP) encode once.
     """
     carries_loss = labels != IGNORE  # (B, T)
-    return model.lm_head(hidden[carries_loss]).float(), labels[carries_loss]
+    if sparse:
+        return model.lm_head(hidden[carries_loss]).float(), labels[carries_loss]
+    return model.lm_head(hidden).float()[carries_loss], labels[carries_loss]
 
 
-def language_model_loss(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
+def language_model_loss(model: PreTrainedModel, batch: Batch, sparse: bool = True) -> torch.Tensor:
     """Mean cross-entropy over positions that carry a label."""
-    return F.cross_entropy(*labelled_logits(model, encode(model, batch), batch.labels))
+    return F.cross_entropy(*labelled_logits(model, encode(model, batch), batch.labels, sparse))
 
 
 def count_parameters(model: PreTrainedModel) -> tuple[int, int]:

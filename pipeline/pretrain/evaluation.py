@@ -17,6 +17,7 @@ import torch
 
 from pipeline.model.backbone import encode, language_model_loss
 from pipeline.objectives import IGNORE, Batch, Objective, parse_objective
+from pipeline.pretrain.distributed import to_device
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Held-out examples draw from their own RNG stream; training steps never reach this value.
@@ -43,20 +44,23 @@ YARDSTICKS = {
 }
 
 
-def heldout_batches(objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> Iterator[Batch]:
-    """``blocks`` as batches of ``objective``, each block with its own fixed held-out RNG."""
+def heldout_batches(
+    objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device | None = None
+) -> Iterator[Batch]:
+    """``blocks`` as batches of ``objective`` on ``device``, each block with its own fixed held-out RNG."""
     for start in range(0, len(blocks), batch_size):
         chunk = blocks[start : start + batch_size]
-        yield objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special)
+        yield to_device(objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special), device)
 
 
 @torch.no_grad()
 def objective_loss(
-    loss_fn, model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int
-) -> float:
+    loss_fn, model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int,
+    device: torch.device | None = None,
+) -> float:  # fmt: skip
     """Mean of ``loss_fn`` over held-out batches of ``objective``, weighted by their labelled positions."""
     total, count = 0.0, 0
-    for batch in heldout_batches(objective, blocks, special, seed, batch_size):
+    for batch in heldout_batches(objective, blocks, special, seed, batch_size, device):
         n = batch.num_loss_positions
         total += float(loss_fn(model, batch)) * n
         count += n
@@ -64,12 +68,14 @@ def objective_loss(
 
 
 @torch.no_grad()
-def yardstick(model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int) -> tuple[str, float]:
+def yardstick(
+    model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device | None = None
+) -> tuple[str, float]:
     stick = YARDSTICKS[attention]
     if stick.name == "next_token_perplexity":
-        return stick.name, math.exp(objective_loss(language_model_loss, model, stick.objective, blocks, special, seed, batch_size))
+        return stick.name, math.exp(objective_loss(language_model_loss, model, stick.objective, blocks, special, seed, batch_size, device))
     correct, count = 0, 0
-    for batch in heldout_batches(stick.objective, blocks, special, seed, batch_size):
+    for batch in heldout_batches(stick.objective, blocks, special, seed, batch_size, device):
         hidden = encode(model, batch)
         carries = batch.labels != IGNORE
         predicted = model.lm_head(hidden[carries]).argmax(-1)

@@ -4,6 +4,9 @@ Resumable state lives in ``--work-dir`` (outside the Snakemake outputs, which Sn
 deletes when a job fails). Rerunning an interrupted job resumes from the last saved
 step and ends with the same weights as an uninterrupted run. The outputs appear in
 ``--out`` only when training is complete, ``summary.json`` last.
+
+Started by ``torchrun --nproc-per-node N`` it runs as N processes (``distributed.py``);
+only rank 0 writes files and logs.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from pipeline.model.backbone import (
     count_parameters,
     load_language_model,
     read_backbone_spec,
-    save_language_model,
 )
 from pipeline.objectives import parse_objective
+from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
 from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.token_blocks import TokenBlocks
@@ -62,11 +65,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init", required=True, help="weights the run starts from: the size's initial weights or another run's checkpoint")
     parser.add_argument("--work-dir", required=True, help="resumable state; kept across interrupted attempts")
     parser.add_argument("--out", required=True, help="run directory: model/, checkpoints/, log.csv, summary.json")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the job, shared by its processes")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cuda: one GPU per process")
 
 
 def run_fingerprint(spec: PretrainRunSpec, train: TokenBlocks, heldout: TokenBlocks, init_dir: Path) -> str:
-    digest = hashlib.sha256(json.dumps(strict.to_plain(spec), sort_keys=True).encode())
+    """What resumable state must match: the run's spec (less ``compute``: how it is computed does
+    not make it another run, so state resumes after a change of precision, micro-batch or GPU count),
+    its data and its initial weights."""
+    plain = strict.to_plain(spec)
+    del plain["pretraining"]["compute"]
+    digest = hashlib.sha256(json.dumps(plain, sort_keys=True).encode())
     for part in (train.fingerprint, heldout.fingerprint, checksum(init_dir / WEIGHTS_FILE)):
         digest.update(part.encode())
     return digest.hexdigest()
@@ -81,10 +90,24 @@ def write_log(path: Path, rows: list[dict]) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
     spec = strict.parse_json(PretrainRunSpec, args.spec, "pretrain")
+    processes = distributed.start(args.device, spec.pretraining.compute.for_size(spec.size_name).sharding)
+    try:
+        train_and_finalize(spec, processes, args, started)
+    finally:
+        distributed.finish(processes)
+
+
+def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, args: argparse.Namespace, started: float) -> None:
+    torch.set_num_threads(max(1, args.threads // processes.world_size))
+    if processes.device.type == "cpu":
+        torch.use_deterministic_algorithms(True)  # bit-exact resume; GPU runs are reproducible to rounding only
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast
+        torch.backends.cudnn.allow_tf32 = True
+    if not processes.is_main:
+        logging.getLogger().setLevel(logging.WARNING)
     objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")
     init_dir, out_dir, work_dir = Path(args.init), Path(args.out), Path(args.work_dir)
     backbone = read_backbone_spec(init_dir)
@@ -108,14 +131,14 @@ def run(args: argparse.Namespace) -> None:
         fingerprint=run_fingerprint(spec, train, heldout, init_dir),
     )
     model = load_language_model(init_dir, objective.attention)
-    trainer = Trainer(model, inputs, work_dir)
+    trainer = Trainer(model, inputs, work_dir, processes)
     if not trainer.try_resume() and spec.plan.start.carry_optimizer:
         trainer.carry_optimizer_state(init_dir)
     plan = spec.plan
     log.info(
-        "%s: %s on %s from %s, steps %d..%d x %d x %d tokens (%d train blocks)",
+        "%s: %s on %s from %s, steps %d..%d x %d x %d tokens (%d train blocks), %d process(es) on %s",
         spec.run, spec.objective_name, spec.size_name, init_dir, plan.first_step, plan.last_step, pretraining.batch_size,
-        pretraining.sequence_length, train.num_blocks,
+        pretraining.sequence_length, train.num_blocks, processes.world_size, processes.device.type,
     )
     progress = trainer.train()
     # The last logged row is the final step's, evaluated in the loop (held-out loss and yardstick).
@@ -142,17 +165,21 @@ def run(args: argparse.Namespace) -> None:
         "wall_seconds": time.perf_counter() - started,
         "tokens_per_second": progress.num_tokens / max(progress.train_seconds, 1e-9),
     }
-    finalize(out_dir, work_dir, model, inputs, tokenizer, progress.rows, summary, spec, args)
+    if processes.is_main:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(out_dir / "model", ignore_errors=True)
+    trainer.save_backbone(out_dir / "model")  # collective under FSDP
+    processes.barrier()
+    if not processes.is_main:
+        return
+    finalize(out_dir, work_dir, inputs, tokenizer, progress.rows, summary, spec, args)
     measured = "not measured (the loss never trains the LM head)" if metric_value is None else f"{metric_value:.3f}"
     log.info("%s: held-out loss %.4f, %s %s", spec.run, summary["heldout_loss"], metric_name, measured)
 
 
-def finalize(out_dir: Path, work_dir: Path, model, inputs: RunInputs, tokenizer, rows, summary, spec, args) -> None:
-    """Move the finished run into ``out_dir``; summary.json is written last."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("model", "checkpoints"):
-        shutil.rmtree(out_dir / stale, ignore_errors=True)
-    save_language_model(model, inputs.backbone, out_dir / "model")
+def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, summary, spec, args) -> None:
+    """Move the finished run (its model already saved in ``out_dir/model``) into ``out_dir``; summary.json is written last."""
+    shutil.rmtree(out_dir / "checkpoints", ignore_errors=True)
     tokenizer.save_pretrained(out_dir / "model")
     checkpoints = work_dir / "checkpoints"
     (out_dir / "checkpoints").mkdir()

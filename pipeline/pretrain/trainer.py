@@ -5,26 +5,36 @@ RNGs, the learning rate) or lives in the model and optimizer state. The resumabl
 state written every ``resume_every_steps`` is therefore just
 ``(step, model, optimizer, log, counters)``, tagged with a fingerprint of the run's
 spec and data so that state from a different configuration is never resumed.
+
+How a step is computed is ``pretraining.compute`` (bf16 autocast, ``torch.compile``,
+fused AdamW, micro-batches) and how many processes share it (``distributed.py``); neither
+changes which examples a step trains on. With the defaults (float32, one process, the
+whole batch in one pass) a step is exactly the computation the pinned-loss tests record.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
+from torch import nn
 from tqdm import tqdm
 
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError
 from pipeline.model.backbone import BackboneSpec, save_language_model
-from pipeline.objectives import Objective, example_rng
+from pipeline.objectives import Batch, Objective, collate, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
+from pipeline.pretrain import distributed
+from pipeline.pretrain.distributed import Processes
 from pipeline.pretrain.evaluation import objective_loss, yardstick
-from pipeline.pretrain.losses import build_loss
+from pipeline.pretrain.losses import PretrainingLoss, build_loss
 from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.schedules import learning_rate
@@ -61,22 +71,54 @@ class RunInputs:
     fingerprint: str  # identifies spec + data + initial weights
 
 
-class Trainer:
-    def __init__(self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path):
+class TrainedModules(nn.Module):
+    """The backbone and the loss (with any trainable parts of its own) as one module.
+
+    ``forward(batch)`` is the training loss, so DDP and FSDP can wrap the pair; its state
+    dict keys are ``model.*`` and ``loss.*``.
+    """
+
+    def __init__(self, model: nn.Module, loss: PretrainingLoss):
+        super().__init__()
         self.model = model
+        self.loss = loss
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        return self.loss(self.model, batch)
+
+
+class Trainer:
+    def __init__(self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path, processes: Processes | None = None):
         self.inputs = inputs
         self.work_dir = work_dir
         spec = inputs.spec
+        self.compute = spec.compute.for_size(inputs.plan.size)
+        self.processes = processes or Processes(0, 1, torch.device("cpu"))
+        device = self.processes.device
+        self.model = model.to(device)
         # The objective's loss may own trainable parts (NSP head, ELECTRA generator): they are
         # optimised, saved and resumed with the backbone; only the backbone is exported.
-        self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed)
-        self.trained = torch.nn.ModuleDict({"model": model, "loss": self.loss})
-        self.optimizer = build_adamw(self.trained, spec.optimizer, self._learning_rate(inputs.plan.first_step))
+        self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.sparse_prediction).to(device)
+        self.trained = TrainedModules(self.model, self.loss)
+        layer_classes = tuple(getattr(self.model, "_no_split_modules", None) or ())  # the transformer layer class
+        self.wrapped = distributed.wrap(self.trained, self.processes, layer_classes, self.compute.precision == "bf16")
+        if self.compute.compile:
+            # Each transformer layer in place (after FSDP has made them units, as FSDP wants): parameter
+            # names and state dicts stay those of the plain module, and identical layers share one graph.
+            for layer in [m for m in self.model.modules() if type(m).__name__ in layer_classes]:
+                layer.compile()
+        fused = self.compute.fused_optimizer
+        self.optimizer = build_adamw(self.trained, spec.optimizer, self._learning_rate(inputs.plan.first_step), fused=fused)
         self.progress = Progress(step=inputs.plan.first_step)
 
     def _learning_rate(self, step: int) -> float:
         plan = self.inputs.plan
         return learning_rate(step, plan.schedule_steps, plan.schedule)
+
+    def _autocast(self):
+        if self.compute.precision == "bf16":
+            return torch.autocast(self.processes.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     def carry_optimizer_state(self, checkpoint: Path) -> None:
         """Continue with the AdamW moments saved beside ``checkpoint`` (two-stage runs)."""
@@ -84,8 +126,9 @@ class Trainer:
         if not path.is_file():
             raise PipelineError(f"{path}: missing; the second stage was asked to carry the first stage's optimizer state")
         try:
-            self.optimizer.load_state_dict(torch.load(path, weights_only=True))
-        except ValueError as error:
+            state = torch.load(path, weights_only=True, map_location="cpu")
+            distributed.load_full_state(self.trained, self.optimizer, None, state, self.processes)
+        except (ValueError, KeyError) as error:
             raise PipelineError(f"{path}: does not fit this run's parameters ({error})") from None
 
     # ----------------------------------------------------------------- resume
@@ -97,57 +140,98 @@ class Trainer:
         path = self._state_path()
         if not path.is_file():
             return False
-        state = torch.load(path, weights_only=False)
+        state = torch.load(path, weights_only=False, map_location="cpu")
         if state["fingerprint"] != self.inputs.fingerprint:
             log.warning("ignoring %s: it belongs to a different spec, data or initialisation", path)
             return False
-        self.trained.load_state_dict(state["trained"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        distributed.load_full_state(self.trained, self.optimizer, state["trained"], state["optimizer"], self.processes)
         self.progress = state["progress"]
         log.info("resumed from %s at step %d", path, self.progress.step)
         return True
 
     def _save_state(self) -> None:
+        trained, optimizer = distributed.full_state(self.trained, self.optimizer, self.processes)  # collective under FSDP
+        if not self.processes.is_main:
+            return
         path = self._state_path()
         temporary = path.with_suffix(".tmp")
         torch.save(
-            {
-                "fingerprint": self.inputs.fingerprint,
-                "trained": self.trained.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "progress": self.progress,
-            },
-            temporary,
+            {"fingerprint": self.inputs.fingerprint, "trained": trained, "optimizer": optimizer, "progress": self.progress}, temporary
         )
         os.replace(temporary, path)
 
     # ------------------------------------------------------------------- loop
 
-    def _train_step(self, step: int) -> dict:
-        inputs, spec = self.inputs, self.inputs.spec
-        data_step = step + inputs.plan.data_offset_steps  # continued pretraining reads past its base's blocks
-        blocks = inputs.train.blocks_for_step(data_step, spec.batch_size)
-        rngs = [example_rng(inputs.seed, data_step, i) for i in range(len(blocks))]
-        batch = inputs.objective.batch(blocks, rngs, inputs.special)
+    def _batch(self, blocks: list[np.ndarray], data_step: int, rows: range) -> Batch:
+        """Examples ``rows`` of the step's global batch of ``blocks``.
+
+        Exactly ``Objective.batch`` restricted to ``rows``: example ``i`` draws from
+        ``example_rng(seed, data_step, i)`` and its partner (NSP) is block ``i + 1`` of the
+        *global* batch, so a row is the same example in whichever process or micro-batch it lands.
+        """
+        inputs = self.inputs
+        objective, special = inputs.objective, inputs.special
+        examples = [
+            objective.example(blocks[i], example_rng(inputs.seed, data_step, i), special, blocks[(i + 1) % len(blocks)]) for i in rows
+        ]
+        return collate(examples, objective.attention, special.pad)
+
+    def _micro_batches(self, step: int) -> list[Batch]:
+        """This process's rows of step ``step``'s global batch, in micro-batches of ``compute.micro_batch_size``."""
+        spec = self.inputs.spec
+        data_step = step + self.inputs.plan.data_offset_steps  # continued pretraining reads past its base's blocks
+        blocks = self.inputs.train.blocks_for_step(data_step, spec.batch_size)
+        rows = self.processes.rows(spec.batch_size)
+        size = self.compute.micro_batch_size or len(rows)
+        return [self._batch(blocks, data_step, rows[i : i + size]) for i in range(0, len(rows), size)]
+
+    def _train_step(self, step: int, measure: bool) -> dict | None:
+        """One optimizer step; the logged metrics (a host sync) only when ``measure``.
+
+        Each micro-batch's mean loss is weighted by its share of the global batch's loss
+        positions (times the process count, which DDP/FSDP divide gradients by), so the
+        gradient is that of the global batch's mean loss however the rows are split. With
+        one process and one micro-batch the weight is exactly 1 and the step is the plain
+        ``loss.backward()``.
+        """
+        processes, spec = self.processes, self.inputs.spec
+        batches = self._micro_batches(step)
+        local = torch.tensor([sum(b.num_loss_positions for b in batches), sum(b.num_tokens for b in batches)], dtype=torch.float64)
+        num_loss_positions, num_tokens = (int(n) for n in processes.sum(local).tolist())  # global counts
         lr = self._learning_rate(step)
         set_learning_rate(self.optimizer, lr)
-        loss = self.loss(self.model, batch)
-        loss.backward()
+        logged_loss = torch.zeros((), device=processes.device)
+        for index, batch in enumerate(batches):
+            share = batch.num_loss_positions / max(num_loss_positions, 1)
+            with distributed.no_gradient_sync(self.wrapped, index == len(batches) - 1):
+                with self._autocast():
+                    loss = self.wrapped(distributed.to_device(batch, processes.device))
+                weight = share * processes.world_size
+                (loss if weight == 1.0 else loss * weight).backward()
+            logged_loss += loss.detach().float() * share
         grad_norm = torch.nn.utils.clip_grad_norm_(self.trained.parameters(), spec.optimizer.grad_clip_norm)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.progress.num_tokens += batch.num_tokens
-        self.progress.num_loss_positions += batch.num_loss_positions
-        return {"loss": loss.item(), "learning_rate": lr, "grad_norm": grad_norm.item()}
+        self.progress.num_tokens += num_tokens
+        self.progress.num_loss_positions += num_loss_positions
+        if not measure:
+            return None
+        loss_value = processes.sum(logged_loss).item()
+        return {"loss": loss_value, "learning_rate": lr, "grad_norm": distributed.plain_tensor(grad_norm).item()}
 
     def evaluate(self) -> tuple[float, float | None]:
-        """(held-out loss of the run's objective, held-out yardstick value), in eval mode."""
-        inputs = self.inputs
-        args = (inputs.heldout_blocks, inputs.special, inputs.seed, inputs.spec.batch_size)
+        """(held-out loss of the run's objective, held-out yardstick value), in eval mode.
+
+        Every process evaluates every held-out block (in micro-batches), so all agree on
+        the numbers without communicating; held-out sets are small beside training.
+        """
+        inputs, device = self.inputs, self.processes.device
+        args = (inputs.heldout_blocks, inputs.special, inputs.seed, self.compute.micro_batch_size or inputs.spec.batch_size, device)
         self.trained.eval()
-        loss = objective_loss(self.loss, self.model, inputs.objective, *args)
-        # Read through the LM head, the yardstick means nothing when the loss never trains that head.
-        metric = yardstick(self.model, inputs.objective.attention, *args)[1] if self.loss.measures_language_model else None
+        with distributed.gathered(self.trained, self.processes), self._autocast():
+            loss = objective_loss(self.loss, self.model, inputs.objective, *args)
+            # Read through the LM head, the yardstick means nothing when the loss never trains that head.
+            metric = yardstick(self.model, inputs.objective.attention, *args)[1] if self.loss.measures_language_model else None
         self.trained.train()
         return loss, metric
 
@@ -156,28 +240,47 @@ class Trainer:
         plan = self.inputs.plan
         return {*plan.curve_steps(self.inputs.spec.checkpoint_steps), *plan.stage_checkpoint_steps}
 
+    def save_backbone(self, directory: Path, with_optimizer: bool = False) -> None:
+        """The backbone as a Hugging Face directory (+ ``optimizer.pt``); rank 0 writes, every process must call."""
+        if not self.processes.sharded:
+            if self.processes.is_main:
+                save_language_model(self.model, self.inputs.backbone, directory)
+                if with_optimizer:
+                    torch.save(self.optimizer.state_dict(), directory / OPTIMIZER_FILE)
+            return
+        trained, optimizer = distributed.full_state(self.trained, self.optimizer if with_optimizer else None, self.processes)
+        if self.processes.is_main:
+            backbone = {name.removeprefix("model."): value for name, value in trained.items() if name.startswith("model.")}
+            save_language_model(self.model, self.inputs.backbone, directory, state_dict=backbone)
+            if with_optimizer:
+                torch.save(optimizer, directory / OPTIMIZER_FILE)
+
     def _save_checkpoint(self, step: int) -> None:
         directory = self.work_dir / "checkpoints" / f"step-{step:06d}"
-        save_language_model(self.model, self.inputs.backbone, directory)
-        if step in self.inputs.plan.stage_checkpoint_steps:
-            torch.save(self.optimizer.state_dict(), directory / OPTIMIZER_FILE)
+        self.save_backbone(directory, with_optimizer=step in self.inputs.plan.stage_checkpoint_steps)
 
     def train(self) -> Progress:
-        spec, plan = self.inputs.spec, self.inputs.plan
+        spec, plan, processes = self.inputs.spec, self.inputs.plan, self.processes
         checkpoint_steps = self.checkpoint_steps()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.trained.train()
-        bar = tqdm(total=plan.last_step, initial=self.progress.step, desc="pretrain", unit="step", mininterval=5.0)
+        bar = tqdm(
+            total=plan.last_step, initial=self.progress.step, desc="pretrain", unit="step", mininterval=5.0, disable=not processes.is_main
+        )
         while self.progress.step < plan.last_step:
             step = self.progress.step
-            started = time.perf_counter()
-            metrics = self._train_step(step)
-            self.progress.train_seconds += time.perf_counter() - started
-            self.progress.step = step + 1
-            done = self.progress.step
+            done = step + 1
             is_checkpoint = done in checkpoint_steps
             is_last = done == plan.last_step
-            if done % LOG_EVERY_STEPS == 0 or is_checkpoint or is_last:
+            is_logged = done % LOG_EVERY_STEPS == 0 or is_checkpoint or is_last
+            saves_state = done % spec.resume_every_steps == 0 or is_checkpoint
+            started = time.perf_counter()
+            metrics = self._train_step(step, measure=is_logged)
+            if is_logged or saves_state:
+                processes.synchronize()  # queued GPU work belongs to training time, not to the evaluation or saving after it
+            self.progress.train_seconds += time.perf_counter() - started
+            self.progress.step = done
+            if is_logged:
                 heldout_loss, heldout_metric = self.evaluate() if is_checkpoint or is_last else (None, None)
                 row = {
                     "step": done,
@@ -191,7 +294,7 @@ class Trainer:
                 bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
             if is_checkpoint:
                 self._save_checkpoint(done)
-            if done % spec.resume_every_steps == 0 or is_checkpoint:
+            if saves_state:
                 self._save_state()
             bar.update(1)
         bar.close()

@@ -23,6 +23,8 @@ class PretrainingLoss(nn.Module):
     # masked-token / next-token yardstick read through that head means something.
     # False for ELECTRA, whose exported backbone is a discriminator with an untrained LM head.
     measures_language_model: bool = True
+    # Whether the LM head runs only on loss-carrying positions (ComputeSpec.sparse_prediction); set by build_loss.
+    sparse_prediction: bool = True
 
     def __init__(self, backbone: BackboneSpec, objective: Objective, seed: int):
         super().__init__()
@@ -44,7 +46,9 @@ def register_loss(name: str) -> Callable[[type[PretrainingLoss]], type[Pretraini
     return decorate
 
 
-def build_loss(objective: Objective, backbone: BackboneSpec, seed: int) -> PretrainingLoss:
+def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, sparse_prediction: bool = True) -> PretrainingLoss:
     if objective.loss not in LOSSES:
         raise ValueError(f"objective {objective.kind!r} names unknown loss {objective.loss!r} (known: {sorted(LOSSES)})")
-    return LOSSES[objective.loss](backbone, objective, seed)
+    loss = LOSSES[objective.loss](backbone, objective, seed)
+    loss.sparse_prediction = sparse_prediction
+    return loss

@@ -1,0 +1,278 @@
+"""Side-by-side pretraining throughput: this project's trainer against the transformers ``Trainer``.
+
+    # CPU, the embedded default's tiny preset (needs results/tokens and results/init/tiny):
+    python bench/pretrain_throughput.py --tokens results/tokens --init results/init/tiny --threads 2
+    # one GPU, the study's 210M preset at 2,048 tokens in bf16 (fresh weights, any packed tokens):
+    python bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer --size 210m \\
+        --device cuda --precision bf16 --compile --fused-optimizer --sequence-length 2048 --batch-size 16
+
+Both train the same backbone (the same initial weights, built by ``pipeline.model.backbone``)
+on the same packed token blocks for a fixed number of steps, for CLM and for MLM (40%,
+80/10/10), in one process, repetitions alternating between the two so both see the same
+machine load. The ``Trainer`` is set up as a user of transformers' ``run_clm.py`` /
+``run_mlm.py`` would: a dataset of fixed-length blocks, ``default_data_collator`` (CLM) or
+``DataCollatorForLanguageModeling`` with the same masking (MLM), the same AdamW
+hyper-parameters and batch size, ``bf16=True`` when ours runs in bf16, everything else at
+its defaults (its default optimizer is fused AdamW; ``--trainer-compile`` adds
+``torch_compile=True``, which ``run_clm.py`` users must ask for).
+
+Throughput: tokens per second over the steps after ``--warmup`` (which absorb
+``torch.compile`` and allocator warm-up), the device synchronised at both ends; evaluation
+and checkpointing are off for both. MFU: model FLOPs per second over a matrix-multiply peak
+measured in this run (the best of a few large matmuls in the benchmark's precision). Model
+FLOPs per token are ``6 x (non-embedding parameters + LM head x share of positions that
+carry loss)``: the head counts only where the objective needs it, so a dense MLM head's extra
+work earns nothing; ``+attn`` adds PaLM's ``12 x layers x hidden x length`` for attention.
+Printed: every measurement as it comes, then medians as a markdown table for BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer
+
+from pipeline import strict
+from pipeline.config import REPOSITORY, ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
+from pipeline.cost import parameters
+from pipeline.files import read_yaml
+from pipeline.model.backbone import BackboneSpec, build_language_model, load_language_model, read_backbone_spec, save_language_model
+from pipeline.objectives import parse_objective
+from pipeline.pretrain.distributed import Processes
+from pipeline.pretrain.plan import RunPlan, Start
+from pipeline.pretrain.token_blocks import TokenBlocks
+from pipeline.pretrain.trainer import RunInputs, Trainer
+from pipeline.tokenization.special_tokens import SpecialIds
+
+OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
+PEAK_LR = 5e-4
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
+    """Best FLOP/s of square matmuls in ``dtype`` on ``device``: the peak MFU is measured against."""
+    best = 0.0
+    for n in (1024, 2048, 4096) if device.type == "cpu" else (4096, 8192):
+        a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
+        repeats = 3 if device.type == "cpu" else 20
+        torch.matmul(a, b)
+        synchronize(device)
+        started = time.perf_counter()
+        for _ in range(repeats):
+            torch.matmul(a, b)
+        synchronize(device)
+        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - started))
+    return best
+
+
+class TimedTrainer(Trainer):
+    """Ours, timing the steps after the warm-up; the end-of-run evaluation is skipped."""
+
+    warmup_steps = 0
+    started = ended = 0.0
+
+    def _train_step(self, step: int, measure: bool):
+        if step == self.warmup_steps:
+            self.processes.synchronize()
+            self.started = time.perf_counter()
+        return super()._train_step(step, measure)
+
+    def evaluate(self):
+        self.ended = time.perf_counter()  # called right after the last step, the device already synchronised
+        return float("nan"), None
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, init_dir: Path, special: SpecialIds, tokenizer):
+        self.args, self.init_dir, self.special, self.tokenizer = args, init_dir, special, tokenizer
+        self.device = torch.device("cuda", 0) if args.device == "cuda" else torch.device("cpu")
+        self.backbone = read_backbone_spec(init_dir)
+        self.total_steps = args.warmup + args.steps
+        self.blocks = TokenBlocks(args.tokens, "train", args.sequence_length, seed=0)
+        self.tokens_per_step = args.batch_size * args.sequence_length
+
+    def ours(self, kind: str) -> tuple[float, float]:
+        args = self.args
+        objective = parse_objective(OBJECTIVES[kind])
+        schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
+        compute = ComputeSpec(precision=args.precision, compile=args.compile, fused_optimizer=args.fused_optimizer,
+                              sparse_prediction=not args.dense_lm_head)  # fmt: skip
+        spec = PretrainingSpec(sizes=("bench",), objectives=(kind,), sequence_length=args.sequence_length, batch_size=args.batch_size,
+                               num_steps=self.total_steps, resume_every_steps=10**9, num_heldout_batches=0, schedule=schedule,
+                               compute=compute)  # fmt: skip
+        plan = RunPlan(run=f"{kind}-bench", name=kind, size="bench", objective=kind, study="objectives", description="benchmark",
+                       start=Start("initial"), first_step=0, last_step=self.total_steps, schedule=schedule, schedule_steps=self.total_steps)  # fmt: skip
+        inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench")
+        model = load_language_model(self.init_dir, objective.attention)
+        with tempfile.TemporaryDirectory() as work_dir:
+            trainer = TimedTrainer(model, inputs, Path(work_dir), Processes(0, 1, self.device))
+            trainer.warmup_steps = args.warmup
+            trainer.train()
+        return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory()
+
+    def trainer(self, kind: str) -> tuple[float, float]:
+        from datasets import Dataset
+        from transformers import DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments, default_data_collator
+
+        args, device = self.args, self.device
+        rows = [b.astype(np.int64).tolist() for step in range(self.total_steps) for b in self.blocks.blocks_for_step(step, args.batch_size)]
+        if kind == "clm":  # run_clm.py: group_texts() copies input_ids to labels; the model shifts them
+            dataset, collator = Dataset.from_dict({"input_ids": rows, "labels": rows}), default_data_collator
+        else:  # run_mlm.py: tokenised with return_special_tokens_mask=True, masked on the fly by the collator
+            specials = [(np.asarray(r) < self.special.num_special).astype(np.int64).tolist() for r in rows]
+            dataset = Dataset.from_dict({"input_ids": rows, "special_tokens_mask": specials})
+            collator = DataCollatorForLanguageModeling(self.tokenizer, mlm_probability=OBJECTIVES["mlm"]["mask_ratio"])
+        model = load_language_model(self.init_dir, parse_objective(OBJECTIVES[kind]).attention)
+        times: dict[str, float] = {}
+
+        class Timer(TrainerCallback):
+            def on_step_begin(self, _args, state, control, **kwargs):
+                if state.global_step == args.warmup:
+                    synchronize(device)
+                    times["started"] = time.perf_counter()
+
+            def on_step_end(self, _args, state, control, **kwargs):
+                if state.global_step == args.warmup + args.steps:
+                    synchronize(device)
+                    times["ended"] = time.perf_counter()
+
+        with tempfile.TemporaryDirectory() as out:
+            training = TrainingArguments(
+                output_dir=out, per_device_train_batch_size=args.batch_size, max_steps=self.total_steps, learning_rate=PEAK_LR,
+                weight_decay=0.1, adam_beta1=0.9, adam_beta2=0.95, adam_epsilon=1e-5, max_grad_norm=1.0, lr_scheduler_type="linear",
+                logging_steps=10, save_strategy="no", report_to="none", seed=0, disable_tqdm=True, use_cpu=device.type == "cpu",
+                bf16=args.precision == "bf16", torch_compile=args.trainer_compile,
+            )  # fmt: skip
+            Trainer(model=model, args=training, train_dataset=dataset, data_collator=collator, callbacks=[Timer()]).train()
+        return self.tokens_per_step * args.steps / (times["ended"] - times["started"]), self.peak_memory()
+
+    def peak_memory(self) -> float:
+        """GB allocated at the peak since the last call (CUDA only; NaN on CPU)."""
+        if self.device.type != "cuda":
+            return float("nan")
+        peak = torch.cuda.max_memory_allocated(self.device) / 1e9
+        torch.cuda.reset_peak_memory_stats(self.device)
+        return peak
+
+    def model_flops_per_token(self, kind: str) -> tuple[float, float]:
+        """(6N with the LM head on loss positions, the same + attention scores) per trained token."""
+        size, length = self.backbone.size, self.args.sequence_length
+        counts = parameters(size, self.backbone.vocab_size)
+        loss_share = parse_objective(OBJECTIVES[kind]).params.expected_loss_fraction(length)
+        dense = 6 * (counts.non_embedding + counts.lm_head * loss_share)
+        return dense, dense + 12 * size.num_layers * size.hidden_size * length
+
+
+def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, directory: Path) -> Path:
+    """``--init`` as given, or fresh weights of paper size ``--size`` (vocabulary ``--vocab-size``) in ``directory``."""
+    if args.init:
+        return Path(args.init)
+    size = strict.parse(SizeSpec, read_yaml(REPOSITORY / "config" / "paper.yaml", "config")["sizes"][args.size], f"sizes.{args.size}")
+    spec = BackboneSpec(size, args.vocab_size, args.sequence_length, special.pad, special.bos, special.eos, special.mask)
+    save_language_model(build_language_model(spec, "causal", seed=0), spec, directory)
+    return directory
+
+
+def machine() -> str:
+    try:
+        cpu = next(
+            line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        cpu = platform.processor()
+    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
+    return f"{cpu}, {torch.get_num_threads()} threads{gpu}; torch {torch.__version__}, Python {platform.python_version()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", required=True, help="packed token directory (results/tokens)")
+    parser.add_argument("--init", help="initial weights + tokenizer (results/init/tiny); or --size")
+    parser.add_argument("--size", help="a size of config/paper.yaml, built fresh (210m, 610m, 1b)")
+    parser.add_argument("--tokenizer", help="tokenizer directory (default: --init)")
+    parser.add_argument("--vocab-size", type=int, default=128256, help="model vocabulary with --size (the study's)")
+    parser.add_argument("--objectives", nargs="+", default=["clm", "mlm"], choices=sorted(OBJECTIVES))
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per measurement")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    parser.add_argument("--compile", action="store_true", help="ours: torch.compile the transformer layers")
+    parser.add_argument("--fused-optimizer", action="store_true", help="ours: fused AdamW")
+    parser.add_argument("--dense-lm-head", action="store_true", help="ours: LM head on every position (no sparse prediction)")
+    parser.add_argument("--trainer-compile", action="store_true", help="the Trainer too: torch_compile=True")
+    parser.add_argument("--json", help="write every measurement here")
+    args = parser.parse_args()
+    if bool(args.init) == bool(args.size):
+        parser.error("give exactly one of --init and --size")
+    torch.set_num_threads(args.threads)
+    if args.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.init)
+    special = SpecialIds.from_tokenizer(tokenizer)
+    with tempfile.TemporaryDirectory() as scratch:
+        bench = Bench(args, prepare_init(args, tokenizer, special, Path(scratch) / "init"), special, tokenizer)
+        dtype = torch.bfloat16 if args.precision == "bf16" else torch.float32
+        peak = matmul_peak(bench.device, dtype)
+        print(f"machine: {machine()}\nmatmul peak ({args.precision}): {peak / 1e12:.3f} TFLOP/s", flush=True)
+        results = {kind: {"ours": [], "trainer": []} for kind in args.objectives}
+        for repeat in range(args.repeats):
+            for kind in args.objectives:
+                order = ("ours", "trainer") if repeat % 2 == 0 else ("trainer", "ours")  # alternate who goes first
+                for who in order:
+                    tokens_per_second, memory = getattr(bench, who)(kind)
+                    results[kind][who].append({"tokens_per_second": tokens_per_second, "peak_memory_gb": memory})
+                    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+                    print(
+                        f"repeat {repeat} {kind} {who:8s} {tokens_per_second:12,.0f} tokens/s  peak memory {memory:.1f} GB  load {load}",
+                        flush=True,
+                    )
+        peak_after = matmul_peak(bench.device, dtype)
+        print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
+        print(report(args, bench, results, max(peak, peak_after)))
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps({"args": vars(args), "machine": machine(), "peak_flops": max(peak, peak_after), "results": results}, indent=2)
+        )
+
+
+def report(args: argparse.Namespace, bench: Bench, results: dict, peak: float) -> str:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPOSITORY).stdout.strip()
+    except OSError:
+        commit = "?"
+    lines = [
+        f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
+        f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens",
+        "",
+        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / Trainer |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kind, measured in results.items():
+        median = {who: statistics.median(r["tokens_per_second"] for r in rows) for who, rows in measured.items()}
+        memory = {who: max(r["peak_memory_gb"] for r in rows) for who, rows in measured.items()}
+        flops, flops_attention = bench.model_flops_per_token(kind)
+        mfu = {who: f"{median[who] * flops / peak:.1%} / {median[who] * flops_attention / peak:.1%}" for who in median}
+        lines.append(f"| {kind} | {median['ours']:,.0f} | {median['trainer']:,.0f} | {median['ours'] / median['trainer']:.2f}x"
+                     f" | {mfu['ours']} | {mfu['trainer']} | {memory['ours']:.1f} / {memory['trainer']:.1f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""``python -m pipeline cost``: what a configuration will cost on GPUs, before anything runs.
+
+Two estimates, both from the config alone (no data, no GPU):
+
+* **GPU-hours per stage.** Training FLOPs are ``6 * N * tokens`` (forward 2, backward 4
+  FLOPs per parameter and token; Kaplan et al. 2020), with ``N`` the parameters that take
+  part in matrix multiplies: every non-embedding parameter plus the LM head (an embedding
+  lookup costs no FLOPs, the vocabulary projection does). Attention scores are left out
+  (at 2,048 tokens they add about 12 * layers * hidden * length per token, ~18% at 210M).
+  GPU-hours are FLOPs / (peak x assumed MFU) from ``hardware``. Fine-tuning counts the
+  protocol's whole grid (tasks x models x learning rates x seeds) at ``max_steps`` full
+  batches of ``max_length`` tokens: an upper bound, since a small task stops after one epoch.
+* **Peak GPU memory per size**, for the pretraining runs of that size at their
+  micro-batch, precision and sharding, checked against ``hardware.gpu_memory_gb``. It is an
+  itemised estimate (weights, gradients and AdamW moments; bf16 weight copies; activations
+  kept for the backward pass; the float32 logits of the loss), not a measurement: the GPU
+  benchmark prints ``torch.cuda.max_memory_allocated`` to compare against it.
+
+The Snakemake workflow prints the same table when ``hardware.print_cost_estimate`` is set
+(config/paper.yaml sets it), so ``snakemake -n --configfile config/paper.yaml`` shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.config import RANDOM_INIT, REPOSITORY, ComputeSpec, Config, SizeSpec, load_config, merge
+from pipeline.files import read_yaml
+from pipeline.finetune.plan import finetunes
+from pipeline.objectives import parse_objective
+from pipeline.pretrain.plan import RunPlan, plan_runs
+
+GB = 1e9
+CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
+LOGIT_BYTES = 14  # per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, and its gradient 4
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """Parameter counts of one backbone size (Llama/EuroBERT layout, untied embeddings, no biases)."""
+
+    per_layer: int
+    non_embedding: int  # transformer layers + final norm
+    embedding: int  # input token embeddings
+    lm_head: int
+
+    @property
+    def total(self) -> int:
+        return self.non_embedding + self.embedding + self.lm_head
+
+    @property
+    def matmul(self) -> int:
+        """Parameters used in matrix multiplies: the ``N`` of ``6 * N * tokens``."""
+        return self.non_embedding + self.lm_head
+
+
+def parameters(size: SizeSpec, vocab_size: int) -> Parameters:
+    hidden, head_dim = size.hidden_size, size.hidden_size // size.num_heads
+    attention = 2 * hidden * hidden + 2 * hidden * size.num_kv_heads * head_dim  # q and o; k and v (grouped-query)
+    mlp = 3 * hidden * size.ffn_size  # SwiGLU: gate, up, down
+    per_layer = attention + mlp + 2 * hidden  # + two RMSNorm gains
+    return Parameters(per_layer, size.num_layers * per_layer + hidden, vocab_size * hidden, vocab_size * hidden)
+
+
+def training_flops(num_parameters: int, num_tokens: int) -> float:
+    return 6.0 * num_parameters * num_tokens
+
+
+# --------------------------------------------------------------------------- GPU-hours
+
+
+@dataclass(frozen=True)
+class StageCost:
+    stage: str
+    jobs: int  # Snakemake jobs
+    runs: int  # training runs (a fine-tuning job trains its whole grid)
+    tokens: float
+    flops: float
+    gpu_hours: float
+
+
+def pretraining_tokens(plan: RunPlan, config: Config) -> int:
+    spec = config.pretraining
+    return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
+
+
+def stage_costs(config: Config) -> list[StageCost]:
+    """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
+    hardware, vocab = config.hardware, config.tokenizer.vocab_size
+    pretraining_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu
+    finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
+    plans = plan_runs(config)
+    costs = []
+    for study in ("objectives", "two_stage", "continued"):
+        runs = [p for p in plans.values() if p.study == study]
+        if runs:
+            tokens = [pretraining_tokens(p, config) for p in runs]
+            flops = sum(training_flops(parameters(config.sizes[p.size], vocab).matmul, t) for p, t in zip(runs, tokens))
+            costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), flops, flops / pretraining_rate / 3600))
+    # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
+    models = [(p.name, p.size, p.objective) for p in plans.values()]
+    models += [(RANDOM_INIT, size, RANDOM_INIT) for size in sorted({p.size for p in plans.values()})]
+    checkpoints = []  # ... and each learning-curve checkpoint
+    if config.learning_curves is not None:
+        for size in config.learning_curves.sizes:
+            for name in config.learning_curves.runs:
+                plan = plans[f"{name}-{size}"]
+                checkpoints += [(plan.name, size, plan.objective)] * len(plan.curve_steps(config.pretraining.checkpoint_steps))
+    for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
+        if runs:
+            costs.append(finetuning_cost(stage, runs, config, finetuning_rate))
+    return costs
+
+
+def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Config, flops_per_second: float) -> StageCost:
+    """The fine-tuning grid of every (task, model) pair the workflow fine-tunes (pipeline.finetune.plan)."""
+    jobs = runs = 0
+    tokens = flops = 0.0
+    for task in config.finetuning.tasks:
+        protocol = config.finetuning.for_task(task)
+        grid = len(protocol.learning_rates) * len(protocol.seeds)
+        run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
+        for name, size, objective in models:
+            if not finetunes(config, task, name, size, objective):
+                continue
+            jobs += 1
+            runs += grid
+            tokens += grid * run_tokens
+            flops += grid * training_flops(parameters(config.sizes[size], config.tokenizer.vocab_size).non_embedding, run_tokens)
+    return StageCost(stage, jobs, runs, tokens, flops, flops / flops_per_second / 3600)
+
+
+# ------------------------------------------------------------------------ peak memory
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    size: str
+    num_parameters: int
+    micro_batch_size: int
+    sharding: str
+    states_gb: float  # float32 weights, gradients, AdamW moments (+ bf16 copies)
+    activations_gb: float
+    logits_gb: float
+    total_gb: float
+    fits: bool
+
+
+def activation_bytes_per_token_layer(size: SizeSpec, bf16: bool) -> float:
+    """Bytes one token keeps for the backward pass in one transformer layer.
+
+    Counted tensor by tensor for a Llama layer under autocast (the residual stream stays
+    float32, matmul inputs and outputs are bf16), with SDPA flash attention, which stores
+    no (length x length) matrix: the two RMSNorm inputs and outputs (4 x 4h, float32),
+    their bf16 casts (2 x 2h), q/k before and after RoPE and v (2h + 4h_kv + 2h_kv),
+    attention output and its projection input (2 x 2h), and SwiGLU's gate, up, SiLU(gate),
+    product and down-projection input (5 x 2f). In float32 every bf16 tensor doubles.
+    """
+    h, f = size.hidden_size, size.ffn_size
+    h_kv = size.num_kv_heads * (h // size.num_heads)
+    low = 2 * h + 2 * h + 2 * h + 4 * h_kv + 2 * h_kv + 2 * h + 2 * h + 5 * 2 * f  # bf16 tensors, in bytes
+    return 4 * 4 * h + (low if bf16 else 2 * low)
+
+
+def peak_memory(config: Config, size_name: str, world_size: int) -> MemoryEstimate:
+    """Estimated peak memory of one GPU training ``size_name``, for its most memory-hungry objective."""
+    spec = config.pretraining
+    compute: ComputeSpec = spec.compute.for_size(size_name)
+    size, vocab = config.sizes[size_name], config.tokenizer.vocab_size
+    counts = parameters(size, vocab)
+    shards = world_size if compute.sharding == "fsdp" and world_size > 1 else 1
+    bf16 = compute.precision == "bf16"
+    per_process = spec.batch_size // max(world_size, 1)
+    micro = compute.micro_batch_size or per_process
+    states = 16 * counts.total / shards  # float32 weight + gradient + two AdamW moments
+    if bf16:  # bf16 copies of the weights the matmuls read: all of them, or (FSDP) the root and two gathered layers
+        states += 2 * (counts.total if shards == 1 else counts.embedding + counts.lm_head + 2 * counts.per_layer)
+    tokens = micro * spec.sequence_length
+    # + the float32 embedding output, final norm input and output, outside the layers
+    activations = tokens * (size.num_layers * activation_bytes_per_token_layer(size, bf16) + 3 * 4 * size.hidden_size)
+    fraction = max(loss_fractions(config, size_name)) if compute.sparse_prediction else 1.0
+    logits = LOGIT_BYTES * tokens * fraction * vocab
+    total = states + activations + logits + CUDA_OVERHEAD_BYTES
+    hardware = config.hardware
+    return MemoryEstimate(size_name, counts.total, micro, compute.sharding if world_size > 1 else "single", states / GB,
+                          activations / GB, logits / GB, total / GB, total / GB <= hardware.gpu_memory_gb)  # fmt: skip
+
+
+def loss_fractions(config: Config, size_name: str) -> list[float]:
+    """The share of positions that carry loss, for every objective pretrained at ``size_name``."""
+    objectives = {p.objective for p in plan_runs(config).values() if p.size == size_name}
+    length = config.pretraining.sequence_length
+    return [parse_objective(config.objectives[o]).params.expected_loss_fraction(length) for o in sorted(objectives)]
+
+
+# ------------------------------------------------------------------------------ report
+
+
+def format_estimate(config: Config, origin: str) -> str:
+    hardware = config.hardware
+    world_size = max(hardware.gpus_per_run, 1)
+    lines = [
+        f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} GB),"
+        f" {hardware.gpus_per_run} GPU(s) per pretraining job",
+        f"  FLOPs = 6 x N x tokens (N = non-embedding + LM-head parameters); pretraining at {hardware.assumed_mfu:.0%} MFU,"
+        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} (its whole grid at max_steps: an upper bound)",
+        f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
+    ]
+    costs = stage_costs(config)
+    for cost in costs:
+        lines.append(
+            f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.0f}"
+        )
+    total_hours = sum(c.gpu_hours for c in costs)
+    lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.0f}")
+    lines += [
+        f"Peak memory per GPU (estimate; each size's most memory-hungry objective), against {hardware.gpu_memory_gb:g} GB:",
+        f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",
+    ]
+    for size in sorted({p.size for p in plan_runs(config).values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding):
+        m = peak_memory(config, size, world_size)
+        verdict = "fits" if m.fits else f"EXCEEDS {hardware.gpu_memory_gb:g} GB"
+        lines.append(
+            f"  {m.size:<8}{m.num_parameters / 1e6:>8.0f}M{m.micro_batch_size:>13}{m.sharding:>10}{m.states_gb:>13.1f}GB"
+            f"{m.activations_gb:>11.1f}GB{m.logits_gb:>6.1f}GB{m.total_gb:>6.1f}GB  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def over_memory(config: Config) -> list[str]:
+    """The sizes whose estimated peak memory exceeds the GPU's."""
+    world_size = max(config.hardware.gpus_per_run, 1)
+    return [s for s in sorted({p.size for p in plan_runs(config).values()}) if not peak_memory(config, s, world_size).fits]
+
+
+# --------------------------------------------------------------------------------- CLI
+
+
+def read_configs(paths: list[str]) -> dict:
+    """The config files merged as Snakemake merges them: config/default.yaml first, then each file."""
+    data = read_yaml(REPOSITORY / "config" / "default.yaml", "config file")
+    for path in paths:
+        data = merge(data, read_yaml(path, "config file") or {})
+    return data
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--configfile", nargs="*", default=[], help="config files merged over config/default.yaml, as snakemake --configfile"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    origin = "+".join(["config/default.yaml", *args.configfile])
+    config = load_config(read_configs(args.configfile), origin)
+    print(format_estimate(config, " ".join(Path(p).name for p in args.configfile) or "config/default.yaml"))

@@ -1,0 +1,72 @@
+"""The cost estimate: parameter counts, FLOPs, memory check, and the paper config's dry run printing them."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.config import SizeSpec, load_config
+from pipeline.cost import over_memory, parameters, peak_memory, read_configs, stage_costs
+from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize("attention", ["causal", "bidirectional"])
+def test_parameter_counts_match_the_built_model(attention):
+    size = SizeSpec(num_layers=2, hidden_size=96, num_heads=6, num_kv_heads=2, ffn_size=160)  # grouped-query attention
+    model = build_language_model(BackboneSpec(size, 500, 64, 0, 1, 2, 3), attention, seed=0)
+    counts = parameters(size, 500)
+    assert (counts.total, counts.non_embedding) == count_parameters(model)
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return load_config(read_configs([str(REPO / "config" / "paper.yaml")]), "paper")
+
+
+def test_paper_sizes_are_the_study_sizes(paper):
+    # "210M" counts the non-embedding parameters and one 128,256 x 768 embedding matrix.
+    assert parameters(paper.sizes["210m"], 128256).non_embedding + 128256 * 768 == pytest.approx(210e6, rel=0.02)
+    assert parameters(paper.sizes["610m"], 128256).non_embedding + 128256 * 1152 == pytest.approx(610e6, rel=0.02)
+
+
+def test_pretraining_flops_are_six_n_tokens(paper):
+    costs = {c.stage: c for c in stage_costs(paper)}
+    runs = costs["pretrain (objectives)"]
+    assert runs.jobs == 3 * 5  # clm, mlm and the three other masking ratios at three sizes
+    tokens_per_run = 42000 * 1152 * 2048
+    assert runs.tokens == 15 * tokens_per_run
+    n = sum(parameters(paper.sizes[s], 128256).matmul for s in ("210m", "610m", "1b"))
+    assert runs.flops == pytest.approx(5 * 6 * n * tokens_per_run)
+    hardware = paper.hardware
+    assert runs.gpu_hours == pytest.approx(runs.flops / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu) / 3600)
+    assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
+
+
+def test_memory_is_checked_against_the_gpu(paper):
+    assert over_memory(paper) == []
+    compute = dataclasses.replace(paper.pretraining.compute, micro_batch_size=64, by_size={})
+    greedy = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute))
+    assert "210m" in over_memory(greedy)
+    dense = dataclasses.replace(
+        greedy,
+        pretraining=dataclasses.replace(
+            greedy.pretraining, compute=dataclasses.replace(compute, micro_batch_size=8, sparse_prediction=False)
+        ),
+    )
+    sparse_logits = peak_memory(paper, "210m", 8).logits_gb
+    assert peak_memory(dense, "210m", 8).logits_gb > sparse_logits  # MLM's sparse prediction does not save CLM's logits
+    assert peak_memory(paper, "1b", 8).states_gb < peak_memory(paper, "1b", 1).states_gb / 4  # FSDP shards weights and AdamW state
+
+
+def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", "--configfile", "config/paper.yaml", "-n", "-p"],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "GPU-hours" in output and "Peak memory per GPU" in output and "EXCEEDS" not in output
+    assert "-m torch.distributed.run --standalone --nproc-per-node 8 -m pipeline pretrain" in output and "--device cuda" in output
+    assert "This was a dry-run" in output
