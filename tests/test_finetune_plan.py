@@ -1,0 +1,31 @@
+"""Which models each task fine-tunes (pipeline.finetune.plan)."""
+
+from __future__ import annotations
+
+import yaml
+
+from pipeline.config import RANDOM_INIT, load_config
+from pipeline.finetune.plan import can_generate, finetunes
+from tests.conftest import REPO
+
+
+def config(by_task: dict | None = None):
+    data = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
+    data["finetuning"]["by_task"] = by_task or {}
+    return load_config(data)
+
+
+def test_generative_tasks_take_only_models_that_predict_the_next_token():
+    default = config()
+    assert [name for name in ("clm", "meap", "prefix_lm", "ul2", RANDOM_INIT) if can_generate(default, name)] == ["clm", "meap", "prefix_lm", "ul2", RANDOM_INIT]
+    assert not any(can_generate(default, name) for name in ("mlm", "mlm_nsp", "electra", "mlm_20"))
+    assert finetunes(default, "needle", "meap", "tiny", "meap") and not finetunes(default, "needle", "mlm", "tiny", "mlm")
+    assert not finetunes(default, "needle", "clm50_mlm", "tiny", "mlm")  # a two-stage run ends as MLM
+    assert finetunes(default, "topic", "mlm", "small", "mlm")
+
+
+def test_a_tasks_runs_are_named_with_or_without_the_size():
+    limited = config({"news_cloze": {"runs": ["clm", "mlm-tiny"]}})
+    assert finetunes(limited, "news_cloze", "clm", "small", "clm") and finetunes(limited, "news_cloze", "mlm", "tiny", "mlm")
+    assert not finetunes(limited, "news_cloze", "mlm", "small", "mlm") and not finetunes(limited, "news_cloze", RANDOM_INIT, "tiny", RANDOM_INIT)
+    assert finetunes(limited, "topic", "mlm", "small", "mlm")  # other tasks are untouched
