@@ -18,10 +18,10 @@ import torch
 from transformers import AutoTokenizer
 
 import pipeline.finetune.sweep as sweep
-from pipeline.config import FinetuningSpec
-from pipeline.finetune.task_data import load_task
+from pipeline.config import FinetuningSpec, TaskSpec
+from pipeline.finetune.task_data import read_task
+from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
-from pipeline.model.backbone import load_language_model, read_backbone_spec
 
 
 def main() -> None:
@@ -34,11 +34,13 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    task = load_task(args.task_dir, tokenizer, args.max_length)
+    task = TaskSpec(family="SC", type="sequence_classification", metric="accuracy", data=None, description="bench", max_length=args.max_length)
+    stats, rows = read_task(args.task_dir)
+    classification = get_task_type(task.type)(TaskContext(task, stats, tokenizer, "bidirectional", "clm"))
+    splits = {name: classification.encode_split(split_rows) for name, split_rows in rows.items()}
     spec = FinetuningSpec(tasks=("bench",), learning_rates=(args.learning_rate,), seeds=(0,))
-    encoder = load_language_model(args.model, "bidirectional").model
-    runner = sweep.Sweep(encoder, read_backbone_spec(args.model).size.hidden_size, task, spec, get_metric("accuracy"), tokenizer.pad_token_id)
-    lengths = [len(ids) for ids in task.splits["train"].input_ids]
+    runner = sweep.Sweep(classification, classification.load_pretrained(args.model), splits, spec, get_metric("accuracy"))
+    lengths = splits["train"].lengths
     default_pool = sweep.LENGTH_GROUP_BATCHES
     seconds: dict[str, list[float]] = {"random": [], "grouped": []}
     for _ in range(args.repeats):

@@ -8,6 +8,7 @@ Names carry their units: ``num_steps``, ``num_warmup_steps``, ``max_length`` (to
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,8 @@ from pipeline.files import read_yaml
 
 # The objective name of the untrained baseline (fine-tuned from the initial weights).
 RANDOM_INIT = "random"
+
+logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- data
 
@@ -367,7 +370,6 @@ class Config:
             ("pretraining.sizes", self.pretraining.sizes, self.sizes),
             ("pretraining.objectives", self.pretraining.objectives, self.objectives),
             ("finetuning.tasks", self.finetuning.tasks, self.tasks),
-            ("finetuning.by_task", tuple(self.finetuning.by_task), self.tasks),
             ("pretraining.compute.by_size", tuple(self.pretraining.compute.by_size), self.sizes),
         ]
         if self.zoo is not None:
@@ -431,13 +433,30 @@ def with_task_files(data: dict[str, Any], origin: str = "config") -> dict[str, A
     return {**data, "tasks": merge(read_task_files(data["task_dir"], origin), data.get("tasks") or {})}
 
 
+def without_foreign_budgets(data: dict[str, Any]) -> dict[str, Any]:
+    """The config without ``finetuning.by_task`` entries for tasks it does not define.
+
+    Overlays merge into the default config key by key and cannot delete a key, so the
+    paper config inherits the default's per-task budgets for tasks it does not have;
+    those entries are dropped (and logged), not errors.
+    """
+    finetuning = data.get("finetuning")
+    if not isinstance(finetuning, dict) or not isinstance(finetuning.get("by_task"), dict) or not isinstance(data.get("tasks"), dict):
+        return data
+    foreign = sorted(set(finetuning["by_task"]) - set(data["tasks"]))
+    if foreign:
+        logger.info("finetuning.by_task: ignoring entries for tasks this config does not define: %s", ", ".join(foreign))
+    kept = {task: budget for task, budget in finetuning["by_task"].items() if task not in foreign}
+    return {**data, "finetuning": {**finetuning, "by_task": kept}}
+
+
 def load_config(data: dict[str, Any], origin: str = "config") -> Config:
     """Parse a config mapping; a bad key or value raises PipelineError naming it.
 
     Tasks come from ``task_dir`` (one file per task) with the config's own ``tasks:``
     entries merged over them, so an overlay such as the smoke config changes one field.
     """
-    config = strict.parse(Config, with_task_files(data, origin), origin)
+    config = strict.parse(Config, without_foreign_budgets(with_task_files(data, origin)), origin)
     from pipeline.metrics import get_metric
 
     for name, task in config.tasks.items():

@@ -124,12 +124,14 @@ def test_a_bad_task_file_is_one_line_naming_the_task(tmp_path, task_file, messag
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_a_missing_task_dir_or_per_task_entry_is_named():
+def test_a_missing_task_dir_or_a_bad_per_task_entry_is_named():
     with pytest.raises(PipelineError, match=r"cfg.task_dir: .*nowhere is not a directory"):
         load_config({**default_data(), "task_dir": "nowhere"}, "cfg")
-    data = default_data()
-    data["finetuning"]["by_task"] = {"sentimental": {"max_steps": 3}}
-    with pytest.raises(PipelineError, match=r"finetuning.by_task: 'sentimental' is not defined"):
+    data = default_data()  # an overlay cannot delete the default's per-task budgets: another config's tasks are ignored
+    data["finetuning"]["by_task"] = {"sentimental": {"max_steps": 3}, "topic": {"max_steps": 4}}
+    assert set(load_config(data, "cfg").finetuning.by_task) == {"topic"}
+    data["finetuning"]["by_task"] = {"topic": {"max_stepz": 3}}
+    with pytest.raises(PipelineError, match=r"cfg.finetuning.by_task.topic.max_stepz: unknown key"):
         load_config(data, "cfg")
 
 
