@@ -387,3 +387,16 @@ def test_curve_claims_not_measured_without_both_curves(standard: Results, tmp_pa
     for results in (standard, curves(tmp_path, curve_runs=("clm",))):
         outcome = CHECKERS[claim](results)
         assert outcome.verdict == "not measured" and "learning_curves: {sizes: [tiny], runs: [clm, mlm]}" in outcome.needed
+
+
+def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> None:
+    """Both runs below the task's trivial baseline (the fake's 51.2): the MLM − CLM gap on
+    it is left out of c01 and makes c02 inconclusive, whatever its interval says."""
+    results = fake(
+        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"},
+        score=score_formula(bonus=lambda task, name, size: (-40.0 if task == "cloze" else 0.0) + BONUS[name] + SIZE_BONUS[size]),
+    )  # fmt: skip
+    assert results.scores.loc[results.scores["task"] == "cloze", "test_high"].max() < 51.2
+    c02 = CHECKERS["c02"](results)
+    assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
+    assert "left out, as neither run beat the trivial baseline: QA tiny, QA small" in CHECKERS["c01"](results).evidence

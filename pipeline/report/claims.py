@@ -236,15 +236,39 @@ C12_CLAIMED_FRACTION = {"mlm": 0.15, "clm": 1.0}
 LOSS_FRACTION_TOLERANCE = 0.02
 
 
+def at_floor(results: Results, rows: pd.DataFrame) -> pd.Series:
+    """Per comparison row: neither the MLM nor the CLM run is above the trivial baseline
+    (majority class, always abstain, ...) of every task in it. Such a gap says nothing
+    about the objectives, only that the budget taught neither model the task."""
+    baseline = results.tasks.set_index("task")["majority_test_score"]
+    family_tasks = results.tasks.groupby("family")["task"].apply(list)
+
+    def floor(row: pd.Series) -> bool:
+        tasks = [row["name"]] if row["level"] == "task" else family_tasks.get(row["family"], [])
+        ceiling = max((baseline.get(task, math.nan) for task in tasks), default=math.nan)
+        return bool(ceiling == ceiling and max(row["mlm_low"], row["clm_low"]) <= ceiling)
+
+    return rows.apply(floor, axis=1) if len(rows) else pd.Series(dtype=bool)
+
+
+def floor_text(rows: pd.DataFrame) -> str:
+    return ", ".join(f"{r['name']} {r['size']}" for _, r in rows.iterrows())
+
+
 @checker("c01")
 def check_c01(results: Results) -> Verdict:
-    """MLM beats CLM by 2.3-5.7 points on SC and QA: the family averages, per size."""
+    """MLM beats CLM by 2.3-5.7 points on SC and QA: the family averages, per size, leaving
+    out families where neither run beat the trivial baseline."""
     rows = family_comparisons(results, ("SC", "QA"))
+    floored = rows[at_floor(results, rows)] if len(rows) else rows
+    rows = rows.drop(floored.index)
     if rows.empty:
         return Verdict("not measured", "no SC or QA family has both an MLM and a CLM run", "MLM and CLM runs fine-tuned on SC or QA tasks")
     items = labelled(rows, mlm_minus_clm(results))
     verdict, fit = range_verdict(items, *C01_CLAIMED_GAP), fit_text(items, *C01_CLAIMED_GAP, " points")
     no_qa = "" if (rows["family"] == "QA").any() else "; no QA task was run"
+    if len(floored):
+        no_qa = f"; left out, as neither run beat the trivial baseline: {floor_text(floored)}"
     evidence = f"Family-average MLM − CLM ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {fit}{no_qa}."
     return Verdict(verdict, evidence)
 
@@ -259,6 +283,15 @@ def check_c02(results: Results) -> Verdict:
             "no task of family QA was run (no SQuAD-style data is available offline)",
             "an extractive QA task with unanswerable questions, scored with SQuAD-v2 F1",
         )
+    floored = at_floor(results, rows)
+    if floored.all():
+        return Verdict(
+            "inconclusive",
+            f"Neither the MLM nor the CLM run beat the trivial baseline (always abstain) on {floor_text(rows)} {scale(results)}: "
+            "the fine-tuning budget taught neither to answer, so the gap says nothing about the objectives.",
+            "a QA budget at which the models answer some questions",
+        )
+    rows = rows[~floored]
     gap = C02_CLAIMED_F1["mlm"] - C02_CLAIMED_F1["clm"]
     items = labelled(rows, mlm_minus_clm(results))
     verdict, fit = range_verdict(items, gap, gap), fit_text(items, gap, gap, " points")
