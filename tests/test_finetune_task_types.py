@@ -151,10 +151,17 @@ def test_needle_reports_every_cell_and_its_attention(init_dir, tmp_path):
     task = make_task("needle_in_a_haystack", tmp_path / "task")
     rows = [json.loads(line) for line in (task / "test.jsonl").read_text().splitlines()]
     cells = {f"length={r['length']},depth={r['depth']}" for r in rows}
-    for kind, attention in (("random", "causal"), ("clm", "causal"), ("prefix_lm", "prefix"), ("mlm", "causal")):
+    for kind, attention in (("random", "causal"), ("clm", "causal"), ("prefix_lm", "prefix")):
         scores = finetune(spec_json("needle_in_a_haystack", kind, seeds=[0]), init_dir, task, tmp_path / kind)
         assert scores["attention"] == attention
         assert cells <= set(scores["grid"][0]["test_scores"]) and "exact_match" in scores["grid"][0]["test_scores"]
+
+
+def test_needle_refuses_a_model_that_cannot_generate(init_dir, tmp_path, capsys):
+    task = make_task("needle_in_a_haystack", tmp_path / "task")
+    argv = ["finetune", "--spec", spec_json("needle_in_a_haystack", "mlm", seeds=[0]), "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert "objective kind 'mlm' cannot generate" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("task_type", registered_task_types())

@@ -13,16 +13,25 @@ from __future__ import annotations
 
 from pipeline.config import RANDOM_INIT, Config
 from pipeline.objectives import parse_objective
+from pipeline.objectives.base import Attention
 
 GENERATIVE_TASK_TYPES = ("needle_in_a_haystack",)
 GENERATIVE_ATTENTION = ("causal", "prefix")
 
 
+def generation_attention(objective_kind: str) -> Attention | None:
+    """The attention a model trained with ``objective_kind`` generates under (its own causal
+    or prefix pattern; causal for the untrained baseline), None for one that cannot generate."""
+    if objective_kind == RANDOM_INIT:
+        return "causal"
+    attention = parse_objective({"kind": objective_kind}).attention
+    return attention if attention in GENERATIVE_ATTENTION else None
+
+
 def can_generate(config: Config, objective: str) -> bool:
     """Whether a run trained with ``objective`` (a config name, or the baseline) predicts next tokens."""
-    if objective == RANDOM_INIT:
-        return True
-    return parse_objective(config.objectives[objective]).attention in GENERATIVE_ATTENTION
+    kind = objective if objective == RANDOM_INIT else config.objectives[objective]["kind"]
+    return generation_attention(kind) is not None
 
 
 def finetunes(config: Config, task: str, name: str, size: str, objective: str) -> bool:

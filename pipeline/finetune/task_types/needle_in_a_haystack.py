@@ -21,25 +21,19 @@ import torch
 from torch import nn
 from transformers import DynamicCache
 
-from pipeline.config import RANDOM_INIT
+from pipeline.errors import PipelineError
 from pipeline.finetune.framing import tokenize
+from pipeline.finetune.plan import generation_attention
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, register
 from pipeline.metrics import Metric
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.backbone import language_model_loss, load_language_model
-from pipeline.objectives import Example, collate, parse_objective
+from pipeline.objectives import Example, collate
 from pipeline.objectives.base import Attention
 from pipeline.objectives.prefix_lm import prefix_example
 
 MAX_NEW_TOKENS = 8  # generated tokens, </s> included; also the most target tokens an example trains on
-
-
-def generation_attention(objective_kind: str) -> Attention:
-    """The attention an objective's model generates under: "prefix" for prefix-attention kinds, else "causal"."""
-    if objective_kind != RANDOM_INIT and parse_objective({"kind": objective_kind}).attention == "prefix":
-        return "prefix"
-    return "causal"
 
 
 @torch.no_grad()
@@ -87,7 +81,10 @@ def cell(row: dict) -> str:
 class NeedleInAHaystack(TaskType):
     @property
     def attention(self) -> Attention:
-        return generation_attention(self.context.objective_kind)
+        attention = generation_attention(self.context.objective_kind)
+        if attention is None:
+            raise PipelineError(f"needle_in_a_haystack: objective kind {self.context.objective_kind!r} cannot generate (its attention is bidirectional)")
+        return attention
 
     def load_pretrained(self, checkpoint: str) -> nn.Module:
         return load_language_model(checkpoint, self.attention)
