@@ -22,6 +22,7 @@ from pipeline import strict
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.model.attention import prefix_attention_mask
+from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.objectives.base import IGNORE, Attention, Batch
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -143,7 +144,8 @@ def labelled_logits(
     small sizes, and most of the (N, V) float32 logits, the largest activation at 128k
     vocabularies. ``sparse=False`` projects every position, (B, T, V), and then selects:
     the same numbers up to float rounding, at full cost (the path a dense LM head takes).
-    Taking the hidden states as input lets a loss that also needs them (NSP) encode once.
+    For losses that need the logits themselves (ELECTRA samples from its generator's);
+    :func:`labelled_loss` is the loss without them.
     """
     carries_loss = labels != IGNORE  # (B, T)
     if sparse:
@@ -152,8 +154,21 @@ def labelled_logits(
 
 
 def language_model_loss(model: PreTrainedModel, batch: Batch, sparse: bool = True) -> torch.Tensor:
-    """Mean cross-entropy over positions that carry a label."""
-    return F.cross_entropy(*labelled_logits(model, encode(model, batch), batch.labels, sparse))
+    """Mean cross-entropy over the batch's positions that carry a label."""
+    return labelled_loss(model, encode(model, batch), batch.labels, sparse)
+
+
+def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, sparse: bool = True) -> torch.Tensor:
+    """Mean cross-entropy of the LM head over the positions of ``hidden`` (B, T, H) that carry a label.
+
+    ``sparse``: the head and the loss run on those positions only, chunked
+    (:mod:`linear_cross_entropy`), never materialising their logits; otherwise the dense
+    path of :func:`labelled_logits`. Same numbers up to float rounding.
+    """
+    if sparse:
+        carries_loss = labels != IGNORE  # (B, T)
+        return linear_cross_entropy(hidden[carries_loss], model.lm_head.weight, labels[carries_loss])
+    return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse))
 
 
 def count_parameters(model: PreTrainedModel) -> tuple[int, int]:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
-from pipeline.model.backbone import BackboneSpec, encode, labelled_logits
+from pipeline.model.backbone import BackboneSpec, encode, labelled_loss
 from pipeline.model.pooling import mean_pool
 from pipeline.objectives import Batch, Objective
 from pipeline.pretrain.losses.base import PretrainingLoss, register_loss
@@ -30,7 +30,7 @@ class MaskedLMNextSentenceLoss(PretrainingLoss):
     def parts(self, model: PreTrainedModel, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(MLM loss, NSP loss), from one pass of the encoder."""
         hidden = encode(model, batch)  # (B, L, H)
-        masked_lm = F.cross_entropy(*labelled_logits(model, hidden, batch.labels, self.sparse_prediction))
+        masked_lm = labelled_loss(model, hidden, batch.labels, self.sparse_prediction)
         scores = self.next_sentence_head(mean_pool(hidden, batch.padding_mask)).float()  # (B, 2)
         next_sentence = F.cross_entropy(scores, batch.extras["is_next"])
         return masked_lm, next_sentence
