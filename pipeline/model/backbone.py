@@ -144,8 +144,8 @@ def labelled_logits(
     small sizes, and most of the (N, V) float32 logits, the largest activation at 128k
     vocabularies. ``sparse=False`` projects every position, (B, T, V), and then selects:
     the same numbers up to float rounding, at full cost (the path a dense LM head takes).
-    For losses that need the logits themselves (ELECTRA samples from its generator's);
-    :func:`labelled_loss` is the loss without them.
+    This is for losses that need the logits themselves (ELECTRA samples from its generator's);
+    :func:`labelled_loss` computes the cross-entropy without keeping them.
     """
     carries_loss = labels != IGNORE  # (B, T)
     if sparse:
