@@ -10,7 +10,7 @@ from test_report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, 
 
 from pipeline.errors import PipelineError
 from pipeline.report.aggregate import Results, build_results
-from pipeline.report.claims import CHECKERS, Claim, c04_verdict, check_claims, crossing, faster_verdict, read_claims, threshold_bracket
+from pipeline.report.claims import CHECKERS, FLOOR_MARGIN, Claim, c04_verdict, check_claims, crossing, faster_verdict, read_claims, threshold_bracket
 from pipeline.report.stats import Estimate
 
 
@@ -400,3 +400,16 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
     c02 = CHECKERS["c02"](results)
     assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
     assert "left out, as neither run beat the trivial baseline: QA tiny, QA small" in CHECKERS["c01"](results).evidence
+
+
+def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_path: Path) -> None:
+    """Both runs 0.4 points above the baseline (51.2) with tight seeds: their CIs exclude
+    the baseline but stay within FLOOR_MARGIN of it, so c02 is still inconclusive."""
+    results = fake(
+        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, score=score_formula(
+            bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size], seed_spread=0.1,
+        ),
+    )  # fmt: skip
+    cloze = results.scores[(results.scores["task"] == "cloze") & results.scores["objective_kind"].isin(["clm", "mlm"])]
+    assert (cloze["test_low"] > 51.2).all() and (cloze["test_low"] < 51.2 + FLOOR_MARGIN).all()
+    assert CHECKERS["c02"](results).verdict == "inconclusive"
