@@ -30,7 +30,7 @@ from pipeline.config import RANDOM_INIT, REPOSITORY, ComputeSpec, Config, SizeSp
 from pipeline.files import read_yaml
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
-from pipeline.pretrain.plan import RunPlan, plan_runs
+from pipeline.pretrain.plan import RunPlan, curve_plans, plan_runs
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
@@ -103,11 +103,8 @@ def stage_costs(config: Config) -> list[StageCost]:
     models = [(p.name, p.size, p.objective) for p in plans.values()]
     models += [(RANDOM_INIT, size, RANDOM_INIT) for size in sorted({p.size for p in plans.values()})]
     checkpoints = []  # ... and each learning-curve checkpoint
-    if config.learning_curves is not None:
-        for size in config.learning_curves.sizes:
-            for name in config.learning_curves.runs:
-                plan = plans[f"{name}-{size}"]
-                checkpoints += [(plan.name, size, plan.objective)] * len(plan.curve_steps(config.pretraining.checkpoint_steps))
+    for plan in curve_plans(config, plans):
+        checkpoints += [(plan.name, plan.size, plan.objective)] * len(plan.curve_steps(config.pretraining.checkpoint_steps))
     for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
         if runs:
             costs.append(finetuning_cost(stage, runs, config, finetuning_rate))

@@ -53,6 +53,8 @@ def test_shipped_configs_parse():
         (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "two_stage needs pretraining.schedule.kind 'wsd'"),
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
+        (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'ul2' is planned at none of the sizes small"),
+        (lambda c: c["learning_curves"].update(runs=["clm75_mlm"]), "cfg.learning_curves: run 'clm75_mlm-tiny' saves no pretraining.checkpoint_steps checkpoint"),
     ],
 )
 def test_bad_config_names_the_culprit(edit, message):
@@ -142,3 +144,14 @@ def test_a_task_runs_under_the_shared_protocol_with_its_own_entry_applied():
     needle, topic = finetuning.for_task("needle"), finetuning.for_task("topic")
     assert (needle.max_steps, needle.seeds, needle.learning_rates) == (7, (5,), finetuning.learning_rates)
     assert (topic.max_steps, topic.seeds) == (finetuning.max_steps, finetuning.seeds) and needle.by_task == {}
+
+
+def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
+    """The two-stage runs exist at the tiny size only: their checkpoints are fine-tuned there,
+    CLM's and MLM's at both sizes."""
+    from pipeline.pretrain.plan import curve_plans, plan_runs
+
+    data = default_data()
+    data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm"]}
+    config = load_config(data)
+    assert [p.run for p in curve_plans(config, plan_runs(config))] == ["clm-tiny", "mlm-tiny", "clm25_mlm-tiny", "clm-small", "mlm-small"]

@@ -157,3 +157,18 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             raise ValueError(f"run {plan.run!r} is planned twice")
         plans[plan.run] = plan
     return plans
+
+
+def curve_plans(config: Config, plans: dict[str, RunPlan]) -> list[RunPlan]:
+    """The runs whose checkpoints ``learning_curves`` fine-tunes: each named run at each of
+    its sizes where the run is planned (a two-stage run may exist at fewer sizes than CLM
+    and MLM). A name planned at none of them is a config error, not a silent gap."""
+    curves = config.learning_curves
+    if curves is None:
+        return []
+    chosen = [plans[run_name(name, size)] for size in curves.sizes for name in curves.runs if run_name(name, size) in plans]
+    for name in curves.runs:
+        if not any(plan.name == name for plan in chosen):
+            sizes = ", ".join(curves.sizes)
+            raise ValueError(f"learning_curves: run {name!r} is planned at none of the sizes {sizes} (planned: {', '.join(plans)})")
+    return chosen
