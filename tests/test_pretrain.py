@@ -26,6 +26,8 @@ from pipeline.pretrain.trainer import Progress
 from tests.conftest import REPO, pretrain_spec_json, scratch_plan
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
+# The code's float32 path, and the default config's bf16 autocast with fused AdamW.
+COMPUTE_SETTINGS = [{}, {"precision": "bf16", "fused_optimizer": True}]
 
 
 def pretrain(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> Path:
@@ -57,8 +59,9 @@ def test_token_blocks_order_depends_only_on_seed_and_step(tokens_dir):
 
 
 @pytest.mark.parametrize("kind", sorted(OBJECTIVES))
-def test_same_config_same_numbers(kind, tokens_dir, init_dir, tmp_path):
-    spec = pretrain_spec_json(OBJECTIVES[kind], num_steps=6, checkpoint_steps=[3])
+@pytest.mark.parametrize("compute", COMPUTE_SETTINGS, ids=["fp32", "bf16-fused"])
+def test_same_config_same_numbers(kind, compute, tokens_dir, init_dir, tmp_path):
+    spec = pretrain_spec_json(OBJECTIVES[kind], num_steps=6, checkpoint_steps=[3], compute=compute)
     a = pretrain(spec, tokens_dir, init_dir, tmp_path / "a")
     b = pretrain(spec, tokens_dir, init_dir, tmp_path / "b")
     assert_same_weights(weights(a), weights(b))
@@ -108,10 +111,11 @@ def test_loss_fraction_matches_objective(tokens_dir, init_dir, tmp_path):
     assert read_json(run / "summary.json")["loss_fraction"] == pytest.approx(31 / 32)
 
 
-def test_killed_run_resumes_to_identical_weights(tokens_dir, init_dir, tmp_path):
+@pytest.mark.parametrize("compute", COMPUTE_SETTINGS, ids=["fp32", "bf16-fused"])
+def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, tmp_path):
     """SIGKILL a real pretraining process mid-run, rerun it, compare with an uninterrupted run."""
     num_steps = 40
-    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=num_steps, checkpoint_steps=[10, 30], resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=num_steps, checkpoint_steps=[10, 30], resume_every_steps=2, compute=compute)
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
 
     root = tmp_path / "interrupted"
