@@ -399,7 +399,7 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
     assert results.scores.loc[results.scores["task"] == "cloze", "test_high"].max() < 51.2
     c02 = CHECKERS["c02"](results)
     assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
-    assert "left out, as neither run beat the trivial baseline: QA tiny, QA small" in CHECKERS["c01"](results).evidence
+    assert "left out, as neither run beat the trivial baseline by 1 point: QA tiny, QA small" in CHECKERS["c01"](results).evidence
 
 
 def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_path: Path) -> None:

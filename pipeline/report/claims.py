@@ -264,7 +264,7 @@ def floor_text(rows: pd.DataFrame) -> str:
 @checker("c01")
 def check_c01(results: Results) -> Verdict:
     """MLM beats CLM by 2.3-5.7 points on SC and QA: the family averages, per size, leaving
-    out families where neither run beat the trivial baseline."""
+    out families where neither run beat the trivial baseline by ``FLOOR_MARGIN``."""
     rows = family_comparisons(results, ("SC", "QA"))
     floored = rows[at_floor(results, rows)] if len(rows) else rows
     rows = rows.drop(floored.index)
@@ -274,7 +274,7 @@ def check_c01(results: Results) -> Verdict:
     verdict, fit = range_verdict(items, *C01_CLAIMED_GAP), fit_text(items, *C01_CLAIMED_GAP, " points")
     no_qa = "" if (rows["family"] == "QA").any() else "; no QA task was run"
     if len(floored):
-        no_qa = f"; left out, as neither run beat the trivial baseline: {floor_text(floored)}"
+        no_qa = f"; left out, as neither run beat the trivial baseline by {FLOOR_MARGIN:g} point: {floor_text(floored)}"
     evidence = f"Family-average MLM − CLM ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {fit}{no_qa}."
     return Verdict(verdict, evidence)
 
@@ -293,7 +293,7 @@ def check_c02(results: Results) -> Verdict:
     if floored.all():
         return Verdict(
             "inconclusive",
-            f"Neither the MLM nor the CLM run beat the trivial baseline (always abstain) on {floor_text(rows)} {scale(results)}: "
+            f"Neither the MLM nor the CLM run beat the trivial baseline (always abstain) by {FLOOR_MARGIN:g} point on {floor_text(rows)} {scale(results)}: "
             "the fine-tuning budget taught neither to answer, so the gap says nothing about the objectives.",
             "a QA budget at which the models answer some questions",
         )
