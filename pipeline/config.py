@@ -297,7 +297,7 @@ class ContinuedPretrainingSpec:
 @dataclass(frozen=True)
 class LearningCurveSpec:
     """Fine-tune every pretraining.checkpoint_steps checkpoint of these runs, for score-vs-step
-    curves: each run at each of ``sizes`` where it is planned (pipeline.pretrain.plan.curve_plans)."""
+    curves: each run at each of ``sizes`` where it is planned (pipeline.pretrain.plan.curve_checkpoints)."""
 
     sizes: tuple[str, ...]
     runs: tuple[str, ...] = ("clm", "mlm")  # run names without the size: objectives or two-stage runs
@@ -466,7 +466,7 @@ def load_config(data: dict[str, Any], origin: str = "config") -> Config:
         except PipelineError as error:
             raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
     from pipeline.objectives import parse_objective  # late: objectives import torch
-    from pipeline.pretrain.plan import curve_plans, plan_runs
+    from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 
     for name, spec in config.objectives.items():
         parse_objective(spec, f"{origin}.objectives.{name}")
@@ -475,12 +475,9 @@ def load_config(data: dict[str, Any], origin: str = "config") -> Config:
     except ValueError as error:
         raise PipelineError(f"{origin}: {error}") from None
     try:
-        curves = curve_plans(config, plans)
+        curve_checkpoints(config, plans)
     except ValueError as error:
         raise PipelineError(f"{origin}.{error}") from None
-    for plan in curves:
-        if not plan.curve_steps(config.pretraining.checkpoint_steps):
-            raise PipelineError(f"{origin}.learning_curves: run {plan.run!r} saves no pretraining.checkpoint_steps checkpoint")
     return config
 
 

@@ -30,7 +30,7 @@ from pipeline.config import RANDOM_INIT, REPOSITORY, ComputeSpec, Config, SizeSp
 from pipeline.files import read_yaml
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
-from pipeline.pretrain.plan import RunPlan, curve_plans, plan_runs
+from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
@@ -102,9 +102,7 @@ def stage_costs(config: Config) -> list[StageCost]:
     # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
     models = [(p.name, p.size, p.objective) for p in plans.values()]
     models += [(RANDOM_INIT, size, RANDOM_INIT) for size in sorted({p.size for p in plans.values()})]
-    checkpoints = []  # ... and each learning-curve checkpoint
-    for plan in curve_plans(config, plans):
-        checkpoints += [(plan.name, plan.size, plan.objective)] * len(plan.curve_steps(config.pretraining.checkpoint_steps))
+    checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_checkpoints(config, plans)]  # ... and each learning-curve checkpoint
     for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
         if runs:
             costs.append(finetuning_cost(stage, runs, config, finetuning_rate))

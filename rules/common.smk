@@ -14,7 +14,7 @@ from pipeline import strict
 from pipeline.config import RANDOM_INIT, load_config
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes
-from pipeline.pretrain.plan import curve_plans, plan_runs
+from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 from pipeline.provenance import source_hash
 
 PYTHON = sys.executable
@@ -82,7 +82,7 @@ def finetune_scores():
 
 def curve_points():
     """(run name, size, step) of every checkpoint fine-tuned for learning curves."""
-    return [(p.name, p.size, step) for p in curve_plans(CFG, PLANS) for step in p.curve_steps(CFG.pretraining.checkpoint_steps)]
+    return [(p.name, p.size, step) for p, step in curve_checkpoints(CFG, PLANS)]
 
 
 def curve_scores():

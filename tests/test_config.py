@@ -149,9 +149,10 @@ def test_a_task_runs_under_the_shared_protocol_with_its_own_entry_applied():
 def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
     """The two-stage runs exist at the tiny size only: their checkpoints are fine-tuned there,
     CLM's and MLM's at both sizes."""
-    from pipeline.pretrain.plan import curve_plans, plan_runs
+    from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 
     data = default_data()
     data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm"]}
     config = load_config(data)
-    assert [p.run for p in curve_plans(config, plan_runs(config))] == ["clm-tiny", "mlm-tiny", "clm25_mlm-tiny", "clm-small", "mlm-small"]
+    checkpoints = [(p.run, step) for p, step in curve_checkpoints(config, plan_runs(config))]
+    assert checkpoints == [("clm-tiny", 240), ("mlm-tiny", 240), ("clm25_mlm-tiny", 240), ("clm-small", 240), ("mlm-small", 240)]

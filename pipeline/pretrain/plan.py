@@ -159,10 +159,12 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     return plans
 
 
-def curve_plans(config: Config, plans: dict[str, RunPlan]) -> list[RunPlan]:
-    """The runs whose checkpoints ``learning_curves`` fine-tunes: each named run at each of
-    its sizes where the run is planned (a two-stage run may exist at fewer sizes than CLM
-    and MLM). A name planned at none of them is a config error, not a silent gap."""
+
+def curve_checkpoints(config: Config, plans: dict[str, RunPlan]) -> list[tuple[RunPlan, int]]:
+    """(run, step) of every checkpoint ``learning_curves`` fine-tunes: each named run at each
+    of its sizes where the run is planned (a two-stage run may exist at fewer sizes than CLM
+    and MLM), at every pretraining.checkpoint_steps step it saves. A name planned at none of
+    the sizes, or a run that saves no checkpoint, is a config error, not a silent gap."""
     curves = config.learning_curves
     if curves is None:
         return []
@@ -171,4 +173,10 @@ def curve_plans(config: Config, plans: dict[str, RunPlan]) -> list[RunPlan]:
         if not any(plan.name == name for plan in chosen):
             sizes = ", ".join(curves.sizes)
             raise ValueError(f"learning_curves: run {name!r} is planned at none of the sizes {sizes} (planned: {', '.join(plans)})")
-    return chosen
+    checkpoints = []
+    for plan in chosen:
+        steps = plan.curve_steps(config.pretraining.checkpoint_steps)
+        if not steps:
+            raise ValueError(f"learning_curves: run {plan.run!r} saves no pretraining.checkpoint_steps checkpoint")
+        checkpoints += [(plan, step) for step in steps]
+    return checkpoints
