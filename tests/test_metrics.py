@@ -350,3 +350,35 @@ def test_mrr_matches_scikit_learn_for_one_relevant_document():
         relevant.append([target])
         expected.append(lrap if ranking.index(target) < 10 else 0.0)
     assert compute("ndcg_at_10", rankings, relevant)["mrr@10"] == pytest.approx(100.0 * sum(expected) / len(expected))
+
+
+# --- the evaluate module ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def load_through_evaluate(hub_offline):
+    import evaluate
+
+    from pipeline.metrics.harness_metric import MODULE_PATH
+
+    return lambda name: evaluate.load(MODULE_PATH, name)
+
+
+@pytest.fixture(scope="module")
+def hub_offline():
+    """Load with the hub switched off, as on the embedded default's machines."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("HF_DATASETS_OFFLINE", "1")
+        yield
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_metric_loads_through_evaluate_offline_and_scores_as_registered(load_through_evaluate, name):
+    predictions, references = SAMPLES[name]
+    assert load_through_evaluate(name).compute(predictions=predictions, references=references) == compute(name, predictions, references)
+
+
+def test_an_unknown_metric_through_evaluate_names_the_registered_ones(load_through_evaluate):
+    with pytest.raises(PipelineError, match=r"unknown metric 'f2' \(registered: accuracy"):
+        load_through_evaluate("f2")

@@ -1,0 +1,53 @@
+"""The harness's metrics as a Hugging Face ``evaluate`` module, loadable offline.
+
+    import evaluate
+    from pipeline.metrics.harness_metric import MODULE_PATH
+    squad_v2 = evaluate.load(MODULE_PATH, "squad_v2")   # any name of pipeline.metrics.METRICS
+    squad_v2.compute(predictions=["Paris", ""], references=[["Paris"], []])
+
+``evaluate.load("squad_v2")`` and friends fetch their scripts from the hub, which the
+embedded default cannot reach; a local module path works without it. This module computes
+exactly what the pipeline reports (it calls the registered metric), so a Trainer's
+``compute_metrics``, ``evaluate.combine`` or an evaluation notebook scores the same way
+the harness does. Inputs use the shapes each metric documents; ``FEATURES`` declares them
+for ``evaluate``'s batching and type checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import evaluate
+
+from pipeline.metrics import get_metric
+
+MODULE_PATH = str(Path(__file__).resolve())
+
+_TEXT = datasets.Value("string")
+_TEXTS = datasets.Sequence(_TEXT)
+
+# Per registered metric: the type of one prediction and of one reference.
+FEATURES = {
+    "accuracy": (datasets.Value("int64"), datasets.Value("int64")),  # class ids
+    "exact_match": (_TEXT, _TEXT),  # generated answer, gold answer
+    "span_f1": (_TEXTS, _TEXTS),  # one sentence's IOB2 tags
+    "squad_v2": (_TEXT, _TEXTS),  # predicted span text ("" = no answer), gold texts ([] = unanswerable)
+    "ndcg_at_10": (_TEXTS, _TEXTS),  # ranked document ids, relevant document ids
+}
+
+
+class HarnessMetric(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        if self.config_name not in FEATURES:
+            get_metric(self.config_name)  # raises the registry's error naming the known metrics
+        prediction, reference = FEATURES[self.config_name]
+        return evaluate.MetricInfo(
+            description=f"{self.config_name} as the harness computes it (pipeline/metrics/{self.config_name}.py)",
+            citation="",
+            inputs_description="predictions and references as pipeline.metrics documents them for this metric",
+            features=datasets.Features({"predictions": prediction, "references": reference}),
+        )
+
+    def _compute(self, predictions, references) -> dict[str, float]:
+        return get_metric(self.config_name).compute(predictions, references)
