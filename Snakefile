@@ -15,6 +15,7 @@ include: "rules/data.smk"
 include: "rules/tokenize.smk"
 include: "rules/pretrain.smk"
 include: "rules/finetune.smk"
+include: "rules/baselines.smk"
 include: "rules/report.smk"
 
 

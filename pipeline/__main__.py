@@ -23,6 +23,7 @@ STAGES = {
     "initialize": ("pipeline.pretrain.initialize", "save the shared initial weights of one model size"),
     "pretrain": ("pipeline.pretrain.run", "pretrain one backbone under one objective"),
     "finetune": ("pipeline.finetune.run", "fine-tune one model on one task over the LR x seed grid"),
+    "bag-of-words": ("pipeline.baselines.bag_of_words", "score the bag-of-words reference on one classification task"),
     "aggregate": ("pipeline.report.aggregate", "collect per-run JSON into tidy CSV tables"),
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
     "check-config": ("pipeline.check_config", "validate a config file"),

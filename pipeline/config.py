@@ -338,6 +338,18 @@ class FinetuningSpec:
 
 
 @dataclass(frozen=True)
+class BagOfWordsSpec:
+    """The lexical reference on sequence-classification tasks (pipeline/baselines/bag_of_words.py)."""
+
+    regularization: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
+    max_iterations: int = 1000
+
+    def validate(self) -> None:
+        if not self.regularization or any(c <= 0 for c in self.regularization):
+            raise ValueError(f"regularization {list(self.regularization)} must be positive values, at least one")
+
+
+@dataclass(frozen=True)
 class ReportSpec:
     title: str = "Pretraining objectives: CLM vs MLM"
     confidence: float = 0.95
@@ -359,6 +371,7 @@ class Config:
     two_stage: TwoStageSpec | None = None
     continued_pretraining: ContinuedPretrainingSpec | None = None
     learning_curves: LearningCurveSpec | None = None
+    bag_of_words: BagOfWordsSpec | None = None  # absent: no lexical reference in the report
     report: ReportSpec = ReportSpec()
     hardware: HardwareSpec = HardwareSpec()  # where pretraining runs; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository

@@ -34,6 +34,7 @@ CODE = {
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
     "finetune": source_hash("finetune", "model", "metrics", "optimization.py", "schedules.py"),
+    "baselines": source_hash("baselines", "finetune/sweep.py", "finetune/task_data.py", "metrics", "files.py", "provenance.py"),
     "report": source_hash("report", "files.py", "provenance.py"),
 }
 
@@ -92,6 +93,24 @@ def curve_scores():
         for n, s, step in curve_points()
         if finetunes(CFG, t, n, s, run_objective(n, s))
     ]
+
+
+def bag_of_words_scores():
+    """The lexical reference on every sequence-classification task, when the config asks for it."""
+    if CFG.bag_of_words is None:
+        return []
+    return [f"results/baselines/{t}/bag_of_words/scores.json" for t in CFG.finetuning.tasks if CFG.tasks[t].type == "sequence_classification"]
+
+
+def bag_of_words_spec(wildcards):
+    return as_json(
+        {
+            "task_name": wildcards.task,
+            "task": CFG.tasks[wildcards.task],
+            "finetuning": CFG.finetuning.for_task(wildcards.task),
+            "bag_of_words": CFG.bag_of_words,
+        }
+    )
 
 
 def task_stats():

@@ -6,6 +6,7 @@ rule aggregate:
     input:
         scores=finetune_scores(),
         curve_scores=curve_scores(),
+        bag_of_words=bag_of_words_scores(),
         summaries=pretrain_summaries(),
         task_stats=task_stats(),
         claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
@@ -21,7 +22,8 @@ rule aggregate:
         "benchmarks/aggregate/tables.tsv"
     shell:
         "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores} --curve-scores {input.curve_scores}"
-        " --summaries {input.summaries} --task-stats {input.task_stats} --objectives {params.objectives:q}"
+        " --bag-of-words {input.bag_of_words} --summaries {input.summaries} --task-stats {input.task_stats}"
+        " --objectives {params.objectives:q}"
         " --out {output} > {log} 2>&1"
 
 

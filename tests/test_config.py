@@ -137,6 +137,11 @@ def test_a_missing_task_dir_or_a_bad_per_task_entry_is_named():
         load_config(data, "cfg")
 
 
+def test_bag_of_words_regularization_must_be_positive():
+    with pytest.raises(PipelineError, match=r"cfg.bag_of_words: regularization \[0.1, 0.0\] must be positive values, at least one"):
+        load_config({**default_data(), "bag_of_words": {"regularization": [0.1, 0.0]}}, "cfg")
+
+
 def test_a_task_runs_under_the_shared_protocol_with_its_own_entry_applied():
     data = default_data()
     data["finetuning"]["by_task"] = {"needle": {"max_steps": 7, "seeds": [5], "runs": ["clm"]}}

@@ -35,7 +35,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given
     assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
     provenance = json.loads((tmp_path / "results/tables/provenance.json").read_text())
-    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1
+    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1 + 1  # scores, summaries, task stats, claims, bag of words
     assert provenance["spec"]["report"]["confidence"] == 0.95
 
 
@@ -102,6 +102,25 @@ def test_baselines_and_lr_sensitivity(tmp_path: Path) -> None:
     assert clm["test_spread"] == pytest.approx(2 * math.log10(0.2) ** 2)
     assert mlm["test_spread"] == pytest.approx(4 * math.log10(0.2) ** 2)
     assert (clm["num_near_best"], mlm["num_near_best"]) == (3, 1)
+
+
+def test_the_bag_of_words_reference_is_scored_at_the_c_chosen_on_validation(tmp_path: Path) -> None:
+    baselines = aggregate(tmp_path)["baselines"]
+    sentiment = baselines[baselines["task"] == "sentiment"]
+    assert len(sentiment) == 4  # every pretrained run of the task carries its task's reference
+    assert (sentiment["bag_of_words_mean"] == 67.0).all() and (sentiment["bag_of_words_examples"] == 800).all()  # C = 1: 66, 67, 68
+    assert sentiment["bag_of_words_low"].iloc[0] == pytest.approx(67.0 - 4.302653 / math.sqrt(3), abs=1e-4)  # t(2) * s / sqrt(3), s = 1
+    assert baselines.loc[baselines["task"] == "topic", ["bag_of_words_mean", "bag_of_words_examples"]].isna().all().all()
+
+
+def test_malformed_bag_of_words_scores_are_a_one_line_error_naming_the_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    record = json.loads(tree.bag_of_words[0].read_text())
+    del record["grid"][2]["test"]
+    tree.bag_of_words[0].write_text(json.dumps(record))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    assert capsys.readouterr().err.strip() == f"error: {tree.bag_of_words[0]}: missing key 'grid[2].test'"
+    assert not (tmp_path / "tables").exists()
 
 
 def test_missing_key_in_scores_is_a_one_line_error_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

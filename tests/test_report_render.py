@@ -33,6 +33,10 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
         assert heading in html
     assert "do not transfer" in html and "Fake scale: two tiny sizes." in html
     assert "PROXY for SST-2" in html and "verdict-supported" in html
+    # Baselines: the bag of words of sentiment (67 ± t(2) * 1 / sqrt(3)), "—" for topic, which has none.
+    assert ">Bag of words</th>" in html and "67.0 ± 2.5" in html
+    # 19 pretrained runs (CLM, MLM at two sizes, the tiny zoo); the fake scores put two zoo runs' intervals across it.
+    assert "Against the bag of words (sentiment): 17 of 19 pretrained runs above it and 0 below it" in html
 
 
 def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTree, Path]) -> None:

@@ -3,9 +3,10 @@
 Inputs are the contract with the other stages: ``results/finetune/{task}/{run}/
 scores.json``, ``results/pretrain/{run}/summary.json`` and ``results/data/tasks/
 {task}/stats.json``, and optionally the learning-curve scores of intermediate
-checkpoints, ``results/finetune/{task}/{run}/step-{N}/scores.json``. Each is validated
-here, so a malformed file fails with one line naming the file and key instead of a
-pandas traceback three tables later.
+checkpoints, ``results/finetune/{task}/{run}/step-{N}/scores.json``, and the
+bag-of-words reference, ``results/baselines/{task}/bag_of_words/scores.json``. Each
+is validated here, so a malformed file fails with one line naming the file and key
+instead of a pandas traceback three tables later.
 
 Outputs (one directory, written atomically, with ``provenance.json``):
 
@@ -14,7 +15,8 @@ finetune_grid.csv     one row per (task, run, learning_rate, seed)
 scores.csv            per (task, run): best LR on validation, test seed mean and CI
 family_scores.csv     per (family, run): average of the family's task means
 comparison.csv        per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner
-baselines.csv         per (task, pretrained run): majority class, random init, gain
+baselines.csv         per (task, pretrained run): majority class, bag of words,
+                      random init, gain
 lr_sensitivity.csv    per (task, run): how much the test score moves over the LR grid
 metric_details.csv    per (task, run, key): every number the task's metric gives (QA
                       has-answer / no-answer EM and F1, IR MRR@10, NIAH accuracy per
@@ -328,6 +330,24 @@ def read_tasks(paths: list[Path]) -> pd.DataFrame:
     return frame.sort_values("task", ignore_index=True)
 
 
+BAG_OF_WORDS_FIELDS = {"task": str, "metric": str, "num_examples": int, "grid": list}
+BAG_OF_WORDS_POINT_FIELDS = {"regularization": (int, float), "seed": int, "validation": (int, float), "test": (int, float)}
+
+
+def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
+    """Per task: the bag-of-words reference, C picked by mean validation, test seed mean and CI."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), BAG_OF_WORDS_FIELDS, path)
+        grid = pd.DataFrame([validated(point, BAG_OF_WORDS_POINT_FIELDS, path, f"grid[{i}].") for i, point in enumerate(record["grid"])])
+        if grid.empty:
+            raise PipelineError(f"{path}: key 'grid' is empty")
+        best = grid.groupby("regularization")["validation"].mean().idxmax()
+        test = grid.loc[grid["regularization"] == best, "test"].to_numpy()
+        rows.append({"task": record["task"], "bag_of_words_examples": record["num_examples"], **mean_interval(test, confidence).columns("bag_of_words_")})
+    return pd.DataFrame(rows, columns=["task", "bag_of_words_examples", *Estimate.column_names("bag_of_words_")])
+
+
 # ------------------------------------------------------------------ the tables
 
 
@@ -434,10 +454,18 @@ def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: 
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """Per (task, pretrained run): majority class, random init at the same size, and
-    pretrained − random with a Welch CI (what pretraining bought at all)."""
+BASELINE_COLUMNS = [
+    *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",
+    *Estimate.column_names("pretrained_"), *Estimate.column_names("random_"), *Estimate.column_names("minus_random_"),
+]  # fmt: skip
+
+
+def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, bag_of_words: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, pretrained run): majority class, the bag-of-words reference (NaN where the
+    task has none), random init at the same size, and pretrained − random with a Welch CI
+    (what pretraining bought at all)."""
     majority = tasks.set_index("task")["majority_test_score"]
+    lexical = bag_of_words.set_index("task")
     undefined = Estimate.undefined(confidence)
     rows = []
     for (task, size), group in scores.groupby(["task", "size"], sort=True):
@@ -451,10 +479,12 @@ def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, confidence: float)
             rows.append({
                 **run[RUN_COLUMNS].to_dict(),
                 "majority_test_score": majority[task],
+                "bag_of_words_examples": lexical["bag_of_words_examples"].get(task, math.nan),
+                **(Estimate.from_columns(lexical.loc[task], confidence, "bag_of_words_") if task in lexical.index else undefined).columns("bag_of_words_"),
                 "random_run": random["run"] if random is not None else "",
                 **score.columns("pretrained_"), **random_score.columns("random_"), **gain.columns("minus_random_"),
             })  # fmt: skip
-    return pd.DataFrame(rows, columns=RUN_COLUMNS + ["majority_test_score", "random_run", *Estimate.column_names("pretrained_"), *Estimate.column_names("random_"), *Estimate.column_names("minus_random_")])
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 
 def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
@@ -579,6 +609,7 @@ def build_results(
     confidence: float,
     objective_configs: Mapping[str, Mapping[str, Any]],
     curve_paths: Sequence[Path] = (),
+    bag_of_words_paths: Sequence[Path] = (),
 ) -> Results:
     """Read and validate every input, then derive every table."""
     grid = read_finetune_grid(scores_paths)
@@ -604,7 +635,7 @@ def build_results(
         metric_details=by_size(detail_table(grid, scores, confidence), pretraining, ["task"], ["run", "key"]),
         family_scores=families,
         comparison=comparison,
-        baselines=by_size(baseline_table(scores, tasks, confidence), pretraining, ["task"], ["run"]),
+        baselines=by_size(baseline_table(scores, tasks, read_bag_of_words(bag_of_words_paths, confidence), confidence), pretraining, ["task"], ["run"]),
         lr_sensitivity=by_size(lr_sensitivity_table(grid), pretraining, ["task"], ["run"]),
         objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["clm_share", "mask_ratio", "run"]).astype({"section": str}),
         learning_curves=by_size(curves, pretraining, [], ["family", "level", "name", "run", "step"]),
@@ -626,6 +657,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--curve-scores", nargs="*", type=Path, default=[],
         help="results/finetune/{task}/{run}/step-{N}/scores.json files of intermediate checkpoints (learning curves); none or absent without",
     )  # fmt: skip
+    parser.add_argument(
+        "--bag-of-words", nargs="*", type=Path, default=[],
+        help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",
+    )  # fmt: skip
     parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
     parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
     parser.add_argument("--objectives", required=True, help="the config's objectives as JSON (masking ratios and replacement rules)")
@@ -637,12 +672,15 @@ def run(args: argparse.Namespace) -> None:
     objectives = strict.json_argument(args.objectives, "--objectives")
     if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
         raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
-    results = build_results(args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores)
+    results = build_results(args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words)
     claims = claim_checks.read_claims(spec.claims_file) if spec.claims_file else []
     verdicts = claim_checks.check_claims(claims, results)
     inputs: dict[str, str | Path] = {
         f"{role}:{path}": path
-        for role, paths in (("scores", args.scores), ("curve_scores", args.curve_scores), ("summary", args.summaries), ("task_stats", args.task_stats))
+        for role, paths in (
+            ("scores", args.scores), ("curve_scores", args.curve_scores), ("bag_of_words", args.bag_of_words),
+            ("summary", args.summaries), ("task_stats", args.task_stats),
+        )  # fmt: skip
         for path in paths
     }
     if spec.claims_file:

@@ -208,11 +208,25 @@ def learning_curve_tables(curve_comparison: pd.DataFrame, confidence: float) -> 
     return tables
 
 
+def lexical_note(baselines: pd.DataFrame) -> str:
+    """How many runs the bag of words leaves behind, where the task has one."""
+    scored = baselines[baselines["bag_of_words_mean"].notna()]
+    if scored.empty:
+        return ""
+    below = int((scored["pretrained_high"] < scored["bag_of_words_low"]).sum())
+    above = int((scored["pretrained_low"] > scored["bag_of_words_high"]).sum())
+    return (
+        f" Against the bag of words ({', '.join(sorted(scored['task'].unique()))}): {above} of {len(scored)} pretrained runs above it "
+        f"and {below} below it, intervals not overlapping."
+    )
+
+
 def baselines_table(baselines: pd.DataFrame) -> Table:
-    """What pretraining bought: majority class, random init, pretrained, gain."""
+    """What pretraining bought: majority class, bag of words, random init, pretrained, gain."""
     rows = [
         row(
             key(item["task"]), key(item["size"]), num(number_text(item["majority_test_score"])),
+            num(plus_minus_text(item["bag_of_words_mean"], item["bag_of_words_low"], item["bag_of_words_high"])),
             num(plus_minus_text(item["random_mean"], item["random_low"], item["random_high"])),
             key(item["run"]), num(plus_minus_text(item["pretrained_mean"], item["pretrained_low"], item["pretrained_high"])),
             num(interval_text(item["minus_random_mean"], item["minus_random_low"], item["minus_random_high"], signed=True)),
@@ -223,10 +237,10 @@ def baselines_table(baselines: pd.DataFrame) -> Table:
     below = int((baselines["minus_random_high"] < 0).sum())
     return Table(
         "Baselines: majority class and random initialisation (same backbone, not pretrained) against each pretrained run",
-        ("Task", "Size", "Majority class", "Random init", "Pretrained run", "Pretrained", "Pretrained − random"),
+        ("Task", "Size", "Majority class", "Bag of words", "Random init", "Pretrained run", "Pretrained", "Pretrained − random"),
         tuple(rows),
         note=f"Pretraining beat random initialisation (interval above zero) in {above} of {len(baselines)} task-run pairs "
-        f"and lost (interval below zero) in {below}; in the others the interval spans zero.",
+        f"and lost (interval below zero) in {below}; in the others the interval spans zero.{lexical_note(baselines)}",
     )
 
 

@@ -1,0 +1,23 @@
+# References that need no pretraining, beside the majority class (prepare_task) and random
+# init (finetune): bag of words + logistic regression per sequence-classification task.
+
+
+rule bag_of_words:
+    input:
+        task=task_split_inputs,
+        tokenizer="results/tokenizer",
+    output:
+        "results/baselines/{task}/bag_of_words/scores.json",
+    params:
+        spec=bag_of_words_spec,
+        task_dir="results/data/tasks/{task}",
+        out="results/baselines/{task}/bag_of_words",
+        code=CODE["baselines"],
+    threads: 1
+    log:
+        "logs/baselines/{task}/bag_of_words.log",
+    benchmark:
+        "benchmarks/baselines/{task}/bag_of_words.tsv"
+    shell:
+        "{PYTHON} -m pipeline bag-of-words --spec {params.spec:q} --task-dir {params.task_dir} --tokenizer {input.tokenizer}"
+        " --out {params.out} > {log} 2>&1"
