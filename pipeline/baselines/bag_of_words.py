@@ -1,12 +1,13 @@
 """``python -m pipeline bag-of-words``: a lexical reference for one sequence-classification task.
 
 A binary bag of tokens over exactly the input the fine-tuned models see (the project's
-tokenizer, the task type's framing and truncation to ``max_length``; a sentence pair is one
-bag) and L2-regularised logistic regression, trained on the very examples one fine-tuning run of the task
-sees with the same seed (its budget: ``min(max_steps, max_epochs x train / batch_size)``
-batches, drawn by the sweep's own ``batch_order``). Like the LR of the
-fine-tuning protocol, the regularisation strength C is picked on validation (mean over
-seeds), and the test score is reported per seed so the report gives a mean with a CI.
+tokenizer, the task type's framing and truncation to ``max_length``; a sentence pair is
+one bag) and L2-regularised logistic regression, trained on the very examples one
+fine-tuning run of the task sees with the same seed (its budget: ``min(max_steps,
+max_epochs x train / batch_size)`` batches, drawn by the sweep's own ``batch_order``).
+Like the LR of the fine-tuning protocol, the regularisation strength C is picked on
+validation (mean over seeds), and the test score is kept per seed so the report gives a
+mean with a CI.
 
 It answers what the fine-tuned models' scores mean: a model that does not beat it has
 learned no more than which words go with which label.
@@ -65,9 +66,9 @@ def fine_tuning_examples(lengths: list[int], finetuning: FinetuningSpec, seed: i
 def bag_of_tokens(split: EncodedSplit, vocab_size: int, rows: list[int] | None = None) -> scipy.sparse.csr_matrix:
     """(examples, vocab_size) 0/1: which token ids each (framed, truncated) input holds."""
     examples = [split.examples[i] for i in rows] if rows is not None else split.examples
-    columns = [sorted(set(e.input_ids)) for e in examples]
-    indptr = np.cumsum([0] + [len(c) for c in columns])
-    indices = np.fromiter((i for c in columns for i in c), dtype=np.int64, count=int(indptr[-1]))
+    present = [sorted(set(e.input_ids)) for e in examples]  # per example: its distinct token ids (CSR column indices)
+    indptr = np.cumsum([0] + [len(ids) for ids in present])
+    indices = np.fromiter((i for ids in present for i in ids), dtype=np.int64, count=int(indptr[-1]))
     return scipy.sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(examples), vocab_size))
 
 
