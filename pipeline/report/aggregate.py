@@ -75,6 +75,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pipeline import strict
@@ -342,13 +343,20 @@ def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
         grid = pd.DataFrame([validated(point, BAG_OF_WORDS_POINT_FIELDS, path, f"grid[{i}].") for i, point in enumerate(record["grid"])])
         if grid.empty:
             raise PipelineError(f"{path}: key 'grid' is empty")
-        best = grid.groupby("regularization")["validation"].mean().idxmax()
-        test = grid.loc[grid["regularization"] == best, "test"].to_numpy()
+        _, _, test = chosen_on_validation(grid, "regularization")
         rows.append({"task": record["task"], "bag_of_words_examples": record["num_examples"], **mean_interval(test, confidence).columns("bag_of_words_")})
     return pd.DataFrame(rows, columns=["task", "bag_of_words_examples", *Estimate.column_names("bag_of_words_")])
 
 
 # ------------------------------------------------------------------ the tables
+
+
+def chosen_on_validation(points: pd.DataFrame, knob: str) -> tuple[float, float, np.ndarray]:
+    """The grid value of ``knob`` (LR, C) with the best mean validation score over seeds,
+    that mean, and the test scores of its seeds."""
+    by_value = points.groupby(knob)["validation"].mean()
+    best = by_value.idxmax()
+    return best, by_value[best], points.loc[points[knob] == best, "test"].to_numpy()
 
 
 def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -359,15 +367,13 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """
     rows = []
     for _, group in grid.groupby(["task", "run"], sort=True):
-        by_rate = group.groupby("learning_rate")["validation"].mean()
-        best_rate = by_rate.idxmax()
-        test = group.loc[group["learning_rate"] == best_rate, "test"]
+        best_rate, validation, test = chosen_on_validation(group, "learning_rate")
         rows.append({
             **group.iloc[0][RUN_COLUMNS].to_dict(),
             "best_learning_rate": best_rate,
-            "validation_mean": by_rate[best_rate],
+            "validation_mean": validation,
             "n_seeds": len(test),
-            **mean_interval(test.to_numpy(), confidence).columns("test_"),
+            **mean_interval(test, confidence).columns("test_"),
         })  # fmt: skip
     return pd.DataFrame(rows)
 
