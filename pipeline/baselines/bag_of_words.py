@@ -72,10 +72,9 @@ def bag_of_tokens(split: EncodedSplit, vocab_size: int, rows: list[int] | None =
     return scipy.sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(examples), vocab_size))
 
 
-def run_seed(splits: dict[str, EncodedSplit], vocab_size: int, finetuning: FinetuningSpec, seed: int, spec: BagOfWordsSpec, metric_name: str) -> list[dict]:
-    """One grid point per C: validation and test scores, in points."""
+def run_seed(splits: dict[str, EncodedSplit], vocab_size: int, chosen: list[int], seed: int, spec: BagOfWordsSpec, metric_name: str) -> list[dict]:
+    """One grid point per C, trained on the ``chosen`` train examples: validation and test scores, in points."""
     metric = get_metric(metric_name)
-    chosen = fine_tuning_examples(splits["train"].lengths, finetuning, seed)
     labels = np.array([splits["train"].references[i] for i in chosen])
     if len(set(labels.tolist())) < 2:
         raise PipelineError(f"bag of words: seed {seed}'s {len(chosen)} training examples hold one label only")
@@ -102,15 +101,16 @@ def run(args: argparse.Namespace) -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, spec.finetuning.attention, "random"))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
+    examples = {seed: fine_tuning_examples(splits["train"].lengths, spec.finetuning, seed) for seed in spec.finetuning.seeds}
     try:
         grid = [
-            point for seed in spec.finetuning.seeds
-            for point in run_seed(splits, len(tokenizer), spec.finetuning, seed, spec.bag_of_words, spec.task.metric)
+            point for seed, chosen in examples.items()
+            for point in run_seed(splits, len(tokenizer), chosen, seed, spec.bag_of_words, spec.task.metric)
         ]  # fmt: skip
     except ConvergenceWarning as warning:
         raise PipelineError(f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations") from None
     best = max(spec.bag_of_words.regularization, key=lambda c: np.mean([p["validation"] for p in grid if p["regularization"] == c]))
-    count = len(fine_tuning_examples(splits["train"].lengths, spec.finetuning, spec.finetuning.seeds[0]))
+    count = len(examples[spec.finetuning.seeds[0]])  # the same for every seed: the budget, capped at one epoch
     log.info("bag of words on %s: %d examples per seed, C=%g best on validation", spec.task_name, count, best)
     with atomic_path(args.out) as out:
         out.mkdir()

@@ -159,7 +159,6 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     return plans
 
 
-
 def curve_checkpoints(config: Config, plans: dict[str, RunPlan]) -> list[tuple[RunPlan, int]]:
     """(run, step) of every checkpoint ``learning_curves`` fine-tunes: each named run at each
     of its sizes where the run is planned (a two-stage run may exist at fewer sizes than CLM
