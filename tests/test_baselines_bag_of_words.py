@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import random
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from pipeline.baselines.bag_of_words import fine_tuning_examples
 from pipeline.config import FinetuningSpec
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
-
 
 FILLER = "the committee met on tuesday to discuss budget for coming year a new film about family of musicians".split()
 CUES = (["dull", "tired", "flat"], ["fresh", "bright", "warm"])  # label 0, label 1

@@ -10,7 +10,17 @@ from test_report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, 
 
 from pipeline.errors import PipelineError
 from pipeline.report.aggregate import Results, build_results
-from pipeline.report.claims import CHECKERS, FLOOR_MARGIN, Claim, c04_verdict, check_claims, crossing, faster_verdict, read_claims, threshold_bracket
+from pipeline.report.claims import (
+    CHECKERS,
+    FLOOR_MARGIN,
+    Claim,
+    c04_verdict,
+    check_claims,
+    crossing,
+    faster_verdict,
+    read_claims,
+    threshold_bracket,
+)
 from pipeline.report.stats import Estimate
 
 
