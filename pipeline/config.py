@@ -328,13 +328,35 @@ class FinetuningSpec:
     eval_batch_size: int = 128
     # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
     precision: Literal["fp32", "bf16"] = "fp32"
+    # Seeds that run at every LR; the other seeds run only at the LR these choose on validation.
+    # None: every seed runs every LR (the study's full grid).
+    selection_seeds: tuple[int, ...] | None = None
     by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.selection_seeds is None:
+            return
+        seed_lists = [("seeds", self.seeds)] + [(f"by_task.{t}.seeds", b.seeds) for t, b in self.by_task.items() if b.seeds is not None]
+        for where, seeds in seed_lists:
+            if not self.selection_seeds or not set(self.selection_seeds) <= set(seeds):
+                raise ValueError(f"selection_seeds {list(self.selection_seeds)} must be one or more of {where} {list(seeds)}")
 
     def for_task(self, task: str) -> "FinetuningSpec":
         """The protocol one task runs under: the shared values with its ``by_task`` entry applied."""
         budget = self.by_task.get(task, TaskBudgetSpec())
         changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k != "runs"}
         return dataclasses.replace(self, by_task={}, **changes)
+
+    @property
+    def seeds_at_every_rate(self) -> tuple[int, ...]:
+        """The seeds the LR choice compares: ``selection_seeds``, or every seed on a full grid."""
+        return self.seeds if self.selection_seeds is None else self.selection_seeds
+
+    @property
+    def num_runs(self) -> int:
+        """Grid points of one (model, task): every LR at the selection seeds, the other seeds once."""
+        selecting = self.seeds_at_every_rate
+        return len(self.learning_rates) * len(selecting) + len(set(self.seeds) - set(selecting))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ Two estimates, both from the config alone (no data, no GPU):
   lookup costs no FLOPs, the vocabulary projection does). Attention scores are left out
   (at 2,048 tokens they add about 12 * layers * hidden * length per token, ~18% at 210M).
   GPU-hours are FLOPs / (peak x assumed MFU) from ``hardware``. Fine-tuning counts the
-  protocol's whole grid (tasks x models x learning rates x seeds) at ``max_steps`` full
+  protocol's grid (tasks x models x ``FinetuningSpec.num_runs``) at ``max_steps`` full
   batches of ``max_length`` tokens: an upper bound, since a small task stops after one epoch.
 * **Peak GPU memory per size**, for the pretraining runs of that size at their
   micro-batch, precision and sharding, checked against ``hardware.gpu_memory_gb``. It is an
@@ -115,7 +115,7 @@ def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Conf
     tokens = flops = 0.0
     for task in config.finetuning.tasks:
         protocol = config.finetuning.for_task(task)
-        grid = len(protocol.learning_rates) * len(protocol.seeds)
+        grid = protocol.num_runs
         run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
         for name, size, objective in models:
             if not finetunes(config, task, name, size, objective):

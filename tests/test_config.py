@@ -144,11 +144,34 @@ def test_bag_of_words_regularization_must_be_positive():
 
 def test_a_task_runs_under_the_shared_protocol_with_its_own_entry_applied():
     data = default_data()
-    data["finetuning"]["by_task"] = {"needle": {"max_steps": 7, "seeds": [5], "runs": ["clm"]}}
+    data["finetuning"]["by_task"] = {"needle": {"max_steps": 7, "seeds": [0, 5], "runs": ["clm"]}}
     finetuning = load_config(data).finetuning
     needle, topic = finetuning.for_task("needle"), finetuning.for_task("topic")
-    assert (needle.max_steps, needle.seeds, needle.learning_rates) == (7, (5,), finetuning.learning_rates)
+    assert (needle.max_steps, needle.seeds, needle.learning_rates) == (7, (0, 5), finetuning.learning_rates)
     assert (topic.max_steps, topic.seeds) == (finetuning.max_steps, finetuning.seeds) and needle.by_task == {}
+
+
+def test_selection_seeds_set_the_runs_of_a_job():
+    data = default_data()
+    data["finetuning"].update(learning_rates=[1e-3, 3e-3, 1e-2], seeds=[0, 1, 2], selection_seeds=[0])
+    assert load_config(data).finetuning.num_runs == 3 * 1 + 2
+    data["finetuning"]["selection_seeds"] = None
+    assert load_config(data).finetuning.num_runs == 3 * 3
+
+
+@pytest.mark.parametrize(
+    ("selection", "by_task", "message"),
+    [
+        ([5], {}, r"cfg.finetuning: selection_seeds \[5\] must be one or more of seeds \[0, 1, 2\]"),
+        ([], {}, r"cfg.finetuning: selection_seeds \[\] must be one or more of seeds \[0, 1, 2\]"),
+        ([0], {"needle": {"seeds": [7]}}, r"cfg.finetuning: selection_seeds \[0\] must be one or more of by_task.needle.seeds \[7\]"),
+    ],
+)
+def test_selection_seeds_must_be_seeds_of_every_task(selection, by_task, message):
+    data = default_data()
+    data["finetuning"].update(seeds=[0, 1, 2], selection_seeds=selection, by_task=by_task)
+    with pytest.raises(PipelineError, match=message):
+        load_config(data, "cfg")
 
 
 def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():

@@ -10,6 +10,7 @@ import torch
 from pipeline.__main__ import main
 from pipeline.config import FinetuningSpec
 from pipeline.files import read_json, write_json, write_jsonl
+from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
 from tests.conftest import PARAGRAPHS
 
@@ -80,6 +81,26 @@ def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
         "attention": "bidirectional",
     }  # fmt: skip
     assert read_json(tmp_path / "a" / "provenance.json")["inputs"]["model"]["sha256"]
+
+
+def test_selection_seeds_run_the_full_grid_s_points_at_the_lr_they_choose(init_dir, tmp_path):
+    """Seed 0 runs every LR, seeds 1 and 2 the one seed 0 chose on validation: the very
+    points of the full grid, bit for bit, since a point depends on its (LR, seed) alone."""
+    task = make_task(tmp_path / "task")
+    grids = {}
+    for name, selection in (("full", None), ("selected", [0])):
+        spec = finetune_spec(learning_rates=[1e-2, 1e-3, 3e-2], seeds=[0, 1, 2], selection_seeds=selection, max_steps=6)
+        assert main(["finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / name)]) == 0
+        grids[name] = [{k: v for k, v in g.items() if k != "seconds"} for g in read_json(tmp_path / name / "scores.json")["grid"]]
+    chosen = best_on_validation((g["learning_rate"], g["validation"]) for g in grids["full"] if g["seed"] == 0)
+    assert chosen == 1e-3  # neither end of the grid's order, so the test sees which LR seeds 1 and 2 ran
+    expected = [g for g in grids["full"] if g["seed"] == 0] + [g for g in grids["full"] if g["seed"] > 0 and g["learning_rate"] == chosen]
+    assert grids["selected"] == expected
+
+
+def test_the_choice_is_the_best_mean_validation_and_a_tie_goes_to_the_smaller_value():
+    assert best_on_validation([(1e-3, 70.0), (3e-3, 80.0), (1e-3, 90.0), (3e-3, 70.0)]) == 1e-3  # means 80 vs 75
+    assert best_on_validation([(3e-3, 60.0), (1e-3, 60.0)]) == 1e-3
 
 
 def test_causal_attention_switch_changes_the_model(init_dir, tmp_path):

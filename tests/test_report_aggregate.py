@@ -104,6 +104,44 @@ def test_baselines_and_lr_sensitivity(tmp_path: Path) -> None:
     assert (clm["num_near_best"], mlm["num_near_best"]) == (3, 1)
 
 
+def test_with_selection_seeds_the_lr_is_chosen_on_them_and_scored_on_every_seed(tmp_path: Path) -> None:
+    """Seed 0 alone runs every LR; seeds 1 and 2 run at the LR seed 0 chose. Seed 0's
+    validation prefers 2e-3; seeds 1 and 2 score so low there on validation that a mean
+    over every point of an LR would pick 5e-4, an LR they never ran."""
+
+    def score(task: str, kind: str, size: str, rate: float, seed: int) -> tuple[float, float]:
+        validation, test = default_score(task, kind, size, rate, seed)
+        if rate == 2e-3:
+            return validation + (5.0 if seed == 0 else -10.0), test
+        return validation, test
+
+    tables = aggregate(tmp_path, score=score, selection_seeds=(0,))
+    grid = tables["finetune_grid"]
+    points = grid[(grid["task"] == "sentiment") & (grid["run"] == "clm-tiny")]
+    assert sorted(zip(points["learning_rate"], points["seed"])) == [(1e-4, 0), (5e-4, 0), (2e-3, 0), (2e-3, 1), (2e-3, 2)]
+    row = only(tables["scores"], task="sentiment", run="clm-tiny")
+    assert (row["best_learning_rate"], row["n_seeds"]) == (2e-3, 3)
+    assert row["test_mean"] == pytest.approx(points.loc[points["learning_rate"] == 2e-3, "test"].mean())
+    assert row["validation_mean"] == pytest.approx(points.loc[(points["learning_rate"] == 2e-3) & (points["seed"] == 0), "validation"].item())
+    sensitivity = only(tables["lr_sensitivity"], task="sentiment", run="clm-tiny")
+    seed_zero = points[points["seed"] == 0].set_index("learning_rate")["test"]
+    assert (sensitivity["num_selection_seeds"], sensitivity["num_learning_rates"]) == (1, 3)
+    assert sensitivity["test_spread"] == pytest.approx(seed_zero.max() - seed_zero.min())  # seed 0's points only
+
+
+def test_a_grid_where_no_seed_ran_every_lr_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    path = tree.scores[0]
+    record = json.loads(path.read_text())
+    record["grid"] = [p for p in record["grid"] if (p["learning_rate"] == 1e-4) == (p["seed"] == 0)]
+    path.write_text(json.dumps(record))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1
+    assert f"{path}: key 'grid' has no seed that ran every learning rate" in message
+    assert not (tmp_path / "tables").exists()
+
+
 def test_the_bag_of_words_reference_is_scored_at_the_c_chosen_on_validation(tmp_path: Path) -> None:
     baselines = aggregate(tmp_path)["baselines"]
     sentiment = baselines[baselines["task"] == "sentiment"]

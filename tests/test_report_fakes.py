@@ -14,8 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+from pipeline.finetune.selection import best_on_validation
 
 ScoreFunction = Callable[[str, str, str, float, int], tuple[float, float]]  # (task, run name, size, LR, seed) -> (validation, test)
 CurveFunction = Callable[..., tuple[float, float]]  # ScoreFunction's arguments, then fraction= of the budget trained
@@ -177,6 +180,7 @@ def write_fake_results(
     sizes: tuple[str, ...] = ("tiny", "small"),
     seeds: tuple[int, ...] = (0, 1, 2),
     learning_rates: tuple[float, ...] = (1e-4, 5e-4, 2e-3),
+    selection_seeds: tuple[int, ...] | None = None,
     families: dict[str, str] | None = None,
     zoo_sizes: tuple[str, ...] = (),
     curve_sizes: tuple[str, ...] = (),
@@ -188,16 +192,22 @@ def write_fake_results(
     and the zoo, two-stage and continued runs at ``zoo_sizes``; every task is in family
     SC unless ``families`` says otherwise. The runs named in ``curve_runs`` at
     ``curve_sizes`` also get learning-curve scores at each of ``curve_steps`` inside
-    their budget (a second stage: after its split), as the pretrain stage saves them."""
+    their budget (a second stage: after its split), as the pretrain stage saves them.
+    With ``selection_seeds`` the grids are the sweep's: those seeds at every LR, the
+    others at the LR they chose on validation."""
     families = families or {}
     tree = FakeTree(root)
 
     def write_scores(task: str, name: str, kind: str, size: str, score_at: Callable[[float, int], tuple[float, float]], step: int | None = None) -> Path:
-        grid = [
-            dict(zip(("validation", "test"), score_at(rate, seed)), learning_rate=rate, seed=seed, num_steps=250, seconds=3.2)
-            for rate in learning_rates
-            for seed in seeds
-        ]
+        def point(rate: float, seed: int) -> dict[str, Any]:
+            return dict(zip(("validation", "test"), score_at(rate, seed)), learning_rate=rate, seed=seed, num_steps=250, seconds=3.2)
+
+        selecting = seeds if selection_seeds is None else selection_seeds
+        grid = [point(rate, seed) for rate in learning_rates for seed in selecting]
+        others = [seed for seed in seeds if seed not in selecting]
+        if others:
+            chosen = best_on_validation((p["learning_rate"], p["validation"]) for p in grid)
+            grid += [point(chosen, seed) for seed in others]
         for point in grid:  # the metric's whole dict: the headline and one breakdown number
             point["test_scores"] = {"accuracy": point["test"], "half": point["test"] / 2}
         return write_json(root / f"results/finetune/{task}/{name}-{size}" / ("" if step is None else f"step-{step}") / "scores.json", {

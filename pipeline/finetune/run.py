@@ -1,4 +1,4 @@
-"""``python -m pipeline finetune``: one pretrained model on one task, the whole LR x seed grid.
+"""``python -m pipeline finetune``: one pretrained model on one task, its LR x seed grid (``Sweep.run_grid``).
 
 Any task type (``TaskSpec.type``, see :mod:`pipeline.finetune.task_types`) runs through
 the same sweep. Writes ``scores.json`` (every grid point's validation and test headline
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 from transformers import AutoTokenizer
 
 from pipeline import strict
@@ -68,11 +67,7 @@ def run(args: argparse.Namespace) -> None:
         spec.run, spec.task_name, spec.task.type, *(len(splits[name]) for name in ("train", "validation", "test")),
         task_type.attention, finetuning.precision,
     )  # fmt: skip
-    grid = [(lr, seed) for lr in finetuning.learning_rates for seed in finetuning.seeds]
-    results = [
-        dataclasses.asdict(sweep.run_point(learning_rate, seed))
-        for learning_rate, seed in tqdm(grid, desc=f"finetune {spec.run} on {spec.task_name}", unit="run")
-    ]
+    results = [dataclasses.asdict(result) for result in sweep.run_grid(f"finetune {spec.run} on {spec.task_name}")]
     with atomic_path(args.out) as out:
         out.mkdir()
         write_provenance(out, strict.to_plain(spec), {"model": Path(args.model) / WEIGHTS_FILE, "task": args.task_dir})

@@ -1,4 +1,4 @@
-"""The study's fine-tuning protocol for one (model, task): every LR x seed in-process.
+"""The study's fine-tuning protocol for one (model, task): the LR x seed grid in-process.
 
 The sweep is the costliest part of the study (15,000+ runs). Here one process loads the
 checkpoint and tokenizes the task once, then reuses both for every grid point: each
@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from tqdm import tqdm
 
 from pipeline.config import FinetuningSpec
+from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskType
 from pipeline.metrics import Metric
@@ -100,6 +102,26 @@ class Sweep:
             # model's shapes, backward above all), which eats the whole matmul gain; eager
             # attention is two bf16 matmuls around a float32 softmax.
             pretrained.set_attn_implementation("eager")
+
+    def run_grid(self, description: str) -> list[GridResult]:
+        """Every LR at the selection seeds, then the other seeds at the LR those chose on
+        validation; on the study's full grid (no ``selection_seeds``) every seed runs every LR."""
+        spec = self.spec
+        selecting = spec.seeds_at_every_rate
+        others = [seed for seed in spec.seeds if seed not in selecting]
+        with tqdm(total=spec.num_runs, desc=description, unit="run") as progress:
+
+            def run(learning_rate: float, seed: int) -> GridResult:
+                result = self.run_point(learning_rate, seed)
+                progress.update()
+                return result
+
+            results = [run(learning_rate, seed) for learning_rate in spec.learning_rates for seed in selecting]
+            if others:
+                chosen = best_on_validation((r.learning_rate, r.validation) for r in results)
+                log.info("lr %.1e chosen on validation (seeds %s); seeds %s run at it", chosen, list(selecting), others)
+                results += [run(chosen, seed) for seed in others]
+        return results
 
     def run_point(self, learning_rate: float, seed: int) -> GridResult:
         """One grid point: the pretrained weights restored, a head, data order and schedule

@@ -82,6 +82,7 @@ from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
+from pipeline.finetune.selection import best_on_validation
 from pipeline.provenance import write_provenance
 from pipeline.report import claims as claim_checks
 from pipeline.report.runs import MLM_DEFAULTS, PLACEMENT_COLUMNS, SECTIONS, pick_run, run_placements
@@ -271,6 +272,9 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
                 **{c: record[c] for c in RUN_COLUMNS if c != "run_name"}, "run_name": record["objective"], "pretraining_step": step,
                 **{k: point[k] for k in GRID_FIELDS}, "test_scores": metric_scores(point, path, index),
             })  # fmt: skip
+        rates = {rate for rate, _ in points}
+        if not any(all((rate, seed) in points for rate in rates) for _, seed in points):
+            raise PipelineError(f"{path}: key 'grid' has no seed that ran every learning rate, the seeds the LR choice compares")
     columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, "test_scores"]
     frame = pd.DataFrame(rows, columns=columns)
     families = frame.groupby("task")["family"].unique()
@@ -351,12 +355,22 @@ def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
 # ------------------------------------------------------------------ the tables
 
 
+def on_shared_seeds(points: pd.DataFrame, knob: str, keys: Sequence[str] = ()) -> pd.DataFrame:
+    """The points of the seeds that ran at every value of ``knob`` (per group of ``keys``):
+    the seeds a choice compares values on. Every seed on a full grid; with
+    ``finetuning.selection_seeds``, those only (the others ran at the chosen LR alone)."""
+    values_per_seed = points.groupby([*keys, "seed"])[knob].transform("nunique")
+    values = points.groupby(list(keys))[knob].transform("nunique") if keys else points[knob].nunique()
+    return points[values_per_seed == values]
+
+
 def chosen_on_validation(points: pd.DataFrame, knob: str) -> tuple[float, float, np.ndarray]:
-    """The grid value of ``knob`` (LR, C) with the best mean validation score over seeds,
-    that mean, and the test scores of its seeds."""
-    by_value = points.groupby(knob)["validation"].mean()
-    best = by_value.idxmax()
-    return best, by_value[best], points.loc[points[knob] == best, "test"].to_numpy()
+    """The grid value of ``knob`` (LR, C) with the best mean validation score over the
+    seeds that ran every value, that mean, and the test scores of all its seeds."""
+    shared = on_shared_seeds(points, knob)
+    best = best_on_validation(zip(shared[knob], shared["validation"]))
+    validation = shared.loc[shared[knob] == best, "validation"].mean()
+    return best, validation, points.loc[points[knob] == best, "test"].to_numpy()
 
 
 def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -496,8 +510,10 @@ def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, bag_of_words: pd.D
 def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
     """Per (task, run): spread and std (over LR points, ddof 0: the grid is the whole
     population considered) of the seed-mean test score, and how many LR points have
-    a mean validation score within ``NEAR_BEST_POINTS`` of the best one."""
-    by_rate = grid.groupby([*RUN_COLUMNS, "learning_rate"], sort=True)[["validation", "test"]].mean()
+    a mean validation score within ``NEAR_BEST_POINTS`` of the best one; means over the
+    seeds that ran every LR, so that each LR is seen through the same seeds."""
+    shared = on_shared_seeds(grid, "learning_rate", ["task", "run"])
+    by_rate = shared.groupby([*RUN_COLUMNS, "learning_rate"], sort=True)[["validation", "test"]].mean()
     per_run = by_rate.groupby(level=RUN_COLUMNS, sort=True)
     near_best = by_rate["validation"] >= per_run["validation"].transform("max") - NEAR_BEST_POINTS
     table = pd.DataFrame({
@@ -506,6 +522,7 @@ def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
         "test_std": per_run["test"].std(ddof=0),
         "best_validation_mean": per_run["validation"].max(),
         "num_near_best": near_best.groupby(level=RUN_COLUMNS, sort=True).sum().astype(int),
+        "num_selection_seeds": shared.groupby(RUN_COLUMNS, sort=True)["seed"].nunique(),
     })  # fmt: skip
     return table.reset_index()
 

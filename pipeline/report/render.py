@@ -37,11 +37,11 @@ TEMPLATE = "replication.html.j2"
 # The columns of each aggregated CSV that the report uses (written by ``aggregate``).
 TABLE_COLUMNS = {
     "finetune_grid": ["task", "run", "objective_kind", "size", "metric", "learning_rate", "seed", "test"],
-    "scores": ["task", "run", "best_learning_rate", "test_mean"],
+    "scores": ["task", "run", "best_learning_rate", "n_seeds", "test_mean"],
     "metric_details": ["task", "run", "key", "test_mean", "test_low", "test_high"],
     "comparison": ["level", "name", "family", "size", "num_parameters", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
     "baselines": ["task", "size", "run", "majority_test_score", "bag_of_words_mean", "bag_of_words_low", "bag_of_words_high", "random_mean", "random_low", "random_high", "pretrained_mean", "pretrained_low", "pretrained_high", "minus_random_mean", "minus_random_low", "minus_random_high"],
-    "lr_sensitivity": ["task", "run", "num_learning_rates", "test_spread", "test_std", "num_near_best"],
+    "lr_sensitivity": ["task", "run", "num_learning_rates", "test_spread", "test_std", "num_near_best", "num_selection_seeds"],
     "objectives": OBJECTIVES_COLUMNS,
     "learning_curves": ["level", "family", "run", "run_name", "size", "step", "final", "test_mean", "test_low", "test_high"],
     "curve_comparison": ["level", "family", "size", "step", "budget_fraction", "final", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
