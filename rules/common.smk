@@ -15,21 +15,14 @@ from pipeline import strict
 from pipeline.config import RANDOM_INIT, load_config
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes
+from pipeline.malloc_tunables import glibc_tunables
 from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 from pipeline.provenance import source_hash
 
 PYTHON = sys.executable
 
-# glibc's malloc hands freed blocks above its adaptive mmap threshold back to the kernel, so
-# each training step of a small model page-faults its activations in again: 0.4-2.4 million
-# minor faults per job; the default run spent 14% of its CPU time in the kernel, over half of
-# it on these. Keeping freed memory in the process makes a fine-tuning job 5-12% faster
-# (BENCHMARKS.md, "Memory allocator").
-# Jobs inherit this environment; a user's own tunables come after ours and win. Other C
-# libraries ignore the variable.
-MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=268435456"
-if MALLOC_TUNABLES not in os.environ.get("GLIBC_TUNABLES", ""):
-    os.environ["GLIBC_TUNABLES"] = ":".join(filter(None, [MALLOC_TUNABLES, os.environ.get("GLIBC_TUNABLES")]))
+# Jobs inherit this environment: freed memory stays in each job (pipeline/malloc_tunables.py).
+os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
 CONFIG_ORIGIN = "+".join(str(f) for f in workflow.configfiles) or "config"
 try:
