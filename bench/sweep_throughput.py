@@ -2,7 +2,7 @@
 
     python bench/sweep_throughput.py --model results/pretrain/clm-tiny/model --task-dir results/data/tasks/sentiment
 
-For one model and task, runs the task's default LR x seed grid (config/default.yaml,
+For one model and task, runs the task's default LR x seed grid in full (config/default.yaml,
 ``finetuning.for_task``) three ways, each through the real ``python -m pipeline finetune``:
 
   (a) naive: one process per (LR, seed) point, so every point pays process start-up,
@@ -56,13 +56,15 @@ def finetune(spec: dict, args: argparse.Namespace, out: Path) -> tuple[float, li
 
 
 def one_round(args: argparse.Namespace, config, scratch: Path) -> dict[str, tuple[float, list[dict]]]:
-    """Wall seconds of the whole grid and its points, for each mode."""
-    spec = run_spec(config, args.task, args.objective_kind)
+    """Wall seconds of the whole grid and its points, for each mode. The full grid (no
+    selection seeds): (a) runs each point alone, so it cannot choose an LR for the rest."""
+    full_grid = {"selection_seeds": None}
+    spec = run_spec(config, args.task, args.objective_kind, **full_grid)
     grid = [(lr, seed) for lr in spec["finetuning"]["learning_rates"] for seed in spec["finetuning"]["seeds"]]
     naive_seconds, naive_points = 0.0, []
     for index, (lr, seed) in enumerate(grid):
         seconds, points = finetune(
-            run_spec(config, args.task, args.objective_kind, learning_rates=[lr], seeds=[seed]), args, scratch / f"naive-{index}"
+            run_spec(config, args.task, args.objective_kind, learning_rates=[lr], seeds=[seed], **full_grid), args, scratch / f"naive-{index}"
         )
         naive_seconds += seconds
         naive_points += points
@@ -72,7 +74,7 @@ def one_round(args: argparse.Namespace, config, scratch: Path) -> dict[str, tupl
         )
     results = {"naive": (naive_seconds, naive_points)}
     for mode, precision in (("fp32", "fp32"), ("bf16", "bf16")):
-        results[mode] = finetune(run_spec(config, args.task, args.objective_kind, precision=precision), args, scratch / mode)
+        results[mode] = finetune(run_spec(config, args.task, args.objective_kind, precision=precision, **full_grid), args, scratch / mode)
         inside = sum(p["seconds"] for p in results[mode][1])
         print(
             f"  ({'b' if mode == 'fp32' else 'c'}) in-process {mode}: {results[mode][0]:.1f} s ({inside:.1f} s in the points)", flush=True
