@@ -217,19 +217,26 @@ class ComputeSpec:
 
 @dataclass(frozen=True)
 class HardwareSpec:
-    """The machine pretraining jobs run on, and what the cost estimate assumes about it.
+    """The machines pretraining and fine-tuning jobs run on, and what the cost estimate assumes about them.
 
-    Only ``gpus_per_run`` reaches a job (as its ``resources: gpu=``, which picks torchrun and
-    the device); nothing here is a job parameter, so changing it reruns nothing.
+    Only ``gpus_per_run`` and ``finetune_gpus`` reach a job (as its ``resources: gpu=``, which
+    picks torchrun and the device); nothing here is a job parameter, so changing it reruns nothing.
     """
 
-    gpus_per_run: int = 0  # 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    gpus_per_run: int = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    # fine-tuning: 0: CPU; 1: one GPU. A sweep is one process, so a job never takes more; jobs
+    # run side by side on a node's GPUs as far as `--resources gpu=N` lets Snakemake start them.
+    finetune_gpus: int = 0
     gpu_name: str = "H100 80GB SXM"
     gpu_memory_gb: float = 80.0  # checked against each size's estimated peak memory
     gpu_peak_tflops: float = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
     assumed_mfu: float = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: float = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+
+    def validate(self) -> None:
+        if self.finetune_gpus not in (0, 1):
+            raise ValueError(f"finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got {self.finetune_gpus}")
 
 
 @dataclass(frozen=True)
@@ -395,7 +402,7 @@ class Config:
     learning_curves: LearningCurveSpec | None = None
     bag_of_words: BagOfWordsSpec | None = None  # absent: no lexical reference in the report
     report: ReportSpec = ReportSpec()
-    hardware: HardwareSpec = HardwareSpec()  # where pretraining runs; read by the rules and the cost estimate only
+    hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
 

@@ -218,6 +218,11 @@ def pretrain_start_dir(wildcards):
     return pretrain_start(wildcards)
 
 
+def job_device(wildcards, resources):
+    """Where a job computes: its GPU(s) when its ``resources: gpu=`` asks for any, else the CPU."""
+    return "cuda" if resources.gpu > 0 else "cpu"
+
+
 def finetune_model(wildcards):
     if wildcards.name == RANDOM_INIT:
         return f"results/init/{wildcards.size}"

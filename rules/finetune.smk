@@ -1,9 +1,11 @@
 # Every pretrained model, and the untrained initial weights ("random-{size}"), on every
-# task: the whole LR x seed grid in one job, so the model and data load once.
+# task: the whole LR x seed grid in one job, so the model and data load once. A job asks
+# for hardware.finetune_gpus GPUs (0 on the CPU default, 1 at paper scale) and computes
+# there; like any resource, changing it reruns nothing.
 
 FINETUNE_COMMAND = (
     "{PYTHON} -m pipeline finetune --spec {params.spec:q} --model {params.model} --task-dir {params.task_dir}"
-    " --out {params.out} --threads {threads} > {log} 2>&1"
+    " --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"
 )
 
 
@@ -19,7 +21,10 @@ rule finetune:
         task_dir="results/data/tasks/{task}",
         out="results/finetune/{task}/{name}-{size}",
         code=CODE["finetune"],
+        device=job_device,
     threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
     log:
         "logs/finetune/{task}/{name}-{size}.log",
     benchmark:
@@ -41,7 +46,10 @@ rule finetune_checkpoint:
         task_dir="results/data/tasks/{task}",
         out="results/finetune/{task}/{name}-{size}-step{step}",
         code=CODE["finetune"],
+        device=job_device,
     threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
     log:
         "logs/finetune/{task}/{name}-{size}-step{step}.log",
     benchmark:

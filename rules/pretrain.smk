@@ -34,10 +34,6 @@ def pretrain_launcher(wildcards, resources):
     return PYTHON
 
 
-def pretrain_device(wildcards, resources):
-    return "cuda" if resources.gpu > 0 else "cpu"
-
-
 rule initialize:
     input:
         "results/tokenizer",
@@ -73,7 +69,7 @@ rule pretrain:
         work_dir="results/resume/pretrain/{name}-{size}",
         code=CODE["pretrain"],
         launcher=pretrain_launcher,
-        device=pretrain_device,
+        device=job_device,
     threads: 1
     resources:
         gpu=pretrain_gpus,

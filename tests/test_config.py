@@ -54,6 +54,7 @@ def test_shipped_configs_parse():
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
         (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'ul2' is planned at none of the sizes small"),
+        (lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2), "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2"),
         (lambda c: c["learning_curves"].update(runs=["clm75_mlm"]), "cfg.learning_curves: run 'clm75_mlm-tiny' saves no pretraining.checkpoint_steps checkpoint"),
     ],
 )

@@ -69,4 +69,6 @@ def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
     assert result.returncode == 0, output[-3000:]
     assert "GPU-hours" in output and "Peak memory per GPU" in output and "EXCEEDS" not in output
     assert "-m torch.distributed.run --standalone --nproc-per-node 8 -m pipeline pretrain" in output and "--device cuda" in output
+    finetune_commands = [line for line in output.splitlines() if "-m pipeline finetune " in line]
+    assert finetune_commands and all("--device cuda" in line for line in finetune_commands)  # hardware.finetune_gpus: 1
     assert "This was a dry-run" in output

@@ -64,6 +64,16 @@ def test_batches_cover_each_epoch_and_group_similar_lengths():
     assert padded < 0.7 * padded_random  # grouping cuts the padded token count
 
 
+def test_batch_order_stays_on_the_cpu_under_a_gpu_job_s_default_device():
+    """A GPU fine-tuning job makes tensors on the GPU by default (finetune/run.py); the batch
+    order must still be drawn, identically, from its CPU generator ("meta" stands in for cuda)."""
+    lengths = list(range(3, 203))
+    on_cpu = batch_order(lengths, num_steps=9, batch_size=32, seed=4)
+    with torch.device("meta"):
+        elsewhere = batch_order(lengths, num_steps=9, batch_size=32, seed=4)
+    assert all(b.device.type == "cpu" and torch.equal(a, b) for a, b in zip(on_cpu, elsewhere, strict=True))
+
+
 def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
     task = make_task(tmp_path / "task")
     outs = []

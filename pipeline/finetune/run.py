@@ -49,11 +49,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-dir", required=True, help="prepared task (train/validation/test.jsonl, stats.json)")
     parser.add_argument("--out", required=True, help="output directory for scores.json")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda (the job's GPU, `resources: gpu=1`)")
+
+
+def use_device(device: torch.device) -> None:
+    """Compute on ``device`` from here on.
+
+    On the CPU every run is bit-reproducible (deterministic kernels). On a GPU, float32
+    matmuls outside autocast use TF32, and every tensor the task types make (padded
+    batches, labels, positions) is made there by default, so no task type needs to know
+    where it runs; PyTorch's device context adds a little Python overhead per op, small
+    beside the kernels of a model worth a GPU. GPU runs are reproducible to rounding only.
+    """
+    if device.type == "cpu":
+        torch.use_deterministic_algorithms(True)
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.set_default_device(device)
 
 
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
+    device = torch.device(args.device)
+    use_device(device)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
     metric = get_metric(spec.task.metric)
@@ -61,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
-    sweep = Sweep(task_type, task_type.load_pretrained(args.model), splits, finetuning, metric)
+    sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric)
     log.info(
         "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s",
         spec.run, spec.task_name, spec.task.type, *(len(splits[name]) for name in ("train", "validation", "test")),

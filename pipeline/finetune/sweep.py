@@ -65,17 +65,19 @@ def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) 
     hold sentences of similar length, so padding (wasted compute) shrinks, while every
     example is still seen once per epoch in a seed-determined order.
     """
+    # On the CPU whatever the default device (a GPU job sets one): the draws come from a CPU
+    # generator, so the order is the same on every device.
     generator = torch.Generator().manual_seed(seed)
     pool_size = LENGTH_GROUP_BATCHES * batch_size
     batches: list[torch.Tensor] = []
     while len(batches) < num_steps:
-        permutation = torch.randperm(len(lengths), generator=generator)
+        permutation = torch.randperm(len(lengths), generator=generator, device="cpu")
         epoch = []
         for start in range(0, len(permutation), pool_size):
             pool = permutation[start : start + pool_size].tolist()
             pool.sort(key=lambda i: lengths[i])
-            epoch += [torch.tensor(pool[j : j + batch_size]) for j in range(0, len(pool), batch_size)]
-        shuffled = torch.randperm(len(epoch), generator=generator).tolist()
+            epoch += [torch.tensor(pool[j : j + batch_size], device="cpu") for j in range(0, len(pool), batch_size)]
+        shuffled = torch.randperm(len(epoch), generator=generator, device="cpu").tolist()
         batches += [epoch[i] for i in shuffled]
     return batches[:num_steps]
 
