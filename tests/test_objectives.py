@@ -198,6 +198,11 @@ def test_conformance(kind):
     assert same_batch(batch, objective.batch(blocks, rngs(0, B), SPECIAL))
     assert same_batch(batch, objective.batch(blocks, rngs(1, B), SPECIAL)) is not draws
 
+    # Built on the CPU whatever the default device: a GPU fine-tuning job sets one (NIAH
+    # trains on collated batches), and Batch.to moves CPU batches only ("meta" stands in).
+    with torch.device("meta"):
+        assert same_batch(batch, objective.batch(blocks, rngs(0, B), SPECIAL))
+
 
 def logits_of(model, batch: Batch) -> torch.Tensor:
     with torch.no_grad():

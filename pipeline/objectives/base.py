@@ -11,6 +11,7 @@ does not depend on loader workers, process count or where a run was resumed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -52,6 +53,27 @@ class Batch:
     prefix_lengths: torch.Tensor | None = None  # (B,) long, for prefix attention
     extras: Mapping[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...) stacked from the examples
 
+    def to(self, device: torch.device) -> "Batch":
+        """This batch with every tensor on ``device`` (itself on the CPU).
+
+        A batch is built on the CPU (:func:`collate`); copies go through pinned memory
+        without blocking, so building the next batch overlaps the GPU's work on this one.
+        """
+        if device.type == "cpu":
+            return self
+
+        def move(tensor: torch.Tensor | None) -> torch.Tensor | None:
+            return None if tensor is None else tensor.pin_memory().to(device, non_blocking=True)
+
+        return dataclasses.replace(
+            self,
+            input_ids=move(self.input_ids),
+            labels=move(self.labels),
+            padding_mask=move(self.padding_mask),
+            prefix_lengths=move(self.prefix_lengths),
+            extras={key: move(value) for key, value in self.extras.items()},
+        )
+
     @property
     def num_loss_positions(self) -> int:
         return int((self.labels != IGNORE).sum())
@@ -89,6 +111,8 @@ class Objective:
 
 
 def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> Batch:
+    """The examples right-padded into one batch, on the CPU whatever the default device
+    (a GPU fine-tuning job sets one); :meth:`Batch.to` moves it."""
     lengths = [len(e.input_ids) for e in examples]
     width = max(lengths)
     input_ids = np.full((len(examples), width), pad_id, dtype=np.int64)
@@ -99,8 +123,8 @@ def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> B
     padding_mask = None
     if min(lengths) < width:
         padding_mask = torch.from_numpy((np.arange(width)[None, :] < np.array(lengths)[:, None]).astype(np.int64))
-    prefix_lengths = torch.tensor([e.prefix_length for e in examples], dtype=torch.long) if attention == "prefix" else None
-    extras = {key: torch.as_tensor(np.stack([np.asarray(e.extras[key]) for e in examples])) for key in examples[0].extras}
+    prefix_lengths = torch.tensor([e.prefix_length for e in examples], dtype=torch.long, device="cpu") if attention == "prefix" else None
+    extras = {key: torch.as_tensor(np.stack([np.asarray(e.extras[key]) for e in examples]), device="cpu") for key in examples[0].extras}
     return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, extras)
 
 

@@ -21,7 +21,6 @@ code that ran before this module existed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,29 +30,6 @@ import torch.distributed as dist
 from torch import nn
 
 from pipeline.errors import PipelineError
-from pipeline.objectives import Batch
-
-
-def to_device(batch: Batch, device: torch.device | None) -> Batch:
-    """``batch`` with every tensor on ``device`` (unchanged on CPU or for None).
-
-    Copies go through pinned memory without blocking, so building the next batch on the
-    CPU overlaps the GPU's work on this one.
-    """
-    if device is None or device.type == "cpu":
-        return batch
-
-    def move(tensor: torch.Tensor | None) -> torch.Tensor | None:
-        return None if tensor is None else tensor.pin_memory().to(device, non_blocking=True)
-
-    return dataclasses.replace(
-        batch,
-        input_ids=move(batch.input_ids),
-        labels=move(batch.labels),
-        padding_mask=move(batch.padding_mask),
-        prefix_lengths=move(batch.prefix_lengths),
-        extras={key: move(value) for key, value in batch.extras.items()},
-    )
 
 
 @dataclass(frozen=True)

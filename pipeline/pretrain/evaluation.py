@@ -17,7 +17,6 @@ import torch
 
 from pipeline.model.backbone import encode, language_model_loss
 from pipeline.objectives import IGNORE, Batch, Objective, parse_objective
-from pipeline.pretrain.distributed import to_device
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Held-out examples draw from their own RNG stream; training steps never reach this value.
@@ -45,18 +44,18 @@ YARDSTICKS = {
 
 
 def heldout_batches(
-    objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device | None = None
+    objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device = torch.device("cpu")
 ) -> Iterator[Batch]:
     """``blocks`` as batches of ``objective`` on ``device``, each block with its own fixed held-out RNG."""
     for start in range(0, len(blocks), batch_size):
         chunk = blocks[start : start + batch_size]
-        yield to_device(objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special), device)
+        yield objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special).to(device)
 
 
 @torch.no_grad()
 def objective_loss(
     loss_fn, model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int,
-    device: torch.device | None = None,
+    device: torch.device = torch.device("cpu"),
 ) -> float:  # fmt: skip
     """Mean of ``loss_fn`` over held-out batches of ``objective``, weighted by their labelled positions."""
     total, count = 0.0, 0
@@ -69,7 +68,7 @@ def objective_loss(
 
 @torch.no_grad()
 def yardstick(
-    model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device | None = None
+    model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device = torch.device("cpu")
 ) -> tuple[str, float]:
     stick = YARDSTICKS[attention]
     if stick.name == "next_token_perplexity":

@@ -205,7 +205,7 @@ class Trainer:
             share = batch.num_loss_positions / max(num_loss_positions, 1)
             with distributed.no_gradient_sync(self.wrapped, index == len(batches) - 1):
                 with self._autocast():
-                    loss = self.wrapped(distributed.to_device(batch, processes.device))
+                    loss = self.wrapped(batch.to(processes.device))
                 weight = share * processes.world_size
                 (loss if weight == 1.0 else loss * weight).backward()
             logged_loss += loss.detach().float() * share

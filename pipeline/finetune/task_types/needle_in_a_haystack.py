@@ -108,7 +108,7 @@ class NeedleInAHaystack(TaskType):
         return pretrained  # no new head: the LM head writes the answer
 
     def loss(self, model: nn.Module, examples: Sequence[Example]) -> torch.Tensor:
-        return language_model_loss(model, collate(examples, self.attention, self.context.pad_id))
+        return language_model_loss(model, collate(examples, self.attention, self.context.pad_id).to(model.device))
 
     def predict(self, model: nn.Module, split: EncodedSplit, batch_size: int) -> list[str]:
         prompts = [e.input_ids[: e.prefix_length].tolist() for e in split.examples]
