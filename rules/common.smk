@@ -39,7 +39,8 @@ CODE = {
     "tokenize": source_hash("tokenization", "files.py", "provenance.py"),
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
-    "finetune": source_hash("finetune", "model", "metrics", "optimization.py", "schedules.py"),
+    # objectives/: the batches NIAH trains on (collate, prefix examples) and the attention kinds.
+    "finetune": source_hash("finetune", "model", "metrics", "objectives/base.py", "objectives/prefix_lm.py", "optimization.py", "schedules.py"),
     "baselines": source_hash("baselines", "finetune/sweep.py", "finetune/task_data.py", "metrics", "files.py", "provenance.py"),
     "report": source_hash("report", "finetune/selection.py", "files.py", "provenance.py"),
 }
