@@ -2,10 +2,11 @@
 
 glibc's malloc hands freed blocks above its adaptive mmap threshold back to the kernel, so
 each training step of a small model page-faults its activations in again: 0.4-2.4 million
-minor faults per job, and the default run spent 14% of its CPU time in the kernel. With a
-fixed 32 MiB mmap threshold (the largest glibc accepts) and no trimming of the heap, freed
-blocks are reused: fine-tuning jobs run 3-12% faster (by machine) with the same scores (BENCHMARKS.md,
-"Memory allocator"; ``bench/malloc_tunables.py``). Setting the trim threshold alone is
+minor faults per job (the default run spent 14% of its CPU time in the kernel on an earlier
+session's machine, 2.6% on the Intel Xeon VM). With a fixed 32 MiB mmap threshold (the
+largest glibc accepts) and no trimming of the heap, freed blocks are reused: fine-tuning
+jobs run 3-12% faster, by machine, with the same scores (BENCHMARKS.md, "Memory allocator";
+``bench/malloc_tunables.py``). Setting the trim threshold alone is
 worse than nothing: any one of these switches off the adaptive threshold, and freed blocks
 above 128 KiB then always go back to the kernel. Other C libraries ignore the variable.
 """
