@@ -26,6 +26,7 @@ from pipeline.finetune.task_data import read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
+from pipeline.model.kernels import use_kernels_for
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
@@ -53,20 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def use_device(device: torch.device) -> None:
-    """Compute on ``device`` from here on.
+    """Compute on ``device`` from here on, with its kernels (:mod:`pipeline.model.kernels`).
 
-    On the CPU every run is bit-reproducible (deterministic kernels). On a GPU, float32
-    matmuls outside autocast use TF32, and every tensor the task types make (padded
-    batches, labels, positions) is made there by default, so no task type needs to know
-    where it runs; PyTorch's device context adds a little Python overhead per op, small
-    beside the kernels of a model worth a GPU. GPU runs are reproducible to rounding only.
+    On a GPU every tensor the task types make (padded batches, labels, positions) is made
+    there by default, so no task type needs to know where it runs; PyTorch's device
+    context adds a little Python overhead per op, small beside the kernels of a model
+    worth a GPU.
     """
-    if device.type == "cpu":
-        torch.use_deterministic_algorithms(True)
-        return
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
-    torch.set_default_device(device)
+    use_kernels_for(device)
+    if device.type != "cpu":
+        torch.set_default_device(device)
 
 
 def run(args: argparse.Namespace) -> None:

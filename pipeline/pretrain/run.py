@@ -35,6 +35,7 @@ from pipeline.model.backbone import (
     load_language_model,
     read_backbone_spec,
 )
+from pipeline.model.kernels import use_kernels_for
 from pipeline.objectives import parse_objective
 from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
@@ -101,11 +102,7 @@ def run(args: argparse.Namespace) -> None:
 
 def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, args: argparse.Namespace, started: float) -> None:
     torch.set_num_threads(max(1, args.threads // processes.world_size))
-    if processes.device.type == "cpu":
-        torch.use_deterministic_algorithms(True)  # bit-exact resume; GPU runs are reproducible to rounding only
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls outside autocast
-        torch.backends.cudnn.allow_tf32 = True
+    use_kernels_for(processes.device)  # CPU: bit-exact resume; GPU: TF32, reproducible to rounding only
     if not processes.is_main:
         logging.getLogger().setLevel(logging.WARNING)
     objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")
