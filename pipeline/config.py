@@ -269,11 +269,14 @@ class ZooSpec:
 
 @dataclass(frozen=True)
 class TwoStageSpec:
-    """The study's CLM -> MLM schedules at the fixed budget pretraining.num_steps.
+    """The study's CLM -> MLM schedules at fixed step budgets.
 
-    ``first_stage_fractions`` are the shares of the budget spent on ``first`` (0 and 1
-    are the single-objective runs, which the from-scratch runs already are). The second
-    stage starts from the first objective's checkpoint taken before the LR decay.
+    ``first_stage_fractions`` are the shares of a budget spent on ``first`` (0 and 1
+    are the single-objective runs). The second stage starts from the first objective's
+    checkpoint taken before the LR decay. ``budgets`` are the total steps at which every
+    split is trained (the study: 12k, 22k and 42k); a budget below pretraining.num_steps
+    also gets its single-objective ends, each objective's from-scratch run decayed early
+    (WSD: its stable-phase checkpoint decayed over the last num_decay_steps of the budget).
     """
 
     sizes: tuple[str, ...]
@@ -283,11 +286,14 @@ class TwoStageSpec:
     # carry: the second stage continues with the first stage's AdamW moments, as one run
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
+    budgets: tuple[int, ...] | None = None  # None: pretraining.num_steps alone
 
     def validate(self) -> None:
         bad = [f for f in self.first_stage_fractions if not 0 < f < 1]
         if bad:
             raise ValueError(f"first_stage_fractions {bad} must lie strictly between 0 and 1")
+        if self.budgets is not None and (not self.budgets or len(set(self.budgets)) < len(self.budgets)):
+            raise ValueError(f"budgets {list(self.budgets)} must be a non-empty list of distinct step counts")
 
 
 @dataclass(frozen=True)
@@ -439,16 +445,24 @@ class Config:
 
 
     def _check_two_stage_splits(self, stage: TwoStageSpec) -> None:
-        """The second stage must start from a checkpoint the LR decay has not touched yet."""
+        """Every run of the study starts from a checkpoint the LR decay has not touched yet:
+        each split, and each shorter budget's decay branch (which must also start after the
+        warmup, or its schedule would not be the WSD schedule of that budget)."""
         schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
         if schedule.kind != "wsd":
             raise ValueError("two_stage needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed checkpoint)")
-        decay_start = num_steps - schedule.num_decay_steps
-        late = [f for f in stage.first_stage_fractions if round(f * num_steps) > decay_start]
-        if late:
-            raise ValueError(
-                f"two_stage.first_stage_fractions {late}: the split would fall after the decay starts (step {decay_start} of {num_steps})"
-            )
+        shortest = schedule.num_warmup_steps + schedule.num_decay_steps
+        for budget in stage.budgets or (num_steps,):
+            if not shortest <= budget <= num_steps:
+                raise ValueError(
+                    f"two_stage.budgets: {budget} must lie between warmup + decay ({shortest}) and pretraining.num_steps ({num_steps})"
+                )
+            decay_start = budget - schedule.num_decay_steps
+            late = [f for f in stage.first_stage_fractions if round(f * budget) > decay_start]
+            if late:
+                raise ValueError(
+                    f"two_stage.first_stage_fractions {late}: the split would fall after the decay starts (step {decay_start} of {budget})"
+                )
 
 
 REPOSITORY = Path(__file__).resolve().parents[1]

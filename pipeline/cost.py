@@ -25,12 +25,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 from pipeline.config import RANDOM_INIT, REPOSITORY, ComputeSpec, Config, SizeSpec, load_config, merge
 from pipeline.files import read_yaml
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
-from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
+from pipeline.pretrain.plan import RunPlan, Study, curve_checkpoints, plan_runs
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
@@ -93,7 +94,7 @@ def stage_costs(config: Config) -> list[StageCost]:
     finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
     plans = plan_runs(config)
     costs = []
-    for study in ("objectives", "two_stage", "continued"):
+    for study in get_args(Study):
         runs = [p for p in plans.values() if p.study == study]
         if runs:
             tokens = [pretraining_tokens(p, config) for p in runs]

@@ -51,6 +51,10 @@ def test_shipped_configs_parse():
         (lambda c: c["two_stage"].update(first_stage_fractions=[1.0]), "cfg.two_stage: first_stage_fractions [1.0] must lie strictly between 0 and 1"),
         (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small'] are the bases of two-stage or continued runs"),
         (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "two_stage needs pretraining.schedule.kind 'wsd'"),
+        (lambda c: c["two_stage"].update(budgets=[480, 960]), "cfg: two_stage.budgets: 960 must lie between warmup + decay (144) and pretraining.num_steps (480)"),
+        (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
+        (lambda c: c["two_stage"].update(budgets=[360]), "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)"),
+        (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage: budgets [400, 400] must be a non-empty list of distinct step counts"),
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
         (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'ul2' is planned at none of the sizes small"),
@@ -185,3 +189,29 @@ def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
     config = load_config(data)
     checkpoints = [(p.run, step) for p, step in curve_checkpoints(config, plan_runs(config))]
     assert checkpoints == [("clm-tiny", 240), ("mlm-tiny", 240), ("clm25_mlm-tiny", 240), ("clm-small", 240), ("mlm-small", 240)]
+
+
+def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
+    """A budget below num_steps gets every split (k = fraction x budget) and both single-
+    objective ends: the from-scratch runs branched where the budget's decay starts, each
+    carrying its AdamW moments, under that budget's schedule; the bases save those steps."""
+    from pipeline.pretrain.plan import plan_runs
+
+    data = default_data()
+    data["two_stage"].update(budgets=[400, 480], first_stage_fractions=[0.25, 0.5])
+    plans = plan_runs(load_config(data))
+    short = {run: p for run, p in plans.items() if p.size == "tiny" and p.last_step == 400}
+    assert {run: p.study for run, p in short.items()} == {
+        "clm_400steps-tiny": "short_budget", "mlm_400steps-tiny": "short_budget",
+        "clm25_mlm_400steps-tiny": "two_stage", "clm50_mlm_400steps-tiny": "two_stage",
+    }  # fmt: skip
+    for objective in ("clm", "mlm"):
+        branch = short[f"{objective}_400steps-tiny"]
+        assert (branch.objective, branch.start.run, branch.start.step, branch.start.carry_optimizer) == (objective, f"{objective}-tiny", 304, True)
+        assert (branch.first_step, branch.schedule_steps) == (304, 400)
+    split = short["clm50_mlm_400steps-tiny"]
+    assert (split.start.run, split.start.step, split.first_step, split.schedule_steps) == ("clm-tiny", 200, 200, 400)
+    assert plans["clm50_mlm-tiny"].first_step == 240 and plans["clm50_mlm-tiny"].last_step == 480
+    assert plans["clm-tiny"].stage_checkpoint_steps == (100, 120, 200, 240, 304)
+    assert plans["mlm-tiny"].stage_checkpoint_steps == (304,)
+    assert plans["clm-small"].stage_checkpoint_steps == () and "clm_400steps-small" not in plans

@@ -173,6 +173,23 @@ def test_second_stage_continues_the_first_exactly(tokens_dir, init_dir, tmp_path
     assert not np.array_equal(weights(fresh)["lm_head.weight"].numpy(), weights(whole)["lm_head.weight"].numpy())
 
 
+@pytest.mark.parametrize("kind", ["clm", "mlm"])
+def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_path):
+    """A 6-step budget as the two-stage study builds it, a branch of an 8-step run from its
+    checkpoint at step 2 (where the 6-step schedule's decay starts) decayed to step 6, ends
+    with the same weights as a run trained for 6 steps from scratch: WSD's LR before the
+    decay does not depend on the budget, and blocks and masks depend on the step alone."""
+    objective = OBJECTIVES[kind]
+    long = pretrain(pretrain_spec_json(objective, num_steps=8, plan=scratch_plan(kind, 8, stage_checkpoint_steps=(2,))), tokens_dir, init_dir, tmp_path / "a")
+    branch_plan = scratch_plan(
+        kind, 6, run=f"{kind}_6steps-micro", study="short_budget", first_step=2, start=Start("checkpoint", f"{kind}-micro", 2, True)
+    )  # fmt: skip
+    branch = pretrain(pretrain_spec_json(objective, num_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b")
+    short = pretrain(pretrain_spec_json(objective, num_steps=6), tokens_dir, init_dir, tmp_path / "c")
+    assert_same_weights(weights(short), weights(branch))
+    assert read_json(branch / "summary.json")["study"] == "short_budget"
+
+
 def test_continued_pretraining_reads_the_blocks_after_its_base(tokens_dir, init_dir, tmp_path):
     """CPT with data_offset_steps=k trains on the blocks of steps k.., with its own schedule."""
     plan = scratch_plan("clm", 3, run="clm_cpt_on_clm-micro", study="continued", data_offset_steps=5, start=Start("final", "clm-micro"))

@@ -222,6 +222,23 @@ def test_objectives_sections_and_reference_points(zoo_tables: dict[str, pd.DataF
     assert len(zoo_tables["objectives"]) == 2 * len(family)  # the one task, and its family
 
 
+def test_a_shorter_budget_is_measured_against_its_own_decay_branches(tmp_path: Path) -> None:
+    """At 400 of 600 steps the split's references are CLM and MLM decayed at 400 (the two-stage
+    section's 100% and 0% of that budget), not the 600-step runs the headline compares."""
+    tables = aggregate(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), budget_sizes=("tiny",))
+    family = tables["objectives"][tables["objectives"]["level"] == "family"]
+    two_stage = family[family["section"] == "Two-stage CLM→MLM"]
+    assert list(zip(two_stage["run_name"], two_stage["num_steps"], two_stage["clm_share"])) == [
+        ("mlm_400steps", 400, 0.0), ("clm50_mlm_400steps", 400, 0.5), ("clm_400steps", 400, 1.0),
+        ("mlm", 600, 0.0), ("clm25_mlm", 600, 0.25), ("clm50_mlm", 600, 0.5), ("clm75_mlm", 600, 0.75), ("clm", 600, 1.0),
+    ]  # fmt: skip
+    split = only(family, run="clm50_mlm_400steps-tiny")
+    assert (split["mlm_run"], split["minus_mlm_mean"], split["clm_run"], split["minus_clm_mean"]) == ("mlm_400steps-tiny", pytest.approx(2.0), "clm_400steps-tiny", pytest.approx(4.0))
+    assert only(family, run="mlm_400steps-tiny")["versus_mlm"] == "reference"
+    assert only(family, run="clm50_mlm-tiny")["mlm_run"] == "mlm-tiny" and only(family, run="mlm_cpt_on_clm-tiny")["mlm_run"] == "mlm-tiny"
+    assert set(tables["comparison"]["mlm_run"]) == {"mlm-tiny"} and set(tables["comparison"]["clm_run"]) == {"clm-tiny"}
+
+
 def test_pretraining_carries_the_new_summary_keys(zoo_tables: dict[str, pd.DataFrame]) -> None:
     runs = zoo_tables["pretraining"].set_index("run")
     assert runs.loc["clm50_mlm-tiny", ["run_name", "objective", "study", "first_step", "started_from_run"]].tolist() == ["clm50_mlm", "mlm", "two_stage", 300, "clm-tiny"]
@@ -233,7 +250,7 @@ def test_pretraining_carries_the_new_summary_keys(zoo_tables: dict[str, pd.DataF
 @pytest.mark.parametrize(
     ("change", "key"),
     [
-        (lambda summary: summary.update(study="two-stage"), "'study' should be one of 'objectives', 'two_stage', 'continued'"),
+        (lambda summary: summary.update(study="two-stage"), "'study' should be one of 'objectives', 'short_budget', 'two_stage', 'continued'"),
         (lambda summary: summary.pop("first_step"), "missing key 'first_step'"),
         (lambda summary: summary["started_from"].pop("carry_optimizer"), "missing key 'started_from.carry_optimizer'"),
         (lambda summary: summary["started_from"].update(kind="scratch"), "key 'started_from.kind' should be one of"),

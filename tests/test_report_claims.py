@@ -237,6 +237,20 @@ def zoo(tmp_path: Path, **changes: float) -> Results:
     return fake(tmp_path, zoo_sizes=("tiny",), score=score_formula(bonus=lambda task, name, size: bonus[name] + SIZE_BONUS[size]))
 
 
+def test_c08_judges_each_budget_against_its_own_mlm_run(tmp_path: Path) -> None:
+    """With a 400-step budget beside the 600-step one, the best split of each budget is
+    compared with the MLM run decayed at that budget, not with the 600-step MLM run (which
+    would make the 400-step split +0.0): +2.0 [+1.3, +2.7] at 400 holds the claimed +2.4,
+    +1.5 [+0.8, +2.2] at 600 excludes it, so the verdict is inconclusive."""
+    results = fake(tmp_path, zoo_sizes=("tiny",), budget_sizes=("tiny",))
+    outcome = CHECKERS["c08"](results)
+    assert outcome.verdict == "inconclusive"
+    assert "clm50_mlm_400steps +2.0 [+1.3, +2.7]" in outcome.evidence and "clm50_mlm +1.5 [+0.8, +2.2]" in outcome.evidence
+    assert "judged on the best split per family, size and budget (clm50_mlm_400steps, clm50_mlm)" in outcome.evidence
+    assert "best of the splits of each budget (1 at 400 steps, 3 at 600 steps)" in outcome.evidence
+    assert "each run is compared with the MLM run of its own step budget (400, 600 steps)" in outcome.evidence
+
+
 @pytest.fixture(scope="module")
 def zoo_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
     return zoo(tmp_path_factory.mktemp("zoo"))

@@ -69,13 +69,19 @@ ZOO_RUNS = (
     *(FakeRun(f"clm{share}_mlm", "mlm", "two_stage", NUM_STEPS * share // 100, start="checkpoint", base="clm") for share in (25, 50, 75)),
     *(FakeRun(f"mlm_cpt_on_{base}", "mlm", "continued", num_steps=CPT_STEPS, start="final", base=base) for base in ("clm", "mlm")),
 )
+# A shorter two-stage budget: CLM and MLM decayed early from their full runs, and one split.
+SHORT_BUDGET = 400
+BUDGET_RUNS = (
+    *(FakeRun(f"{kind}_{SHORT_BUDGET}steps", kind, "short_budget", 300, SHORT_BUDGET, start="checkpoint", base=kind) for kind in ("clm", "mlm")),
+    FakeRun(f"clm50_mlm_{SHORT_BUDGET}steps", "mlm", "two_stage", SHORT_BUDGET // 2, SHORT_BUDGET, start="checkpoint", base="clm"),
+)
 ATTENTION = {"clm": "causal", "meap": "causal", "prefix_lm": "prefix", "span_corruption": "prefix", "ul2": "prefix"}  # other kinds: bidirectional
 
 # Score bonus (points) and LR penalty per run name.
 BONUS = {
     "clm": 0.0, "mlm": 3.0, "random": -15.0, "mlm_nsp": 2.5, "span_corruption": 3.5, "prefix_lm": 1.0, "ul2": 2.0, "meap": 0.5,
     "electra": 4.0, "mlm_20": 1.0, "mlm_30": 2.0, "mlm_50": 3.5, "mlm_mask_only": 2.5, "clm25_mlm": 4.0, "clm50_mlm": 4.5,
-    "clm75_mlm": 2.0, "mlm_cpt_on_clm": 4.5, "mlm_cpt_on_mlm": 3.5,
+    "clm75_mlm": 2.0, "mlm_cpt_on_clm": 4.5, "mlm_cpt_on_mlm": 3.5, "clm_400steps": -1.0, "mlm_400steps": 1.0, "clm50_mlm_400steps": 3.0,
 }  # fmt: skip
 LR_PENALTY = {name: {"clm": 2.0, "random": 1.0}.get(name, 4.0) for name in BONUS}  # points per squared decade off the best LR (5e-4)
 
@@ -183,13 +189,15 @@ def write_fake_results(
     selection_seeds: tuple[int, ...] | None = None,
     families: dict[str, str] | None = None,
     zoo_sizes: tuple[str, ...] = (),
+    budget_sizes: tuple[str, ...] = (),
     curve_sizes: tuple[str, ...] = (),
     curve_runs: tuple[str, ...] = ("clm", "mlm"),
     curve_steps: tuple[int, ...] = (150, 300),
     curve: CurveFunction = default_curve,
 ) -> FakeTree:
     """Every file the report stages read, for CLM, MLM and random-init runs at ``sizes``
-    and the zoo, two-stage and continued runs at ``zoo_sizes``; every task is in family
+    and the zoo, two-stage and continued runs at ``zoo_sizes``, and a shorter two-stage
+    budget's runs at ``budget_sizes``; every task is in family
     SC unless ``families`` says otherwise. The runs named in ``curve_runs`` at
     ``curve_sizes`` also get learning-curve scores at each of ``curve_steps`` inside
     their budget (a second stage: after its split), as the pretrain stage saves them.
@@ -217,6 +225,7 @@ def write_fake_results(
         })  # fmt: skip
 
     runs = [(run, size) for size in sizes for run in BASE_RUNS] + [(run, size) for size in zoo_sizes for run in ZOO_RUNS]
+    runs += [(run, size) for size in budget_sizes for run in BUDGET_RUNS]
     for name, kind, size in [(run.name, run.kind, size) for run, size in runs] + [("random", "random", size) for size in sizes]:
         for task in tasks:
             tree.scores.append(write_scores(task, name, kind, size, partial(score, task, name, size)))

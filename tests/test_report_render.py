@@ -86,6 +86,23 @@ def test_learning_curve_section_says_how_to_enable_it_without_curves(tmp_path: P
     assert "<img" not in curves and not (tmp_path / "reports/figures/learning_curves.png").exists()
 
 
+def test_two_stage_section_separates_step_budgets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a shorter budget the two-stage table names each row's budget, and the figure
+    draws one line per budget, each from its own 0% to its own 100%."""
+    from pipeline.report import figures
+
+    tree = write_fake_results(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), budget_sizes=("tiny",))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 0
+    two_stage = section((tmp_path / "reports/replication.html").read_text(), "objectives-two-stage-clm-mlm")
+    assert ">Budget (steps)</th>" in two_stage and ">clm50_mlm_400steps-tiny</td>" in two_stage
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda figure, path: drawn.append(figure) or path)
+    figures.two_stage_scores(pd.read_csv(tmp_path / "tables/objectives.csv"), ["tiny"], tmp_path / "two_stage.png")
+    lines = {label: bars.lines[0].get_xdata().tolist() for bars, label in zip(*drawn[0].axes[0].get_legend_handles_labels())}
+    assert lines == {"SC average, tiny, 400 steps": [0.0, 50.0, 100.0], "SC average, tiny, 600 steps": [0.0, 25.0, 50.0, 75.0, 100.0]}
+
+
 def test_pdf_is_written(rendered: tuple[FakeTree, Path]) -> None:
     pdf = (rendered[1] / "replication.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and len(pdf) > 10_000

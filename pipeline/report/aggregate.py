@@ -22,7 +22,8 @@ metric_details.csv    per (task, run, key): every number the task's metric gives
                       has-answer / no-answer EM and F1, IR MRR@10, NIAH accuracy per
                       context length and depth) at the best LR, seed mean and CI
 objectives.csv        per (task | family, pretrained run, report section): score, Δ vs
-                      the CLM and the MLM run of its size (Welch), masking, CLM share
+                      the CLM and the MLM run of its size or step budget (Welch),
+                      masking, CLM share
 learning_curves.csv   per (task | family, run with curve scores, pretraining step):
                       score as in scores.csv, step, num_steps, budget_fraction, final
 curve_comparison.csv  per (task | family, size, step) where the CLM and the MLM run
@@ -49,7 +50,9 @@ variants of MLM, two-stage and continued runs, which get sections of their own. 
 MLM and CLM runs are also repeated (``repeated`` true) as reference points in the
 sections whose runs are measured against them: the 40% point of the masking sweep, the
 0% and 100% ends of the two-stage CLM share. ``clm_share`` (two-stage section only) is
-the fraction of the step budget trained with CLM, first_step / num_steps.
+the fraction of the step budget trained with CLM: first_step / num_steps for a split, 1
+or 0 for a shorter budget's CLM or MLM decay branch, which are that budget's ends and
+the references its splits are measured against.
 
 Learning curves. A ``--curve-scores`` file has the schema of a final model's
 scores.json plus ``pretraining_step`` (a final model's file has none, or null). A
@@ -85,7 +88,7 @@ from pipeline.files import atomic_path, read_json
 from pipeline.finetune.selection import best_on_validation
 from pipeline.provenance import write_provenance
 from pipeline.report import claims as claim_checks
-from pipeline.report.runs import MLM_DEFAULTS, PLACEMENT_COLUMNS, SECTIONS, pick_run, run_placements
+from pipeline.report.runs import MLM_DEFAULTS, PLACEMENT_COLUMNS, SECTIONS, pick_run, reference_runs, run_placements
 from pipeline.report.stats import Estimate, average, ci_side, difference, mean_interval
 
 logger = logging.getLogger(__name__)
@@ -108,7 +111,7 @@ SUMMARY_FIELDS: dict[str, Any] = {
     "num_tokens": int, "loss_fraction": NUMBER, "final_train_loss": NUMBER, "heldout_loss": NUMBER, "heldout_metric": dict,
     "wall_seconds": NUMBER, "tokens_per_second": NUMBER,
 }  # fmt: skip
-SUMMARY_CHOICES = {"study": ("objectives", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
+SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
 STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
 STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final")}
 # The value is null where the run's loss never trains the LM head the yardstick reads (ELECTRA).
@@ -145,7 +148,7 @@ CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_
 DETAIL_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "key", *Estimate.column_names("test_")]
 
 OBJECTIVES_COLUMNS = [
-    "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "repeated",
+    "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "num_steps", "repeated",
     "clm_share", *MLM_DEFAULTS, "base_run", "base_kind", *Estimate.column_names("test_"),
     "clm_run", *Estimate.column_names("minus_clm_"), "versus_clm", "mlm_run", *Estimate.column_names("minus_mlm_"), "versus_mlm",
 ]  # fmt: skip
@@ -538,16 +541,20 @@ def reference_gap(score: Estimate, run: str, reference: pd.Series | None, confid
     return gap, VERSUS[ci_side(gap)]
 
 
-def objectives_table(scores: pd.DataFrame, families: pd.DataFrame, placements: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def objectives_table(
+    scores: pd.DataFrame, families: pd.DataFrame, placements: pd.DataFrame, references: Mapping[str, Mapping[str, str | None]], confidence: float
+) -> pd.DataFrame:
     """Per (task | family, pretrained run, section showing it): the score, and its
-    difference from the CLM and the MLM run of the same size with Welch CIs."""
+    difference from its CLM and MLM reference runs (:func:`.runs.reference_runs`: those
+    of its size, or of its step budget) with Welch CIs."""
     rows = []
     for level, name, size, group in by_level(scores, families):
-        references = {kind: pick_run(group, kind) for kind in ("clm", "mlm")}
+        scored = group.set_index("run", drop=False)
         for _, run in group[group["objective_kind"] != "random"].iterrows():
             score = Estimate.from_columns(run, confidence, "test_")
             row = {"level": level, "name": name, **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")}, **score.columns("test_")}
-            for kind, reference in references.items():
+            for kind, reference_run in references[run["run"]].items():
+                reference = scored.loc[reference_run] if reference_run in scored.index else None
                 gap, verdict = reference_gap(score, run["run"], reference, confidence)
                 row.update({f"{kind}_run": "" if reference is None else reference["run"], **gap.columns(f"minus_{kind}_"), f"versus_{kind}": verdict})
             rows.append(row)
@@ -650,7 +657,7 @@ def build_results(
     scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
     families = by_size(family_table(scores, confidence), pretraining, ["family"], ["run"])
     comparison = by_size(comparison_table(scores, families, pretraining, confidence), pretraining, [], ["family", "level", "name"])
-    objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), confidence)
+    objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), reference_runs(pretraining), confidence)
     curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, confidence)
     return Results(
         finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
@@ -660,7 +667,7 @@ def build_results(
         comparison=comparison,
         baselines=by_size(baseline_table(scores, tasks, read_bag_of_words(bag_of_words_paths, confidence), confidence), pretraining, ["task"], ["run"]),
         lr_sensitivity=by_size(lr_sensitivity_table(grid), pretraining, ["task"], ["run"]),
-        objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["clm_share", "mask_ratio", "run"]).astype({"section": str}),
+        objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"]).astype({"section": str}),
         learning_curves=by_size(curves, pretraining, [], ["family", "level", "name", "run", "step"]),
         curve_comparison=by_size(curve_comparison, pretraining, [], ["family", "level", "name", "step"]),
         pretraining=pretraining,

@@ -223,16 +223,18 @@ def difference_forest(comparison: pd.DataFrame, path: Path) -> Path:
 
 def two_stage_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path) -> Path:
     """Family average (CI error bars) against the share of the step budget trained with
-    CLM before switching to MLM: 0% is the MLM run, 100% the CLM run; one line per
-    (family, size)."""
+    CLM before switching to MLM: 0% is the MLM run, 100% the CLM run (of that budget);
+    one line per (family, size, budget), the budget named where there are several."""
     rows = objectives[(objectives["section"] == TWO_STAGE) & (objectives["level"] == "family")].dropna(subset=["clm_share"])
+    several_budgets = rows["num_steps"].nunique() > 1
     with plt.rc_context(STYLE):
         figure, ax = plt.subplots(figsize=(5.6, 3.3))
-        for index, ((family, size), group) in enumerate(rows.groupby(["family", "size"], sort=False)):
+        for index, ((family, size, budget), group) in enumerate(rows.groupby(["family", "size", "num_steps"], sort=False)):
             group = group.sort_values("clm_share")
+            label = f"{family} average, {size}" + (f", {budget:,} steps" if several_budgets else "")
             ax.errorbar(
                 100 * group["clm_share"], group["test_mean"], yerr=half_widths(group), color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
-                linestyle=size_style(size, sizes), marker="o", capsize=3, label=f"{family} average, {size}",
+                linestyle=size_style(size, sizes), marker="o", capsize=3, label=label,
             )  # fmt: skip
         shares = sorted(set(100 * rows["clm_share"]))
         ax.set_xticks(shares, [f"{share:g}%" + {0: "\n(MLM only)", 100: "\n(CLM only)"}.get(share, "") for share in shares])

@@ -3,9 +3,11 @@ run, and what its objective's configuration says about it.
 
 The headline comparison needs exactly one MLM and one CLM run per size, while the zoo
 trains many runs of kind ``mlm`` (masking ratios, replacement rules, two-stage and
-continued runs); the reference is the run *named* like its kind. Every other run is
-placed in the section of the report that compares it with its peers (see
-objectives.csv in :mod:`.aggregate`).
+continued runs); the reference is the run *named* like its kind. A two-stage split at a
+shorter step budget is measured against that budget's own MLM and CLM runs (the
+``short_budget`` decay branches), not the full-budget ones. Every other run is placed in
+the section of the report that compares it with its peers (see objectives.csv in
+:mod:`.aggregate`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ KIND_SECTIONS = {
     "clm": CAUSAL, "meap": CAUSAL, "mlm": MASKED, "nsp": MASKED, "electra": MASKED,
     "prefix_lm": DENOISERS, "span_corruption": DENOISERS, "ul2": DENOISERS,
 }  # fmt: skip
-STUDY_SECTIONS = {"two_stage": TWO_STAGE, "continued": CONTINUED}
+STUDY_SECTIONS = {"short_budget": TWO_STAGE, "two_stage": TWO_STAGE, "continued": CONTINUED}
 # Reference runs repeated in a section, with their CLM share there (None: not a two-stage point).
 REPEATED_REFERENCES: dict[str, dict[str, float | None]] = {MASKING: {"mlm": None}, TWO_STAGE: {"mlm": 0.0, "clm": 1.0}}
 # Objective kinds configured with MLMParams, and its defaults (pipeline/objectives/mlm.py;
@@ -34,8 +36,10 @@ REPEATED_REFERENCES: dict[str, dict[str, float | None]] = {MASKING: {"mlm": None
 MASKING_KINDS = ("mlm", "nsp")
 MLM_DEFAULTS = {"mask_ratio": 0.15, "mask_token_fraction": 0.8, "random_token_fraction": 0.1}
 PLACEMENT_COLUMNS = [
-    "run", "objective", "study", "section", "repeated", "clm_share", *MLM_DEFAULTS, "base_run", "base_kind",
+    "run", "objective", "study", "num_steps", "section", "repeated", "clm_share", *MLM_DEFAULTS, "base_run", "base_kind",
 ]  # fmt: skip
+REFERENCE_KINDS = ("clm", "mlm")
+BUDGET_STUDIES = ("short_budget", "two_stage")  # runs trained to a step budget of the two-stage study
 
 
 def pick_run(group: pd.DataFrame, kind: str) -> pd.Series | None:
@@ -77,34 +81,65 @@ def home_section(run: pd.Series, mlm_reference: str | None) -> str:
     return KIND_SECTIONS.get(run["objective_kind"], OTHER)
 
 
+def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]]:
+    """Per run: the CLM and the MLM run it is measured against (None where its size has none).
+
+    Those of its size (:func:`pick_run`), except for a run of a two-stage budget that has
+    decay branches (``short_budget`` runs of that many steps): the branches, so that a
+    12k-step split is compared with MLM at 12k steps, not at 42k.
+    """
+    references = {}
+    for _, at_size in pretraining.groupby("size", sort=False):
+        full = {kind: pick_run(at_size, kind) for kind in REFERENCE_KINDS}
+        branches = at_size[at_size["study"] == "short_budget"]
+        for _, run in at_size.iterrows():
+            same_budget = branches[branches["num_steps"] == run["num_steps"]]
+            if run["study"] in BUDGET_STUDIES and not same_budget.empty:
+                chosen = {kind: pick_run(same_budget, kind) for kind in REFERENCE_KINDS}
+            else:
+                chosen = full
+            references[run["run"]] = {kind: None if r is None else r["run"] for kind, r in chosen.items()}
+    return references
+
+
+def clm_share(run: pd.Series, home: str, base_kind: str) -> float:
+    """The share of a two-stage-section run's step budget trained with CLM: a split's
+    first stage (when it started from a CLM run), all or none of a decay branch's; NaN
+    outside the section."""
+    if home != TWO_STAGE:
+        return math.nan
+    if run["study"] == "short_budget":
+        return REPEATED_REFERENCES[TWO_STAGE].get(run["objective_kind"], math.nan)
+    return run["first_step"] / run["num_steps"] if base_kind == "clm" else math.nan
+
+
 def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """One row per (pretrained run, section showing it), with what that section plots.
 
     Each run is shown in its home section; at a size where a section of
     :data:`REPEATED_REFERENCES` has runs, the reference MLM / CLM run is repeated there
-    as a point of comparison. A run starting from another gets that base's kind; a
-    two-stage run whose base is a CLM run gets its CLM share.
+    as a point of comparison. A run starting from another gets that base's kind, and a
+    two-stage-section run its CLM share.
     """
     kinds = pretraining.set_index("run")["objective_kind"]
     rows = []
     for _, at_size in pretraining.groupby("size", sort=False):
-        references = {kind: pick_run(at_size, kind) for kind in ("mlm", "clm")}
+        references = {kind: pick_run(at_size, kind) for kind in REFERENCE_KINDS}
         reference_runs = {kind: None if run is None else run["run"] for kind, run in references.items()}
         homes = {run["run"]: home_section(run, reference_runs["mlm"]) for _, run in at_size.iterrows()}
         for _, run in at_size.iterrows():
             base_kind = kinds.get(run["started_from_run"], "")
-            share = run["first_step"] / run["num_steps"] if homes[run["run"]] == TWO_STAGE and base_kind == "clm" else math.nan
-            shown = [(homes[run["run"]], False, share)] + [
+            shown = [(homes[run["run"]], False, clm_share(run, homes[run["run"]], base_kind))] + [
                 (section, True, math.nan if points[kind] is None else points[kind])
                 for section, points in REPEATED_REFERENCES.items()
                 for kind in points
                 if section in homes.values() and reference_runs[kind] == run["run"]
             ]
             masked = masking(configs, run["objective"], run["run"]) if run["objective_kind"] in MASKING_KINDS else dict.fromkeys(MLM_DEFAULTS, math.nan)
-            for section, repeated, clm_share in shown:
+            for section, repeated, share in shown:
                 rows.append({
-                    "run": run["run"], "objective": run["objective"], "study": run["study"], "section": section,
-                    "repeated": repeated, "clm_share": clm_share, **masked,
+                    "run": run["run"], "objective": run["objective"], "study": run["study"], "num_steps": run["num_steps"],
+                    "section": section, "repeated": repeated, "clm_share": share, **masked,
                     "base_run": run["started_from_run"] or "", "base_kind": base_kind,
                 })  # fmt: skip
     return pd.DataFrame(rows, columns=PLACEMENT_COLUMNS)

@@ -278,8 +278,9 @@ SECTION_INTROS = {
     MASKING: "MLM at several masking ratios with BERT's replacement rule ([MASK] / random token / kept), and with every "
     "selected token replaced by [MASK]. The headline MLM run is repeated (grey) as its point of the sweep.",
     TWO_STAGE: "CLM for the first share of the step budget, then MLM from the CLM checkpoint taken before any learning-rate "
-    "decay, to the same total steps on the same data. 0% is the MLM run and 100% the CLM run (grey). A second stage's "
-    "“Loss on” counts its own (MLM) steps only.",
+    "decay, to the same total steps on the same data. 0% is the MLM run and 100% the CLM run (grey). At a budget shorter "
+    "than the full runs', the 0% and 100% ends are the MLM and CLM runs branched before their decay and decayed at that "
+    "budget, and that budget's splits are measured against them. A second stage's “Loss on” counts its own (MLM) steps only.",
     CONTINUED: "MLM trained further on the finished (decayed) CLM and MLM models, with the same steps, schedule and data "
     "for both bases: compare the two rows (claims c09 and p02 give their difference with its interval).",
     OTHER: "Runs of objective kinds that no other section covers.",
@@ -287,7 +288,8 @@ SECTION_INTROS = {
 SECTION_FIGURES = {TWO_STAGE: "two_stage", MASKING: "masking"}
 NO_BREAK = "\u00a0"
 VERSUS_NOTE = (
-    "Δ is the run minus the CLM (MLM) run of the same size, with a Welch interval; “better” or “worse” only when the "
+    "Δ is the run minus the CLM (MLM) run of the same size (in the two-stage section, of the same step budget), with a "
+    "Welch interval; “better” or “worse” only when the "
     "interval excludes zero, else “no difference resolved”. Grey rows repeat a reference run."
 )
 
@@ -301,7 +303,7 @@ def replacement_text(run: Mapping[str, Any]) -> str:
 # Columns only some sections show: (header, text of an objectives.csv row).
 SECTION_COLUMNS: dict[str, tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...]] = {
     MASKING: (("Masking ratio; [MASK] / random / kept", lambda r: f"{percent_text(r['mask_ratio'])}; {replacement_text(r)}"),),
-    TWO_STAGE: (("CLM share", lambda r: percent_text(r["clm_share"])),),
+    TWO_STAGE: (("Budget (steps)", lambda r: f"{int(r['num_steps']):,}"), ("CLM share", lambda r: percent_text(r["clm_share"]))),
 }
 
 
