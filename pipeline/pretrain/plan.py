@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.config import Config, PretrainingSpec, ScheduleSpec
+from pipeline.config import Config, PretrainingSpec, ScheduleSpec, TwoStageSpec
 
 Study = Literal["objectives", "short_budget", "two_stage", "continued"]
 InitKind = Literal["initial", "checkpoint", "final"]
@@ -105,26 +105,10 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
                     for objective in (stage.first, stage.second):
                         later.append(decay_branch(objective, size, budget, decay_start, pretraining))
                         split_steps.setdefault(run_name(objective, size), []).append(decay_start)
-                base = run_name(stage.first, size)
                 for fraction in stage.first_stage_fractions:
-                    step = round(fraction * budget)
-                    split_steps.setdefault(base, []).append(step)
-                    name = budget_name(two_stage_name(stage.first, fraction, stage.second), budget, pretraining.num_steps)
-                    later.append(
-                        RunPlan(
-                            run=run_name(name, size),
-                            name=name,
-                            size=size,
-                            objective=stage.second,
-                            study="two_stage",
-                            description=f"{stage.first} for {step} steps, then {stage.second} to step {budget}",
-                            start=Start("checkpoint", base, step, carry_optimizer=stage.optimizer_state == "carry"),
-                            first_step=step,
-                            last_step=budget,
-                            schedule=pretraining.schedule,
-                            schedule_steps=budget,
-                        )
-                    )
+                    split = second_stage(stage, size, fraction, budget, pretraining)
+                    later.append(split)
+                    split_steps.setdefault(run_name(stage.first, size), []).append(split.first_step)
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
@@ -173,6 +157,26 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             raise ValueError(f"run {plan.run!r} is planned twice")
         plans[plan.run] = plan
     return plans
+
+
+def second_stage(stage: TwoStageSpec, size: str, fraction: float, budget: int, pretraining: PretrainingSpec) -> RunPlan:
+    """The second objective of a CLM -> MLM split: from the first objective's undecayed
+    checkpoint at ``fraction`` of ``budget``, trained to ``budget`` under its WSD schedule."""
+    step = round(fraction * budget)
+    name = budget_name(two_stage_name(stage.first, fraction, stage.second), budget, pretraining.num_steps)
+    return RunPlan(
+        run=run_name(name, size),
+        name=name,
+        size=size,
+        objective=stage.second,
+        study="two_stage",
+        description=f"{stage.first} for {step} steps, then {stage.second} to step {budget}",
+        start=Start("checkpoint", run_name(stage.first, size), step, carry_optimizer=stage.optimizer_state == "carry"),
+        first_step=step,
+        last_step=budget,
+        schedule=pretraining.schedule,
+        schedule_steps=budget,
+    )
 
 
 def decay_branch(objective: str, size: str, budget: int, decay_start: int, pretraining: PretrainingSpec) -> RunPlan:
