@@ -81,6 +81,11 @@ def home_section(run: pd.Series, mlm_reference: str | None) -> str:
     return KIND_SECTIONS.get(run["objective_kind"], OTHER)
 
 
+def named_references(runs: pd.DataFrame) -> dict[str, str | None]:
+    """The CLM and the MLM run among ``runs`` (one size), by :func:`pick_run`; None where absent."""
+    return {kind: None if (run := pick_run(runs, kind)) is None else run["run"] for kind in REFERENCE_KINDS}
+
+
 def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]]:
     """Per run: the CLM and the MLM run it is measured against (None where its size has none).
 
@@ -90,15 +95,12 @@ def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]
     """
     references = {}
     for _, at_size in pretraining.groupby("size", sort=False):
-        full = {kind: pick_run(at_size, kind) for kind in REFERENCE_KINDS}
+        full = named_references(at_size)
         branches = at_size[at_size["study"] == "short_budget"]
         for _, run in at_size.iterrows():
             same_budget = branches[branches["num_steps"] == run["num_steps"]]
-            if run["study"] in BUDGET_STUDIES and not same_budget.empty:
-                chosen = {kind: pick_run(same_budget, kind) for kind in REFERENCE_KINDS}
-            else:
-                chosen = full
-            references[run["run"]] = {kind: None if r is None else r["run"] for kind, r in chosen.items()}
+            use_branches = run["study"] in BUDGET_STUDIES and not same_budget.empty
+            references[run["run"]] = named_references(same_budget) if use_branches else full
     return references
 
 
@@ -124,16 +126,15 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
     kinds = pretraining.set_index("run")["objective_kind"]
     rows = []
     for _, at_size in pretraining.groupby("size", sort=False):
-        references = {kind: pick_run(at_size, kind) for kind in REFERENCE_KINDS}
-        reference_runs = {kind: None if run is None else run["run"] for kind, run in references.items()}
-        homes = {run["run"]: home_section(run, reference_runs["mlm"]) for _, run in at_size.iterrows()}
+        references = named_references(at_size)
+        homes = {run["run"]: home_section(run, references["mlm"]) for _, run in at_size.iterrows()}
         for _, run in at_size.iterrows():
             base_kind = kinds.get(run["started_from_run"], "")
             shown = [(homes[run["run"]], False, clm_share(run, homes[run["run"]], base_kind))] + [
                 (section, True, math.nan if points[kind] is None else points[kind])
                 for section, points in REPEATED_REFERENCES.items()
                 for kind in points
-                if section in homes.values() and reference_runs[kind] == run["run"]
+                if section in homes.values() and references[kind] == run["run"]
             ]
             masked = masking(configs, run["objective"], run["run"]) if run["objective_kind"] in MASKING_KINDS else dict.fromkeys(MLM_DEFAULTS, math.nan)
             for section, repeated, share in shown:
