@@ -101,10 +101,10 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         for size in stage.sizes:
             for budget in stage.budgets or (pretraining.num_steps,):
                 if budget < pretraining.num_steps:
-                    decay_start = budget - pretraining.schedule.num_decay_steps
                     for objective in (stage.first, stage.second):
-                        later.append(decay_branch(objective, size, budget, decay_start, pretraining))
-                        split_steps.setdefault(run_name(objective, size), []).append(decay_start)
+                        branch = decay_branch(objective, size, budget, pretraining)
+                        later.append(branch)
+                        split_steps.setdefault(run_name(objective, size), []).append(branch.first_step)
                 for fraction in stage.first_stage_fractions:
                     split = second_stage(stage, size, fraction, budget, pretraining)
                     later.append(split)
@@ -179,10 +179,11 @@ def second_stage(stage: TwoStageSpec, size: str, fraction: float, budget: int, p
     )
 
 
-def decay_branch(objective: str, size: str, budget: int, decay_start: int, pretraining: PretrainingSpec) -> RunPlan:
+def decay_branch(objective: str, size: str, budget: int, pretraining: PretrainingSpec) -> RunPlan:
     """``objective`` at a ``budget`` shorter than its from-scratch run: that run's checkpoint
-    at ``decay_start`` (stable phase, AdamW moments carried, as if the run had gone on)
-    trained to ``budget`` under the WSD schedule of ``budget``, whose decay starts there."""
+    where the decay of ``budget`` starts (stable phase, AdamW moments carried, as if the run
+    had gone on) trained to ``budget`` under the WSD schedule of ``budget``."""
+    decay_start = budget - pretraining.schedule.num_decay_steps
     name = budget_name(objective, budget, pretraining.num_steps)
     return RunPlan(
         run=run_name(name, size),
