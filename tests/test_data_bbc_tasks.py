@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.data import bbc_tasks
-from pipeline.data.bbc import read_articles
-from pipeline.data.readers import READERS, SPLIT_READERS
+from pipeline.data.sources import READERS, bbc_tasks
+from pipeline.data.sources.bbc import read_articles
 
 ARTICLES = {
     "business/001": "Northern Loaf doubles profits\n\n"
@@ -67,7 +66,7 @@ def test_articles_are_title_body_and_sentences_grouped_with_their_copies(root):
 
 def test_every_bbc_reader_is_registered(root):
     assert {"bbc_proper_noun_tags", "bbc_titles", "bbc_sentences"} <= READERS.keys()
-    assert set(SPLIT_READERS) == {"bbc_sentence_pairs", "bbc_cloze"}
+    assert {name for name, reader in READERS.items() if reader.pairs_across_groups} == {"bbc_sentence_pairs", "bbc_cloze"}
 
 
 def test_sentence_pairs_alternate_same_and_different_within_each_split(root):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import HubSpec
-from pipeline.data.hub import load_rows
+from pipeline.data.sources.hub import load_rows
 from pipeline.errors import PipelineError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import DataSourceSpec
-from pipeline.data.readers import READERS, known_readers, read_source
+from pipeline.data.sources import known_readers, read_source, reader_function
 from pipeline.errors import PipelineError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -18,7 +18,7 @@ BBC_SOURCES = FIXTURES / "sources"
 
 
 def read(reader: str, root: Path) -> list[dict[str, str]]:
-    return list(READERS[reader](root))
+    return list(reader_function(reader)(root))
 
 
 def vader_layout(root: Path) -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.data.names import NameFinder, iob2_tags, tokenize
 from pipeline.data.sentences import split_sentences
+from pipeline.data.sources.names import NameFinder, iob2_tags, tokenize
 
 
 @pytest.mark.parametrize(

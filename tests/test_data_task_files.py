@@ -19,7 +19,7 @@ import pytest
 from pipeline import strict
 from pipeline.__main__ import main
 from pipeline.config import TaskSpec
-from pipeline.data import bbc_tasks
+from pipeline.data.sources import bbc_tasks
 from pipeline.files import read_yaml
 
 TASK_FILES = sorted((Path(__file__).resolve().parent.parent / "config" / "tasks").glob("*.yaml"))

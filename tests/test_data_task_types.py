@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.__main__ import main
 from pipeline.data.needle import needle_rows
-from pipeline.data.task_types import TASK_TYPES
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.errors import PipelineError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"

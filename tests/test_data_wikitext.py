@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.data.wikitext import to_prose
+from pipeline.data.sources.wikitext import to_prose
 
 
 def test_templates_refs_files_tables_categories_and_link_sections_are_removed():

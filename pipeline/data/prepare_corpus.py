@@ -21,7 +21,7 @@ from typing import Any
 from pipeline import strict
 from pipeline.config import CorpusSpec, DataSourceSpec
 from pipeline.data.decontaminate import ContaminationIndex
-from pipeline.data.readers import HUB_READER, describe_source, read_source
+from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import uniform
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError

@@ -24,9 +24,9 @@ from typing import Any
 from pipeline import strict
 from pipeline.config import TaskSpec
 from pipeline.data.needle import needle_rows
-from pipeline.data.readers import HUB_READER, describe_source, read_source
+from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
-from pipeline.data.task_types import TASK_TYPES, Example, TaskType
+from pipeline.data.task_rows import TASK_TYPES, Example, TaskType
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.data.bbc import Article, unique_articles
-from pipeline.data.names import NameFinder, iob2_tags, tokenize
+from pipeline.data.sources.bbc import Article, unique_articles
+from pipeline.data.sources.names import NameFinder, iob2_tags, tokenize
 from pipeline.data.splits import SplitOf
 
 PAIRS_PER_ARTICLE = 3  # same_article: labels alternate within each split, so half are "same"

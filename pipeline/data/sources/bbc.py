@@ -6,7 +6,7 @@ that repeat another's title or body with small edits. An article's ``group`` is 
 first (in sorted order) of the articles it shares its text, title or body with, directly
 or through others; prepare_task's group split puts a whole group in one split, so no
 test article has a copy in training. The readers that derive new tasks from articles
-use one article per group (:func:`unique_articles`).
+use one article per group (:func:`unique_articles`); :mod:`.bbc_tasks` holds them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.data.sentences import split_sentences
+from pipeline.data.sources.locate import Row
 from pipeline.data.text import clean_text, decode, dedup_key
 from pipeline.errors import PipelineError
 
@@ -83,3 +84,16 @@ def _article_files(root: Path) -> Iterator[tuple[str, str, str]]:
             raise PipelineError(f"{topic}: no .txt articles")
         for path in files:
             yield topic.name, f"{topic.name}/{path.stem}", decode(path.read_bytes(), str(path))
+
+
+def read_news_topics(root: Path) -> Iterator[Row]:
+    """BBC News articles labelled by topic folder; text = title line, then the body;
+    group = the article, or the first article sharing its title or body."""
+    for article in read_articles(root):
+        yield {"id": article.id, "group": article.group, "text": article.text, "label": article.topic}
+
+
+def read_news(root: Path) -> Iterator[Row]:
+    """The same BBC News articles as pretraining documents."""
+    for article in read_articles(root):
+        yield {"id": article.id, "text": article.text}
