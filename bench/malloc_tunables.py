@@ -25,7 +25,7 @@ from pathlib import Path
 
 from sweep_throughput import REPOSITORY, run_spec
 
-from pipeline.config import read_config
+from pipeline.configure import read_config
 from pipeline.malloc_tunables import glibc_tunables
 
 MODES = {"glibc defaults": None, "tunables": glibc_tunables({})}

@@ -42,7 +42,8 @@ import torch
 from transformers import AutoTokenizer
 
 from pipeline import strict
-from pipeline.config import REPOSITORY, ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
+from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
+from pipeline.configure import REPOSITORY
 from pipeline.cost import parameters
 from pipeline.files import read_yaml
 from pipeline.model.backbone import BackboneSpec, build_language_model, load_language_model, read_backbone_spec, save_language_model

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from pipeline import strict
-from pipeline.config import read_config
+from pipeline.configure import read_config
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -1,19 +1,23 @@
-"""``python -m pipeline check-config FILE``: validate a config as the Snakefile does."""
+"""``python -m pipeline check-config FILE...``: validate config files as the workflow does.
+
+The files are merged over config/default.yaml in order, as ``snakemake --configfile``
+merges them, so an overlay (config/smoke.yaml, a seeds file) is checked as it will run.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from pipeline.config import read_config
-from pipeline.pretrain.plan import plan_runs
+from pipeline.configure import read_configs, resolve
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="a YAML config, e.g. config/default.yaml")
+    parser.add_argument("paths", nargs="+", help="YAML config files merged over config/default.yaml, e.g. config/smoke.yaml")
 
 
 def run(args: argparse.Namespace) -> None:
-    config = read_config(args.path)
-    studies = [p.study for p in plan_runs(config).values()]
+    resolved = resolve(read_configs(args.paths), "+".join(args.paths))
+    studies = [p.study for p in resolved.plans.values()]
     counts = ", ".join(f"{studies.count(s)} {s}" for s in dict.fromkeys(studies))
-    print(f"{args.path}: ok ({len(studies)} pretraining runs: {counts}; {len(config.finetuning.tasks)} tasks)")
+    summary = f"{len(studies)} pretraining runs: {counts}; {len(resolved.config.finetuning.tasks)} tasks; {len(resolved.claims)} claims"
+    print(f"{' '.join(args.paths)}: ok ({summary})")

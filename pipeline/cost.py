@@ -27,14 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
-from pipeline.config import RANDOM_INIT, REPOSITORY, ComputeSpec, Config, SizeSpec, load_config, merge
-from pipeline.files import read_yaml
+from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
+from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
-from pipeline.pretrain.plan import RunPlan, Study, curve_checkpoints, plan_runs
+from pipeline.pretrain.plan import RunPlan, Study
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
+Plans = dict[str, RunPlan]  # pipeline.configure.Resolved.plans
+CurvePoints = list[tuple[RunPlan, int]]  # pipeline.configure.Resolved.curve_points
 LOGIT_BYTES = 14  # per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, and its gradient 4
 
 
@@ -87,12 +89,11 @@ def pretraining_tokens(plan: RunPlan, config: Config) -> int:
     return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
 
 
-def stage_costs(config: Config) -> list[StageCost]:
+def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:
     """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
     hardware, vocab = config.hardware, config.tokenizer.vocab_size
     pretraining_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu
     finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
-    plans = plan_runs(config)
     costs = []
     for study in get_args(Study):
         runs = [p for p in plans.values() if p.study == study]
@@ -103,7 +104,7 @@ def stage_costs(config: Config) -> list[StageCost]:
     # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
     models = [(p.name, p.size, p.objective) for p in plans.values()]
     models += [(RANDOM_INIT, size, RANDOM_INIT) for size in sorted({p.size for p in plans.values()})]
-    checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_checkpoints(config, plans)]  # ... and each learning-curve checkpoint
+    checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_points]  # ... and each learning-curve checkpoint
     for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
         if runs:
             costs.append(finetuning_cost(stage, runs, config, finetuning_rate))
@@ -160,7 +161,7 @@ def activation_bytes_per_token_layer(size: SizeSpec, bf16: bool) -> float:
     return 4 * 4 * h + (low if bf16 else 2 * low)
 
 
-def peak_memory(config: Config, size_name: str, world_size: int) -> MemoryEstimate:
+def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -> MemoryEstimate:
     """Estimated peak memory of one GPU training ``size_name``, for its most memory-hungry objective."""
     spec = config.pretraining
     compute: ComputeSpec = spec.compute.for_size(size_name)
@@ -176,7 +177,7 @@ def peak_memory(config: Config, size_name: str, world_size: int) -> MemoryEstima
     tokens = micro * spec.sequence_length
     # + the float32 embedding output, final norm input and output, outside the layers
     activations = tokens * (size.num_layers * activation_bytes_per_token_layer(size, bf16) + 3 * 4 * size.hidden_size)
-    fraction = max(loss_fractions(config, size_name)) if compute.sparse_prediction else 1.0
+    fraction = max(loss_fractions(config, plans, size_name)) if compute.sparse_prediction else 1.0
     logits = LOGIT_BYTES * tokens * fraction * vocab
     total = states + activations + logits + CUDA_OVERHEAD_BYTES
     hardware = config.hardware
@@ -184,9 +185,9 @@ def peak_memory(config: Config, size_name: str, world_size: int) -> MemoryEstima
                           activations / GB, logits / GB, total / GB, total / GB <= hardware.gpu_memory_gb)  # fmt: skip
 
 
-def loss_fractions(config: Config, size_name: str) -> list[float]:
+def loss_fractions(config: Config, plans: Plans, size_name: str) -> list[float]:
     """The share of positions that carry loss, for every objective pretrained at ``size_name``."""
-    objectives = {p.objective for p in plan_runs(config).values() if p.size == size_name}
+    objectives = {p.objective for p in plans.values() if p.size == size_name}
     length = config.pretraining.sequence_length
     return [parse_objective(config.objectives[o]).params.expected_loss_fraction(length) for o in sorted(objectives)]
 
@@ -194,7 +195,7 @@ def loss_fractions(config: Config, size_name: str) -> list[float]:
 # ------------------------------------------------------------------------------ report
 
 
-def format_estimate(config: Config, origin: str) -> str:
+def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str) -> str:
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
     lines = [
@@ -204,7 +205,7 @@ def format_estimate(config: Config, origin: str) -> str:
         f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} (its whole grid at max_steps: an upper bound)",
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]
-    costs = stage_costs(config)
+    costs = stage_costs(config, plans, curve_points)
     for cost in costs:
         lines.append(
             f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.0f}"
@@ -215,8 +216,8 @@ def format_estimate(config: Config, origin: str) -> str:
         f"Peak memory per GPU (estimate; each size's most memory-hungry objective), against {hardware.gpu_memory_gb:g} GB:",
         f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",
     ]
-    for size in sorted({p.size for p in plan_runs(config).values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding):
-        m = peak_memory(config, size, world_size)
+    for size in sorted({p.size for p in plans.values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding):
+        m = peak_memory(config, plans, size, world_size)
         verdict = "fits" if m.fits else f"EXCEEDS {hardware.gpu_memory_gb:g} GB"
         lines.append(
             f"  {m.size:<8}{m.num_parameters / 1e6:>8.0f}M{m.micro_batch_size:>13}{m.sharding:>10}{m.states_gb:>13.1f}GB"
@@ -225,21 +226,13 @@ def format_estimate(config: Config, origin: str) -> str:
     return "\n".join(lines)
 
 
-def over_memory(config: Config) -> list[str]:
+def over_memory(config: Config, plans: Plans) -> list[str]:
     """The sizes whose estimated peak memory exceeds the GPU's."""
     world_size = max(config.hardware.gpus_per_run, 1)
-    return [s for s in sorted({p.size for p in plan_runs(config).values()}) if not peak_memory(config, s, world_size).fits]
+    return [s for s in sorted({p.size for p in plans.values()}) if not peak_memory(config, plans, s, world_size).fits]
 
 
 # --------------------------------------------------------------------------------- CLI
-
-
-def read_configs(paths: list[str]) -> dict:
-    """The config files merged as Snakemake merges them: config/default.yaml first, then each file."""
-    data = read_yaml(REPOSITORY / "config" / "default.yaml", "config file")
-    for path in paths:
-        data = merge(data, read_yaml(path, "config file") or {})
-    return data
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -249,6 +242,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    origin = "+".join(["config/default.yaml", *args.configfile])
-    config = load_config(read_configs(args.configfile), origin)
-    print(format_estimate(config, " ".join(Path(p).name for p in args.configfile) or "config/default.yaml"))
+    origin = "+".join([DEFAULT_CONFIG, *args.configfile])
+    resolved = resolve(read_configs(args.configfile), origin)
+    print(format_estimate(resolved.config, resolved.plans, resolved.curve_points, " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG))

@@ -24,7 +24,7 @@ def source_hash(*parts: str) -> str:
     """sha256 (first 16 hex) of the package's Python source under the given parts.
 
     ``parts`` are module or subpackage names relative to ``pipeline`` ("data",
-    "config.py"); with none, the whole package. Snakemake rules take it as a param so
+    "config"); with none, the whole package. Snakemake rules take it as a param so
     that a code change reruns the stage that uses that code.
     """
     roots = [PACKAGE_ROOT / p for p in parts] if parts else [PACKAGE_ROOT]

@@ -1,7 +1,8 @@
 # Config validation, targets and helpers shared by every rule file.
 #
-# The config is parsed strictly into pipeline.config.Config (unknown keys and wrong
-# types stop the run with one line naming the key). Each rule gets its slice of the
+# The config is parsed strictly into pipeline.config.Config and checked, planned and its
+# claims parsed once by pipeline.configure.resolve (unknown keys, wrong types and
+# typos in claims.yaml stop the run with one line naming the key). Each rule gets its slice of the
 # config as JSON through params:, plus a hash of the code it runs, so a changed value
 # or a code change reruns exactly the jobs it affects.
 
@@ -12,11 +13,11 @@ import sys
 from pathlib import Path
 
 from pipeline import strict
-from pipeline.config import RANDOM_INIT, load_config
+from pipeline.config import RANDOM_INIT
+from pipeline.configure import resolve
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes
 from pipeline.malloc_tunables import glibc_tunables
-from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 from pipeline.provenance import source_hash
 
 PYTHON = sys.executable
@@ -26,16 +27,17 @@ os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
 CONFIG_ORIGIN = "+".join(str(f) for f in workflow.configfiles) or "config"
 try:
-    CFG = load_config(config, CONFIG_ORIGIN)
+    RESOLVED = resolve(config, CONFIG_ORIGIN)
 except PipelineError as error:
     sys.exit(f"error: {error}")
+CFG = RESOLVED.config
 
 # A relative claims file is the repository's own (config/claims.yaml), wherever --directory points.
-CLAIMS_FILE = CFG.report.claims_file and str(Path(workflow.basedir, CFG.report.claims_file))
+CLAIMS_FILE = RESOLVED.claims_file and str(RESOLVED.claims_file)
 REPORT_SPEC = dataclasses.replace(CFG.report, claims_file=CLAIMS_FILE)
 
 CODE = {
-    "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config.py"),
+    "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config"),
     "tokenize": source_hash("tokenization", "files.py", "provenance.py"),
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
@@ -60,7 +62,7 @@ def as_json(value):
 
 # ---------------------------------------------------------------- targets
 
-PLANS = plan_runs(CFG)  # run name -> RunPlan
+PLANS = RESOLVED.plans  # run name -> RunPlan
 PRETRAIN_RUNS = [(p.name, p.size) for p in PLANS.values()]
 RANDOM_INIT_SIZES = sorted({p.size for p in PLANS.values()})
 FINETUNE_RUNS = PRETRAIN_RUNS + [(RANDOM_INIT, s) for s in RANDOM_INIT_SIZES]
@@ -90,7 +92,7 @@ def finetune_scores():
 
 def curve_points():
     """(run name, size, step) of every checkpoint fine-tuned for learning curves."""
-    return [(p.name, p.size, step) for p, step in curve_checkpoints(CFG, PLANS)]
+    return [(p.name, p.size, step) for p, step in RESOLVED.curve_points]
 
 
 def curve_scores():

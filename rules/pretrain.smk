@@ -17,8 +17,8 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
 
     from pipeline.cost import format_estimate, over_memory
 
-    logger.info(format_estimate(CFG, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
-    for size in over_memory(CFG):
+    logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
+    for size in over_memory(CFG, PLANS):
         logger.warning(f"pretraining at size {size!r} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB per GPU:"
                        " lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
 

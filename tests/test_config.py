@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pipeline.__main__ import main
-from pipeline.config import load_config, read_config
+from pipeline.configure import load_config, read_config
 from pipeline.errors import PipelineError
 from tests.conftest import REPO
 
@@ -81,6 +81,9 @@ def test_check_config_cli_exit_code(tmp_path, capsys):
     assert err == f"error: {bad}.finetuning.learning_ratez: unknown key (known keys: " + err.split("(known keys: ")[1]
     assert main(["check-config", str(REPO / "config" / "default.yaml")]) == 0
     assert main(["check-config", str(tmp_path / "missing.yaml")]) == 2
+    # An overlay is merged over config/default.yaml, as `snakemake --configfile` merges it.
+    assert main(["check-config", str(REPO / "config" / "smoke.yaml")]) == 0
+    assert "config/smoke.yaml: ok (" in capsys.readouterr().out
 
 
 def test_committed_schema_is_current_and_accepts_the_shipped_configs():
@@ -88,7 +91,7 @@ def test_committed_schema_is_current_and_accepts_the_shipped_configs():
 
     import jsonschema
 
-    from pipeline.config import with_task_files
+    from pipeline.configure import with_task_files
     from pipeline.schema import config_schema
 
     schema = json.loads((REPO / "config" / "schema.json").read_text())

@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from pipeline.config import SizeSpec, load_config
-from pipeline.cost import over_memory, parameters, peak_memory, read_configs, stage_costs
+from pipeline.config import SizeSpec
+from pipeline.configure import Resolved, read_configs, resolve
+from pipeline.cost import over_memory, parameters, peak_memory, stage_costs
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from tests.conftest import REPO
 
@@ -23,8 +24,13 @@ def test_parameter_counts_match_the_built_model(attention):
 
 
 @pytest.fixture(scope="module")
-def paper():
-    return load_config(read_configs([str(REPO / "config" / "paper.yaml")]), "paper")
+def resolved() -> Resolved:
+    return resolve(read_configs([str(REPO / "config" / "paper.yaml")]), "paper")
+
+
+@pytest.fixture(scope="module")
+def paper(resolved):
+    return resolved.config
 
 
 def test_paper_sizes_are_the_study_sizes(paper):
@@ -33,8 +39,8 @@ def test_paper_sizes_are_the_study_sizes(paper):
     assert parameters(paper.sizes["610m"], 128256).non_embedding + 128256 * 1152 == pytest.approx(610e6, rel=0.02)
 
 
-def test_pretraining_flops_are_six_n_tokens(paper):
-    costs = {c.stage: c for c in stage_costs(paper)}
+def test_pretraining_flops_are_six_n_tokens(paper, resolved):
+    costs = {c.stage: c for c in stage_costs(paper, resolved.plans, resolved.curve_points)}
     runs = costs["pretrain (objectives)"]
     assert runs.jobs == 3 * 5  # clm, mlm and the three other masking ratios at three sizes
     tokens_per_run = 42000 * 1152 * 2048
@@ -46,20 +52,21 @@ def test_pretraining_flops_are_six_n_tokens(paper):
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
 
 
-def test_memory_is_checked_against_the_gpu(paper):
-    assert over_memory(paper) == []
+def test_memory_is_checked_against_the_gpu(paper, resolved):
+    plans = resolved.plans
+    assert over_memory(paper, plans) == []
     compute = dataclasses.replace(paper.pretraining.compute, micro_batch_size=64, by_size={})
     greedy = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute))
-    assert "210m" in over_memory(greedy)
+    assert "210m" in over_memory(greedy, plans)
     dense = dataclasses.replace(
         greedy,
         pretraining=dataclasses.replace(
             greedy.pretraining, compute=dataclasses.replace(compute, micro_batch_size=8, sparse_prediction=False)
         ),
     )
-    sparse_logits = peak_memory(paper, "210m", 8).logits_gb
-    assert peak_memory(dense, "210m", 8).logits_gb > sparse_logits  # MLM's sparse prediction does not save CLM's logits
-    assert peak_memory(paper, "1b", 8).states_gb < peak_memory(paper, "1b", 1).states_gb / 4  # FSDP shards weights and AdamW state
+    sparse_logits = peak_memory(paper, plans, "210m", 8).logits_gb
+    assert peak_memory(dense, plans, "210m", 8).logits_gb > sparse_logits  # MLM's sparse prediction does not save CLM's logits
+    assert peak_memory(paper, plans, "1b", 8).states_gb < peak_memory(paper, plans, "1b", 1).states_gb / 4  # FSDP shards weights and AdamW state
 
 
 def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from pipeline.config import RANDOM_INIT, load_config
+from pipeline.config import RANDOM_INIT
+from pipeline.configure import load_config
 from pipeline.finetune.plan import can_generate, finetunes
 from tests.conftest import REPO
 

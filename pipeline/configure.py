@@ -1,0 +1,137 @@
+"""Reading a configuration: overlay files merged over the default, task files, the checks that
+need the registries, and the run plan, built once.
+
+This is the top floor of configuration: :mod:`pipeline.config` holds the types and imports
+nothing of the pipeline; this module reads files and asks the registries (metrics,
+objectives, claim checks) and the planner whether the config makes sense, so that
+``snakemake -n`` and ``python -m pipeline check-config`` refuse a typo before any job runs.
+The workflow (``rules/common.smk``), ``check-config`` and ``cost`` all go through
+:func:`resolve`, and the rules take the plan it built instead of planning again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline import strict
+from pipeline.config import Config
+from pipeline.errors import PipelineError
+from pipeline.files import read_yaml
+from pipeline.metrics import get_metric
+from pipeline.objectives import parse_objective
+from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
+from pipeline.report.claims.spec import Claim, read_claims
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = "config/default.yaml"  # what every overlay is merged over, as the Snakefile's configfile
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A checked config with everything derived from it that the workflow plans with."""
+
+    config: Config
+    plans: dict[str, RunPlan]  # every pretraining run by name, bases first
+    curve_points: list[tuple[RunPlan, int]]  # (run, step) of every learning-curve checkpoint fine-tuned
+    claims: list[Claim]  # the claims file's claims, each with its parsed check; [] without one
+    claims_file: Path | None  # where they were read from (absolute)
+
+
+def merge(base: Any, override: Any) -> Any:
+    """``override`` deep-merged over ``base`` (mappings merge key by key; anything else
+    replaces), as Snakemake merges ``--configfile`` overlays."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        return {**base, **{key: merge(base.get(key), value) for key, value in override.items()}}
+    return override
+
+
+def read_configs(paths: list[str]) -> dict[str, Any]:
+    """The config files merged as the workflow merges them: config/default.yaml first, then each file."""
+    data = read_yaml(REPOSITORY / DEFAULT_CONFIG, "config file")
+    for path in paths:
+        data = merge(data, read_yaml(path, "config file") or {})
+    return data
+
+
+def read_task_files(task_dir: str, origin: str) -> dict[str, Any]:
+    """Every ``<name>.yaml`` of a task directory, by name; a relative directory is the repository's."""
+    directory = Path(task_dir) if Path(task_dir).is_absolute() else REPOSITORY / task_dir
+    if not directory.is_dir():
+        raise PipelineError(f"{origin}.task_dir: {directory} is not a directory")
+    return {path.stem: read_yaml(path, "task file") for path in sorted(directory.glob("*.yaml"))}
+
+
+def with_task_files(data: dict[str, Any], origin: str = "config") -> dict[str, Any]:
+    """The config mapping with ``task_dir``'s files as its tasks, its own ``tasks:`` merged over them."""
+    if not isinstance(data.get("task_dir"), str):
+        return data
+    return {**data, "tasks": merge(read_task_files(data["task_dir"], origin), data.get("tasks") or {})}
+
+
+def without_foreign_budgets(data: dict[str, Any]) -> dict[str, Any]:
+    """The config without ``finetuning.by_task`` entries for tasks it does not define.
+
+    Overlays merge into the default config key by key and cannot delete a key, so the
+    paper config inherits the default's per-task budgets for tasks it does not have;
+    those entries are dropped (and logged), not errors.
+    """
+    finetuning = data.get("finetuning")
+    if not isinstance(finetuning, dict) or not isinstance(finetuning.get("by_task"), dict) or not isinstance(data.get("tasks"), dict):
+        return data
+    foreign = sorted(set(finetuning["by_task"]) - set(data["tasks"]))
+    if foreign:
+        logger.info("finetuning.by_task: ignoring entries for tasks this config does not define: %s", ", ".join(foreign))
+    kept = {task: budget for task, budget in finetuning["by_task"].items() if task not in foreign}
+    return {**data, "finetuning": {**finetuning, "by_task": kept}}
+
+
+def claims_path(config: Config) -> Path | None:
+    """The claims file the report checks; a relative one is the repository's own, wherever
+    the workflow's working directory is."""
+    if config.report.claims_file is None:
+        return None
+    path = Path(config.report.claims_file)
+    return path if path.is_absolute() else REPOSITORY / path
+
+
+def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
+    """Parse a config mapping, check it against every registry, plan its runs and parse its
+    claims; a bad key or value raises PipelineError naming it.
+
+    Tasks come from ``task_dir`` (one file per task) with the config's own ``tasks:``
+    entries merged over them, so an overlay such as the smoke config changes one field.
+    """
+    config = strict.parse(Config, without_foreign_budgets(with_task_files(data, origin)), origin)
+    for name, task in config.tasks.items():
+        try:
+            get_metric(task.metric)
+        except PipelineError as error:
+            raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
+    for name, spec in config.objectives.items():
+        parse_objective(spec, f"{origin}.objectives.{name}")
+    try:
+        plans = plan_runs(config)
+    except ValueError as error:
+        raise PipelineError(f"{origin}: {error}") from None
+    try:
+        points = curve_checkpoints(config, plans)
+    except ValueError as error:
+        raise PipelineError(f"{origin}.{error}") from None
+    claims_file = claims_path(config)
+    claims = read_claims(claims_file) if claims_file is not None else []
+    return Resolved(config, plans, points, claims, claims_file)
+
+
+def load_config(data: dict[str, Any], origin: str = "config") -> Config:
+    """:func:`resolve`'s config alone, for code that needs no plan."""
+    return resolve(data, origin).config
+
+
+def read_config(path: str | Path) -> Config:
+    """One complete config file (not an overlay), checked."""
+    return load_config(read_yaml(path, "config file") or {}, str(path))
