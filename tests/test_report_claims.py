@@ -9,19 +9,24 @@ import pytest
 from test_report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
 from pipeline.errors import PipelineError
-from pipeline.report.aggregate import Results, build_results
-from pipeline.report.claims import (
-    CHECKERS,
-    FLOOR_MARGIN,
-    Claim,
-    c04_verdict,
-    check_claims,
-    crossing,
-    faster_verdict,
-    read_claims,
-    threshold_bracket,
-)
+from pipeline.report.aggregate import build_results
+from pipeline.report.claims import check_claims
+from pipeline.report.claims.curves import c04_verdict, crossing, faster_verdict, threshold_bracket
+from pipeline.report.claims.headline import FLOOR_MARGIN
+from pipeline.report.claims.registry import KINDS
+from pipeline.report.claims.spec import read_claims
+from pipeline.report.claims.verdicts import Verdict
+from pipeline.report.contract import Results
 from pipeline.report.stats import Estimate
+
+CLAIMS_FILE = Path(__file__).resolve().parents[1] / "config" / "claims.yaml"
+CLAIMS = {claim.id: claim for claim in read_claims(CLAIMS_FILE)}
+
+
+def check(claim_id: str, results: Results) -> Verdict:
+    """The verdict on claim ``claim_id`` of config/claims.yaml: its kind's check with its parameters."""
+    claim = CLAIMS[claim_id]
+    return KINDS[claim.kind].check(results, claim.params)
 
 
 def results_of(tree: FakeTree) -> Results:
@@ -44,7 +49,7 @@ def mlm_ahead_by(gap_tiny: float, gap_small: float | None = None, seed_spread: f
 
 
 def verdict(claim_id: str, results: Results) -> str:
-    return CHECKERS[claim_id](results).verdict
+    return check(claim_id, results).verdict
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +62,7 @@ def standard(tmp_path_factory: pytest.TempPathFactory) -> Results:
 
 
 def test_c01_supported_when_the_gap_is_positive_and_inside_2_3_to_5_7(tmp_path: Path) -> None:
-    outcome = CHECKERS["c01"](fake(tmp_path, score=mlm_ahead_by(4.0)))
+    outcome = check("c01", fake(tmp_path, score=mlm_ahead_by(4.0)))
     assert outcome.verdict == "supported"
     assert "SC tiny +4.0" in outcome.evidence and "scale" in outcome.evidence and "no QA task" in outcome.evidence
 
@@ -82,7 +87,7 @@ def test_c01_inconclusive_when_sizes_disagree(tmp_path: Path) -> None:
 
 
 def test_c02_not_measured_without_a_qa_task(standard: Results) -> None:
-    outcome = CHECKERS["c02"](standard)
+    outcome = check("c02", standard)
     assert outcome.verdict == "not measured" and "unanswerable" in outcome.needed
 
 
@@ -92,7 +97,7 @@ def test_c02_measured_when_a_qa_task_exists(tmp_path: Path) -> None:
 
 
 def test_c03_uses_the_topic_task_and_says_so(tmp_path: Path) -> None:
-    outcome = CHECKERS["c03"](fake(tmp_path, score=mlm_ahead_by(3.0)))
+    outcome = check("c03", fake(tmp_path, score=mlm_ahead_by(3.0)))
     assert outcome.verdict == "contradicted"  # MLM ahead: CLM − MLM = −3
     assert "AG News is absent" in outcome.evidence and "topic" in outcome.evidence
 
@@ -131,7 +136,7 @@ def test_c07_inconclusive_when_tasks_disagree(tmp_path: Path) -> None:
 
 def test_c06_supported_in_direction_when_clm_has_more_near_best_learning_rates(standard: Results) -> None:
     # CLM: all 3 LRs within 1 point; MLM: only the best -> saving 1 − 1/3 = 66.7% in every pair
-    outcome = CHECKERS["c06"](standard)
+    outcome = check("c06", standard)
     assert outcome.verdict == "supported"
     assert "sentiment tiny 3 vs 1" in outcome.evidence and "cannot resolve the claimed 58%" in outcome.evidence
 
@@ -170,7 +175,7 @@ def test_c11_not_measured_with_one_size(tmp_path: Path) -> None:
 
 
 def test_c12_not_measured_at_a_40_percent_masking_ratio(standard: Results) -> None:
-    outcome = CHECKERS["c12"](standard)
+    outcome = check("c12", standard)
     assert outcome.verdict == "not measured"
     assert "mlm-tiny 40.0% (configured 40%)" in outcome.evidence and outcome.needed == "an MLM run at a 15% masking ratio"
 
@@ -185,15 +190,15 @@ def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
 
 
 def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:
-    assert CHECKERS["c12"](bert_masking(tmp_path, 0.151)).verdict == "supported"
+    assert check("c12", bert_masking(tmp_path, 0.151)).verdict == "supported"
 
 
 def test_c12_contradicted_when_a_fraction_departs_from_its_configuration(tmp_path: Path) -> None:
-    assert CHECKERS["c12"](bert_masking(tmp_path, 0.25)).verdict == "contradicted"
+    assert check("c12", bert_masking(tmp_path, 0.25)).verdict == "contradicted"
 
 
 def test_c18_inconclusive_even_when_mlm_wins_classification(tmp_path: Path) -> None:
-    outcome = CHECKERS["c18"](fake(tmp_path, score=mlm_ahead_by(3.0)))
+    outcome = check("c18", fake(tmp_path, score=mlm_ahead_by(3.0)))
     assert outcome.verdict == "inconclusive"
     assert "only for causal and prefix-attention models" in outcome.evidence and "clm-tiny 73.5" in outcome.evidence
 
@@ -205,15 +210,39 @@ def test_c18_contradicted_when_clm_wins_classification(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the claims file
 
 
-def test_unmeasurable_and_unknown_claims(standard: Results) -> None:
-    claims = [Claim("c04", "seed", "CLM ahead early.", "m", "s"), Claim("z99", "seed", "Unknown.", "m", "s")]
-    table = check_claims(claims, standard).set_index("id")
+def test_unmeasurable_claims_say_what_they_need(standard: Results) -> None:
+    table = check_claims([CLAIMS["c04"], CLAIMS["c17"]], standard).set_index("id")
     assert table.loc["c04", "verdict"] == "not measured" and "intermediate" in table.loc["c04", "needed"]
-    assert table.loc["z99", "verdict"] == "not measured" and table.loc["z99", "evidence"] == "no checker for this claim id"
+    assert table.loc["c17", "verdict"] == "not measured" and "GPU" in table.loc["c17", "needed"]
+
+
+@pytest.mark.parametrize(
+    ("check_block", "message"),
+    [
+        ("{kind: objective_gapp, leader: mlm}", r"claims.yaml: claim c01.check.kind: unknown kind 'objective_gapp' \(kinds: .*objective_gap"),
+        ("{leader: mlm}", r"claims.yaml: claim c01.check.kind: missing required key"),
+        ("{kind: objective_gap, leader: mlm, families: [SC], claimed_gapp: [1, 2]}", r"claims.yaml: claim c01.check.claimed_gapp: unknown key"),
+        ("{kind: objective_gap, leader: mlm, families: [SC]}", r"claims.yaml: claim c01.check: give claimed_gap or claimed_scores"),
+        ("{kind: two_stage_gain, claimed_gain: lots}", r"claims.yaml: claim c01.check.claimed_gain: expected a number, got 'lots'"),
+    ],
+)
+def test_a_typo_in_a_check_names_the_file_claim_and_key(tmp_path: Path, check_block: str, message: str) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(f"- {{id: c01, source: s, claim: c, measure: m, status: s, check: {check_block}}}\n")
+    with pytest.raises(PipelineError, match=message):
+        read_claims(path)
+
+
+def test_a_claim_id_used_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "claims.yaml"
+    entry = "- {id: c01, source: s, claim: c, measure: m, status: s, check: {kind: gap_narrows_with_size}}\n"
+    path.write_text(entry * 2)
+    with pytest.raises(PipelineError, match="claim c01: id 'c01' is used twice"):
+        read_claims(path)
 
 
 def test_every_claim_of_the_project_file_gets_a_verdict(zoo_results: Results) -> None:
-    claims = read_claims(Path(__file__).resolve().parents[1] / "config/claims.yaml")
+    claims = list(CLAIMS.values())
     table = check_claims(claims, zoo_results)
     assert len(table) == len(claims) and table["verdict"].isin(["supported", "contradicted", "inconclusive", "not measured"]).all()
     assert table["evidence"].str.len().gt(0).all()
@@ -222,7 +251,7 @@ def test_every_claim_of_the_project_file_gets_a_verdict(zoo_results: Results) ->
 def test_a_claim_missing_a_field_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "claims.yaml"
     path.write_text("- {id: c01, source: s, claim: c, measure: m}\n")
-    with pytest.raises(PipelineError, match=r"claims.yaml\[0\].status: missing required key"):
+    with pytest.raises(PipelineError, match=r"claims.yaml: claim c01.status: missing required key"):
         read_claims(path)
 
 
@@ -243,7 +272,7 @@ def test_c08_judges_each_budget_against_its_own_mlm_run(tmp_path: Path) -> None:
     would make the 400-step split +0.0): +2.0 [+1.3, +2.7] at 400 holds the claimed +2.4,
     +1.5 [+0.8, +2.2] at 600 excludes it, so the verdict is inconclusive."""
     results = fake(tmp_path, zoo_sizes=("tiny",), budget_sizes=("tiny",))
-    outcome = CHECKERS["c08"](results)
+    outcome = check("c08", results)
     assert outcome.verdict == "inconclusive"
     assert "clm50_mlm_400steps +2.0 [+1.3, +2.7]" in outcome.evidence and "clm50_mlm +1.5 [+0.8, +2.2]" in outcome.evidence
     assert "judged on the best split per family, size and budget (clm50_mlm_400steps, clm50_mlm)" in outcome.evidence
@@ -268,11 +297,11 @@ def test_every_zoo_claim_gets_its_verdict_when_its_runs_exist(zoo_results: Resul
         "c16": "inconclusive",  # 80/10/10 − 100% [MASK] +0.5
         "p01": "not measured",  # one family at one size
     }  # fmt: skip
-    outcomes = {claim: CHECKERS[claim](zoo_results) for claim in ZOO_CLAIMS}
+    outcomes = {claim: check(claim, zoo_results) for claim in ZOO_CLAIMS}
     assert {claim: outcome.verdict for claim, outcome in outcomes.items()} == expected
     assert "clm25_mlm +1.0 [+0.3, +1.7]" in outcomes["c08"].evidence and "best of 3 splits" in outcomes["c08"].evidence
     assert "only the direction is judged" in outcomes["c09"].evidence and "both runs compared pretrained 160 steps" in outcomes["c09"].evidence
-    assert "needle-in-a-haystack" in outcomes["c10"].evidence and "needle-in-a-haystack" in outcomes["c10"].needed
+    assert "NIAH" in outcomes["c10"].evidence and "NIAH" in outcomes["c10"].needed
     assert "span_corruption-tiny 1.54M vs mlm-tiny 1.23M (1.25x)" in outcomes["c14"].evidence
     assert "vs electra (best of 11)" in outcomes["c15"].evidence
     assert "20% 76.0 [75.4, 76.6]" in outcomes["p01"].evidence and "the sweep at two or more sizes" in outcomes["p01"].needed
@@ -285,14 +314,14 @@ def test_c10_judges_meap_against_clm_on_the_needle_family(tmp_path: Path) -> Non
         tmp_path, zoo_sizes=("tiny",), tasks=("sentiment", "needle"), families={"needle": "NIAH"},
         score=score_formula(bonus=lambda task, name, size: bonus[name] + SIZE_BONUS[size]),
     )  # fmt: skip
-    outcome = CHECKERS["c10"](results)
+    outcome = check("c10", results)
     assert outcome.verdict == "supported"
-    assert "NIAH tiny meap +3.0" in outcome.evidence and "relative change tiny +" in outcome.evidence and "claimed +19.3%" in outcome.evidence
+    assert "NIAH tiny meap +3.0" in outcome.evidence and "relative change NIAH tiny +" in outcome.evidence and "claimed +19.3%" in outcome.evidence
 
 
 def test_zoo_claims_are_not_measured_without_their_runs(standard: Results) -> None:
     for claim in ZOO_CLAIMS:
-        outcome = CHECKERS[claim](standard)
+        outcome = check(claim, standard)
         assert outcome.verdict == "not measured" and outcome.needed, claim
 
 
@@ -316,7 +345,7 @@ def test_p01_judges_the_parts_that_two_sizes_make_testable(tmp_path: Path) -> No
     model prefers higher ratios; with no IR family the claim cannot be supported."""
     ratios = {"tiny": {"mlm_20": 1.0, "mlm_30": 5.0, "mlm": 3.0, "mlm_50": 1.5}, "small": {"mlm_20": 0.0, "mlm_30": 1.0, "mlm": 3.0, "mlm_50": 5.0}}
     score = score_formula(bonus=lambda task, name, size: ratios[size].get(name, BONUS[name]))
-    outcome = CHECKERS["p01"](fake(tmp_path, zoo_sizes=("tiny", "small"), score=score))
+    outcome = check("p01", fake(tmp_path, zoo_sizes=("tiny", "small"), score=score))
     assert outcome.verdict == "inconclusive"
     assert "no universally best ratio: supported" in outcome.evidence and "larger models prefer higher ratios: supported" in outcome.evidence
     assert outcome.needed == "the sweep on an IR family"
@@ -357,14 +386,14 @@ def test_crossing_brackets_the_first_resolved_lead_change(means: dict[float, flo
     ],
 )
 def test_c04_judges_clm_ahead_early_and_mlm_ahead_late(means: dict[float, float], expected: str) -> None:
-    assert c04_verdict([(share, gap(mean)) for share, mean in means.items()]) == expected
+    assert c04_verdict([(share, gap(mean)) for share, mean in means.items()], CLAIMS["c04"].params.crossover_share) == expected
 
 
 def test_time_to_threshold_brackets_and_their_order() -> None:
     final = Estimate(75.0, 0.3, 4.0, 0.95)
     # 60 and 66 are below 90% of 75 (67.5), 72 is above it: reached between 50% and 75% of the budget
-    assert threshold_bracket([(0.25, Estimate(60.0, 0.3, 4.0, 0.95)), (0.5, Estimate(66.0, 0.3, 4.0, 0.95)), (0.75, Estimate(72.0, 0.3, 4.0, 0.95))], final) == (0.5, 0.75)
-    assert threshold_bracket([(0.5, Estimate(67.5, 0.3, 4.0, 0.95))], final) == (0.0, 1.0)  # unresolved: anywhere
+    assert threshold_bracket([(0.25, Estimate(60.0, 0.3, 4.0, 0.95)), (0.5, Estimate(66.0, 0.3, 4.0, 0.95)), (0.75, Estimate(72.0, 0.3, 4.0, 0.95))], final, 0.9) == (0.5, 0.75)
+    assert threshold_bracket([(0.5, Estimate(67.5, 0.3, 4.0, 0.95))], final, 0.9) == (0.0, 1.0)  # unresolved: anywhere
     assert faster_verdict((0.0, 0.25), (0.25, 1.0)) == "supported"
     assert faster_verdict((0.5, 1.0), (0.0, 0.5)) == "contradicted"
     assert faster_verdict((0.0, 0.5), (0.25, 1.0)) == "inconclusive"  # overlapping: the checkpoints cannot separate them
@@ -379,7 +408,7 @@ def curves(tmp_path: Path, lag: dict[str, float] | None = None, mlm_gap: float =
 
 def test_c04_and_c05_supported_when_clm_leads_early_and_gets_there_first(tmp_path: Path) -> None:
     results = curves(tmp_path)  # MLM − CLM −4.5 at 25%, −2 at 50%, +3 at the end
-    c04, c05 = CHECKERS["c04"](results), CHECKERS["c05"](results)
+    c04, c05 = check("c04", results), check("c05", results)
     assert (c04.verdict, c05.verdict) == ("supported", "supported")
     assert "25% −4.5 [−5.2, −3.8], 50% −2.0 [−2.7, −1.3], final +3.0 [+2.3, +3.7]" in c04.evidence
     assert "MLM overtakes CLM between 50% and 100% of the budget" in c04.evidence and "12% and 36% of the study's 42,000-step budget" in c04.evidence
@@ -393,7 +422,7 @@ def test_c04_contradicted_when_clm_is_still_ahead_at_the_end(tmp_path: Path) -> 
 
 
 def test_c04_asks_for_an_earlier_checkpoint_when_the_first_is_past_the_claimed_crossover(tmp_path: Path) -> None:
-    outcome = CHECKERS["c04"](curves(tmp_path, curve_steps=(300,)))
+    outcome = check("c04", curves(tmp_path, curve_steps=(300,)))
     assert outcome.verdict == "supported" and outcome.needed == "a checkpoint before 36% of the budget for SC tiny"
 
 
@@ -409,7 +438,7 @@ def test_c05_inconclusive_when_the_checkpoints_cannot_separate_the_runs(tmp_path
 @pytest.mark.parametrize("claim", ["c04", "c05"])
 def test_curve_claims_not_measured_without_both_curves(standard: Results, tmp_path: Path, claim: str) -> None:
     for results in (standard, curves(tmp_path, curve_runs=("clm",))):
-        outcome = CHECKERS[claim](results)
+        outcome = check(claim, results)
         assert outcome.verdict == "not measured" and "learning_curves: {sizes: [tiny], runs: [clm, mlm]}" in outcome.needed
 
 
@@ -421,9 +450,9 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
         score=score_formula(bonus=lambda task, name, size: (-40.0 if task == "cloze" else 0.0) + BONUS[name] + SIZE_BONUS[size]),
     )  # fmt: skip
     assert results.scores.loc[results.scores["task"] == "cloze", "test_high"].max() < 51.2
-    c02 = CHECKERS["c02"](results)
+    c02 = check("c02", results)
     assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
-    assert "left out, as neither run beat the trivial baseline by 1 point: QA tiny, QA small" in CHECKERS["c01"](results).evidence
+    assert "left out, as neither run beat the trivial baseline by 1 point: QA tiny, QA small" in check("c01", results).evidence
 
 
 def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_path: Path) -> None:
@@ -436,4 +465,4 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
     )  # fmt: skip
     cloze = results.scores[(results.scores["task"] == "cloze") & results.scores["objective_kind"].isin(["clm", "mlm"])]
     assert (cloze["test_low"] > 51.2).all() and (cloze["test_low"] < 51.2 + FLOOR_MARGIN).all()
-    assert CHECKERS["c02"](results).verdict == "inconclusive"
+    assert check("c02", results).verdict == "inconclusive"

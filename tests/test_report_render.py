@@ -144,7 +144,7 @@ def test_downstream_section_tabulates_every_metric_number(rendered: tuple[FakeTr
 
 def test_needle_heatmap_draws_one_panel_per_run(tmp_path: Path) -> None:
     from pipeline.report import figures
-    from pipeline.report.tables import NEEDLE_CELL_PREFIX
+    from pipeline.report.appendix_tables import NEEDLE_CELL_PREFIX
 
     rows = [
         {"run": run, "key": f"length={length},depth={depth}", "test_mean": score, "test_low": score - 5, "test_high": score + 5}

@@ -138,6 +138,19 @@ def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_a_typo_in_the_claims_file_stops_the_dry_run(tmp_path):
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims[0]["check"]["claimed_gapp"] = claims[0]["check"].pop("claimed_gap")
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(claims))
+    override = tmp_path / "override.yaml"
+    override.write_text(yaml.safe_dump({"report": {"claims_file": str(tmp_path / "claims.yaml")}}))
+    done = snakemake(tmp_path, "-n", configfiles=(SMOKE, override))
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert lines == [f"error: {tmp_path / 'claims.yaml'}: claim c01.check.claimed_gapp: unknown key" + lines[0].split("unknown key")[1]]
+    assert not (tmp_path / "results").exists()
+
+
 def test_checksum_mismatch_names_the_file_and_leaves_no_source(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()

@@ -2,13 +2,18 @@
 
 Two stages, so that the numbers exist as plain CSV before anything is drawn:
 
-- ``aggregate`` (:mod:`.aggregate`) validates every per-run JSON file and writes tidy
-  CSV tables plus ``claims.csv``, the verdict on each claim (:mod:`.claims`);
-- ``report`` (:mod:`.render`) turns those tables into one HTML page and its PDF, with
-  one function per displayed table (:mod:`.tables`) and per figure (:mod:`.figures`).
+- ``aggregate`` (:mod:`.aggregate`) reads and validates every per-run JSON file
+  (:mod:`.inputs`, :mod:`.records`), derives the tables (:mod:`.scoring`,
+  :mod:`.comparisons`, :mod:`.curves`) and judges every claim of the claims file
+  (:mod:`.claims`), then writes them as CSV;
+- ``report`` (:mod:`.render`) reads those CSVs back and turns them into one HTML page
+  and its PDF, with one function per displayed table (:mod:`.tables`,
+  :mod:`.objective_sections`, :mod:`.appendix_tables`) and per figure (:mod:`.figures`),
+  every number written by :mod:`.text`.
 
-Statistics (t-intervals, Welch differences) live in :mod:`.stats`; which run is the
-reference MLM or CLM run, and which section of the report shows each run of the
-objective zoo, in :mod:`.runs`. The report reads only JSON/CSV/TSV result files,
-never checkpoints.
+The two meet only in the results contract (:mod:`.contract`): the columns of every CSV
+and :class:`.contract.Results`. Statistics (t-intervals, Welch differences) live in
+:mod:`.stats`; which run is the reference MLM or CLM run, and which section of the
+report shows each run of the objective zoo, in :mod:`.runs`. The report reads only
+JSON/CSV/TSV result files, never checkpoints.
 """

@@ -23,7 +23,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullL
 
 from pipeline.report.runs import MASKING, SECTIONS, TWO_STAGE  # noqa: E402
 from pipeline.report.stats import mean_interval  # noqa: E402
-from pipeline.report.tables import replacement_text  # noqa: E402
+from pipeline.report.text import replacement_text  # noqa: E402
 
 # Colour-blind-safe (ColorBrewer Dark2); objective kinds outside these three take
 # the remaining colours in a stable order.

@@ -1,7 +1,8 @@
 """``python -m pipeline report``: the aggregated tables into one HTML page and its PDF.
 
 One Jinja2 template (``templates/replication.html.j2``) is fed by one function per
-table (:mod:`.tables`) and per figure (:mod:`.figures`). Figures are written as PNG
+table (:mod:`.tables`, :mod:`.objective_sections`, :mod:`.appendix_tables`) and per figure
+(:mod:`.figures`), reading the CSVs through the results contract (:mod:`.contract`). Figures are written as PNG
 files into ``--figures-dir`` and also embedded as base64 data URIs, so the HTML stands
 alone; WeasyPrint prints the same HTML to PDF. Every output is written atomically.
 
@@ -27,28 +28,15 @@ from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
-from pipeline.report import figures, tables
-from pipeline.report.aggregate import NUMBER, OBJECTIVES_COLUMNS, size_parameters, validated
+from pipeline.report import appendix_tables, figures, tables
+from pipeline.report.contract import TABLE_COLUMNS, size_parameters
+from pipeline.report.objective_sections import ObjectiveSection, objective_sections
+from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "replication.html.j2"
 
-# The columns of each aggregated CSV that the report uses (written by ``aggregate``).
-TABLE_COLUMNS = {
-    "finetune_grid": ["task", "run", "objective_kind", "size", "metric", "learning_rate", "seed", "test"],
-    "scores": ["task", "run", "best_learning_rate", "n_seeds", "test_mean"],
-    "metric_details": ["task", "run", "key", "test_mean", "test_low", "test_high"],
-    "comparison": ["level", "name", "family", "size", "num_parameters", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
-    "baselines": ["task", "size", "run", "majority_test_score", "bag_of_words_mean", "bag_of_words_low", "bag_of_words_high", "random_mean", "random_low", "random_high", "pretrained_mean", "pretrained_low", "pretrained_high", "minus_random_mean", "minus_random_low", "minus_random_high"],
-    "lr_sensitivity": ["task", "run", "num_learning_rates", "test_spread", "test_std", "num_near_best", "num_selection_seeds"],
-    "objectives": OBJECTIVES_COLUMNS,
-    "learning_curves": ["level", "family", "run", "run_name", "size", "step", "final", "test_mean", "test_low", "test_high"],
-    "curve_comparison": ["level", "family", "size", "step", "budget_fraction", "final", "mlm_mean", "mlm_low", "mlm_high", "clm_mean", "clm_low", "clm_high", "difference_mean", "difference_low", "difference_high", "winner"],
-    "pretraining": ["run", "run_name", "objective_kind", "size", "study", "description", "first_step", "num_parameters", "num_non_embedding_parameters", "num_steps", "num_tokens", "loss_fraction", "final_train_loss", "heldout_loss", "heldout_metric_name", "heldout_metric_value", "wall_seconds", "tokens_per_second"],
-    "tasks": ["task", "family", "type", "proxy_for", "description", "derived_labels", "labels", "num_train", "num_validation", "num_test", "majority_label", "majority_test_score"],
-    "claims": ["id", "claim", "verdict", "evidence", "needed"],
-}  # fmt: skip
 LOG_COLUMNS = ["step", "loss", "heldout_loss"]
 BENCHMARK_COLUMNS = ["s", "max_rss", "cpu_time"]
 MANIFEST_FIELDS: dict[str, Any] = {"name": str, "requirement": str, "filename": str, "sha256": str, "license": str, "origin": str}
@@ -78,7 +66,8 @@ def read_csv(path: Path, columns: list[str], **options: Any) -> pd.DataFrame:
 
 
 def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """The aggregated CSVs (by stem) and the directory's provenance."""
+    """The aggregated CSVs (by stem), each with every column of the results contract, and
+    the directory's provenance."""
     # Only empty cells are missing values: a label or task named "NA" stays text.
     frames = {
         name: read_csv(directory / f"{name}.csv", columns, keep_default_na=False, na_values=[""])
@@ -147,7 +136,7 @@ def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataF
     sizes = list(size_parameters(frames["pretraining"]))
     objectives, lr_grid = frames["objectives"], headline_grid(frames)
     details = frames["metric_details"]
-    needle_cells = details["key"].str.startswith(tables.NEEDLE_CELL_PREFIX)
+    needle_cells = details["key"].str.startswith(appendix_tables.NEEDLE_CELL_PREFIX)
     sections = set(objectives["section"])
     paths = {
         "differences": figures.difference_forest(frames["comparison"], directory / "differences.png") if len(frames["comparison"]) else None,
@@ -156,13 +145,13 @@ def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataF
         "two_stage": figures.two_stage_scores(objectives, sizes, directory / "two_stage.png") if TWO_STAGE in sections else None,
         "masking": figures.masking_scores(objectives, sizes, directory / "masking.png") if MASKING in sections else None,
         "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
-        "needle": figures.needle_heatmaps(details, tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
+        "needle": figures.needle_heatmaps(details, appendix_tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
         "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
     }  # fmt: skip
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
 
 
-def report_sections(objective_sections: list[tables.ObjectiveSection], has_objectives: bool) -> list[tuple[str, str]]:
+def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) -> list[tuple[str, str]]:
     """(anchor, title) of every numbered section, in order: the table of contents and
     every heading's number come from this one list."""
     return [
@@ -170,7 +159,7 @@ def report_sections(objective_sections: list[tables.ObjectiveSection], has_objec
         ("headline", "Headline: MLM vs CLM"),
         ("learning-curves", "Learning curves: CLM vs MLM during pretraining"),
         *([("overview", "Every objective at a glance")] if has_objectives else []),
-        *((section.anchor, section.title) for section in objective_sections),
+        *((section.anchor, section.title) for section in zoo_sections),
         ("downstream", "Downstream suite: every number of every metric"),
         ("baselines", "Baselines"),
         ("pretraining", "Pretraining"),
@@ -212,8 +201,8 @@ def run(args: argparse.Namespace) -> None:
     with atomic_path(args.figures_dir) as directory:
         directory.mkdir()
         images = draw_figures(frames, logs, spec.confidence, directory)
-    objective_sections = tables.objective_sections(frames["objectives"], frames["pretraining"], spec.confidence)
-    sections = report_sections(objective_sections, len(frames["objectives"]) > 0)
+    zoo_sections = objective_sections(frames["objectives"], frames["pretraining"], spec.confidence)
+    sections = report_sections(zoo_sections, len(frames["objectives"]) > 0)
     html = render_html({
         "title": spec.title,
         "confidence": f"{100 * spec.confidence:g}%",
@@ -225,18 +214,18 @@ def run(args: argparse.Namespace) -> None:
         "headline_tables": tables.headline_tables(frames["comparison"], spec.confidence),
         "has_curves": len(frames["learning_curves"]) > 0,
         "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
-        "objective_sections": objective_sections,
+        "objective_sections": zoo_sections,
         "baselines_table": tables.baselines_table(frames["baselines"]),
-        "detail_tables": tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
+        "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
         "pretraining_table": tables.pretraining_table(frames["pretraining"]),
         "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["scores"]),
         "claims_table": tables.claims_table(frames["claims"]),
         "verdict_counts": Counter(frames["claims"]["verdict"]),
-        "sources_table": tables.sources_table(manifests),
-        "corpus_table": tables.corpus_table(corpus),
-        "tasks_table": tables.tasks_table(frames["tasks"]),
-        "cost_table": tables.cost_table(benchmarks) if len(benchmarks) else None,
-        "reproducibility_table": tables.reproducibility_table(provenance),
+        "sources_table": appendix_tables.sources_table(manifests),
+        "corpus_table": appendix_tables.corpus_table(corpus),
+        "tasks_table": appendix_tables.tasks_table(frames["tasks"]),
+        "cost_table": appendix_tables.cost_table(benchmarks) if len(benchmarks) else None,
+        "reproducibility_table": appendix_tables.reproducibility_table(provenance),
         "images": images,
     })  # fmt: skip
     with atomic_path(args.html) as temporary:

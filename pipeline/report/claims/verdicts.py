@@ -1,0 +1,114 @@
+"""What every claim check shares: the verdict, how an interval decides it, and the phrases
+its evidence is written in.
+
+Verdicts: ``supported`` and ``contradicted`` need a confidence interval that excludes
+zero in the claimed (or the opposite) direction; a claimed magnitude must lie inside
+the CI to be supported, and a CI that excludes it contradicts the claim as stated.
+Everything else is ``inconclusive``. A claim this harness has no data for is ``not
+measured``, with what would be needed. Several comparisons (sizes, families) give a
+verdict only when they agree; mixed results are inconclusive.
+
+Every evidence sentence states the scale it was measured at: the study's claims are
+about 210M-1B-parameter models, the embedded default trains models of a few million.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from pipeline.report.contract import Results
+from pipeline.report.stats import Estimate, linear_combination
+from pipeline.report.text import count_text, interval_text
+
+VERDICTS = ("supported", "contradicted", "inconclusive", "not measured")
+# How evidence names the runs of an objective kind.
+KIND_LABELS = {
+    "clm": "CLM", "mlm": "MLM", "nsp": "MLM+NSP", "meap": "MEAP", "span_corruption": "span corruption",
+    "prefix_lm": "prefix LM", "ul2": "UL2", "electra": "ELECTRA",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    evidence: str
+    needed: str = ""
+
+
+def judge(estimate: Estimate, claimed_low: float = 0.0, claimed_high: float = math.inf) -> str:
+    """Verdict for a positive claim about ``estimate`` (a direction, or a range).
+
+    Contradicted when the CI lies entirely outside [claimed_low, claimed_high] (for a
+    direction-only claim: entirely below 0); supported when the CI excludes 0 on the
+    positive side and meets the claimed range; inconclusive otherwise.
+    """
+    if math.isnan(estimate.low):
+        return "inconclusive"
+    if estimate.high < claimed_low or estimate.low > claimed_high:
+        return "contradicted"
+    return "supported" if estimate.low > 0 else "inconclusive"
+
+
+def combine(verdicts: Iterable[str]) -> str:
+    """One verdict for several comparisons: theirs when they all agree."""
+    distinct = set(verdicts)
+    return distinct.pop() if len(distinct) == 1 else "inconclusive"
+
+
+def scale(results: Results) -> str:
+    """Where the numbers come from, for every evidence sentence."""
+    sizes = results.pretraining.groupby("size", sort=False)["num_parameters"].mean()
+    listed = ", ".join(f"{size} {count_text(count)}" for size, count in sizes.items())
+    return f"at this run's scale ({listed} parameters; the study: 210M-1B)"
+
+
+def percent(confidence: float) -> str:
+    return f"{100 * confidence:g}% CI"
+
+
+def labelled(rows: pd.DataFrame, estimate: Callable[[pd.Series], Estimate]) -> list[tuple[str, Estimate]]:
+    """(name and size, estimate) for each comparison row."""
+    return [(f"{row['name']} {row['size']}", estimate(row)) for _, row in rows.iterrows()]
+
+
+def listing(items: Sequence[tuple[str, Estimate]]) -> str:
+    return ", ".join(f"{label} {interval_text(e.mean, e.low, e.high, signed=True)}" for label, e in items)
+
+
+def estimate_of(results: Results, row: pd.Series, prefix: str = "test_") -> Estimate:
+    return Estimate.from_columns(row, results.confidence, prefix)
+
+
+def fit_text(items: Sequence[tuple[str, Estimate]], low: float, high: float, unit: str) -> str:
+    """Says whether the claimed value (or range) lies within the CI of each comparison."""
+    claimed = f"{low:g}{unit}" if low == high else f"{low:g}-{high:g}{unit} range"
+    inside = sum(1 for _, e in items if e.low <= high and e.high >= low)
+    if len(items) == 1:
+        return f"the claimed {claimed} lies {'within' if inside else 'outside'} the CI"
+    return f"the claimed {claimed} lies within the CI in {inside} of {len(items)} comparisons"
+
+
+def range_verdict(items: Sequence[tuple[str, Estimate]], low: float, high: float) -> str:
+    return combine(judge(e, low, high) for _, e in items)
+
+
+def direction_verdict(items: Sequence[tuple[str, Estimate]]) -> str:
+    return combine(judge(e) for _, e in items)
+
+
+def negated(items: Sequence[tuple[str, Estimate]]) -> list[tuple[str, Estimate]]:
+    """Each difference the other way round (reference − run)."""
+    return [(label, linear_combination((-1.0,), (e,))) for label, e in items]
+
+
+def budget_text(results: Results, runs: Iterable[str]) -> str:
+    """The pretraining steps of the compared runs, and whether they were equal."""
+    steps = results.pretraining.set_index("run")["num_steps"]
+    runs = list(dict.fromkeys(runs))
+    if steps[runs].nunique() == 1:
+        return f"{'both' if len(runs) == 2 else f'all {len(runs)}'} runs compared pretrained {int(steps[runs[0]]):,} steps"
+    return "pretraining steps differ: " + ", ".join(f"{run} {int(steps[run]):,}" for run in runs)

@@ -1,0 +1,121 @@
+"""Runs measured against each other, per task and per family average at each size:
+MLM − CLM (comparison.csv), each run against the trivial baseline, the bag of words and
+its random-init twin (baselines.csv), and every run against its CLM and MLM reference
+(objectives.csv); all with Welch CIs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+
+import pandas as pd
+
+from pipeline.errors import PipelineError
+from pipeline.report.contract import (
+    BASELINE_COLUMNS,
+    COMPARISON_COLUMNS,
+    OBJECTIVES_COLUMNS,
+    RUN_COLUMNS,
+    VERSUS,
+    WINNER,
+    size_parameters,
+)
+from pipeline.report.runs import PLACEMENT_COLUMNS, SECTIONS, pick_run
+from pipeline.report.stats import Estimate, ci_side, difference
+
+
+def by_level(scores: pd.DataFrame, families: pd.DataFrame) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
+    """(level, task or family name, size, its runs) for every task and every family
+    average at every size: the units that comparison.csv and objectives.csv compare."""
+    for level, frame in (("task", scores), ("family", families)):
+        for (name, size), group in frame.groupby([level, "size"], sort=True):
+            yield level, name, size, group
+
+
+def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI."""
+    parameters = size_parameters(pretraining)
+    rows = []
+    for level, name, size, group in by_level(scores, families):
+        mlm, clm = pick_run(group, "mlm"), pick_run(group, "clm")
+        if mlm is None or clm is None:
+            continue
+        mlm_score = Estimate.from_columns(mlm, confidence, "test_")
+        clm_score = Estimate.from_columns(clm, confidence, "test_")
+        gap = difference(mlm_score, clm_score)
+        rows.append({
+            "level": level, "name": name, "family": group["family"].iloc[0], "size": size,
+            "num_parameters": parameters.get(size, math.nan), "mlm_run": mlm["run"], "clm_run": clm["run"],
+            **mlm_score.columns("mlm_"), **clm_score.columns("clm_"), **gap.columns("difference_"),
+            "winner": WINNER[ci_side(gap)],
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, bag_of_words: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, pretrained run): majority class, the bag-of-words reference (NaN where the
+    task has none), random init at the same size, and pretrained − random with a Welch CI
+    (what pretraining bought at all)."""
+    majority = tasks.set_index("task")["majority_test_score"]
+    lexical = bag_of_words.set_index("task")
+    undefined = Estimate.undefined(confidence)
+    rows = []
+    for (task, size), group in scores.groupby(["task", "size"], sort=True):
+        if task not in majority.index:
+            raise PipelineError(f"task {task!r} has scores but no stats.json among --task-stats")
+        random = pick_run(group, "random")
+        random_score = Estimate.from_columns(random, confidence, "test_") if random is not None else undefined
+        for _, run in group[group["objective_kind"] != "random"].iterrows():
+            score = Estimate.from_columns(run, confidence, "test_")
+            gain = difference(score, random_score) if random is not None else undefined
+            rows.append({
+                **run[RUN_COLUMNS].to_dict(),
+                "majority_test_score": majority[task],
+                "bag_of_words_examples": lexical["bag_of_words_examples"].get(task, math.nan),
+                **(Estimate.from_columns(lexical.loc[task], confidence, "bag_of_words_") if task in lexical.index else undefined).columns("bag_of_words_"),
+                "random_run": random["run"] if random is not None else "",
+                **score.columns("pretrained_"), **random_score.columns("random_"), **gain.columns("minus_random_"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+
+
+def reference_gap(score: Estimate, run: str, reference: pd.Series | None, confidence: float) -> tuple[Estimate, str]:
+    """``run`` − ``reference`` with Welch's CI, and the verdict word; none for a missing
+    reference, nor for the reference itself (a run is not independent of itself)."""
+    if reference is None:
+        return Estimate.undefined(confidence), "no reference run"
+    if reference["run"] == run:
+        return Estimate.undefined(confidence), "reference"
+    gap = difference(score, Estimate.from_columns(reference, confidence, "test_"))
+    return gap, VERSUS[ci_side(gap)]
+
+
+def objectives_table(
+    scores: pd.DataFrame, families: pd.DataFrame, placements: pd.DataFrame, references: Mapping[str, Mapping[str, str | None]], confidence: float
+) -> pd.DataFrame:
+    """Per (task | family, pretrained run, section showing it): the score, and its
+    difference from its CLM and MLM reference runs (:func:`.runs.reference_runs`: those
+    of its size, or of its step budget) with Welch CIs."""
+    rows = []
+    for level, name, size, group in by_level(scores, families):
+        scored = group.set_index("run", drop=False)
+        for _, run in group[group["objective_kind"] != "random"].iterrows():
+            score = Estimate.from_columns(run, confidence, "test_")
+            row = {"level": level, "name": name, **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")}, **score.columns("test_")}
+            for kind, reference_run in references[run["run"]].items():
+                reference = scored.loc[reference_run] if reference_run in scored.index else None
+                gap, verdict = reference_gap(score, run["run"], reference, confidence)
+                row.update({f"{kind}_run": "" if reference is None else reference["run"], **gap.columns(f"minus_{kind}_"), f"versus_{kind}": verdict})
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=[c for c in OBJECTIVES_COLUMNS if c not in PLACEMENT_COLUMNS or c == "run"])
+    placed = frame.merge(placements, on="run")[OBJECTIVES_COLUMNS]
+    # Ordered, so that sorting the table follows SECTIONS; build_results writes it back as text.
+    return placed.assign(section=pd.Categorical(placed["section"], categories=SECTIONS, ordered=True))
+
+
+def by_size(frame: pd.DataFrame, pretraining: pd.DataFrame, before: list[str], after: list[str]) -> pd.DataFrame:
+    """Sort with sizes by parameter count (unknown sizes last), so that every table
+    and figure lists the smaller model first."""
+    rank = {size: i for i, size in enumerate(size_parameters(pretraining))}
+    ranked = frame.assign(size_rank=frame["size"].map(rank).fillna(len(rank)))
+    return ranked.sort_values([*before, "size_rank", "size", *after], kind="stable").drop(columns="size_rank").reset_index(drop=True)

@@ -1,0 +1,118 @@
+"""The results contract: the columns of every CSV the aggregate stage writes to
+``results/tables/``, and :class:`Results`, the same tables in memory.
+
+The aggregate stage builds these tables (:mod:`.aggregate`), the claim checks read
+:class:`Results` (:mod:`.claims`), and the report stage reads the CSVs back
+(:mod:`.render`) checking every column named here; none of the three imports another.
+
+Scores are in points (0-100). An ``Estimate`` is five columns, ``{prefix}mean``,
+``std_error``, ``df``, ``low`` and ``high`` (:meth:`.stats.Estimate.columns`): a
+Student-t interval over fine-tuning seeds at ``ReportSpec.confidence``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from pipeline.report.runs import MLM_DEFAULTS
+from pipeline.report.stats import Estimate
+
+# What identifies a fine-tuned (task, run) pair in every per-run table.
+RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", "size"]
+# One fine-tuning grid point, as scores.json gives it.
+GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "num_steps", "seconds"]
+
+FINETUNE_GRID_COLUMNS = [*RUN_COLUMNS, *GRID_COLUMNS]
+SCORES_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", *Estimate.column_names("test_")]
+FAMILY_SCORES_COLUMNS = ["family", "run", "run_name", "objective_kind", "size", "num_tasks", "tasks", *Estimate.column_names("test_")]
+DETAIL_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "key", *Estimate.column_names("test_")]
+PRETRAINING_COLUMNS = [
+    "run", "run_name", "objective", "objective_kind", "attention", "size", "study", "description",
+    "started_from_kind", "started_from_run", "started_from_step", "carry_optimizer", "first_step",
+    "num_parameters", "num_non_embedding_parameters", "num_steps", "num_tokens", "loss_fraction", "final_train_loss",
+    "heldout_loss", "heldout_metric_name", "heldout_metric_value", "wall_seconds", "tokens_per_second",
+]  # fmt: skip
+TASKS_COLUMNS = [
+    "task", "family", "type", "metric", "proxy_for", "description", "derived_labels", "labels",
+    "num_train", "num_validation", "num_test", "duplicates_removed", "majority_label", "majority_test_score",
+]  # fmt: skip
+COMPARISON_COLUMNS = [
+    "level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run",
+    *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
+]  # fmt: skip
+BASELINE_COLUMNS = [
+    *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",
+    *Estimate.column_names("pretrained_"), *Estimate.column_names("random_"), *Estimate.column_names("minus_random_"),
+]  # fmt: skip
+LR_SENSITIVITY_COLUMNS = [
+    *RUN_COLUMNS, "num_learning_rates", "test_spread", "test_std", "best_validation_mean", "num_near_best", "num_selection_seeds",
+]  # fmt: skip
+OBJECTIVES_COLUMNS = [
+    "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "num_steps", "repeated",
+    "clm_share", *MLM_DEFAULTS, "base_run", "base_kind", *Estimate.column_names("test_"),
+    "clm_run", *Estimate.column_names("minus_clm_"), "versus_clm", "mlm_run", *Estimate.column_names("minus_mlm_"), "versus_mlm",
+]  # fmt: skip
+STEP_COLUMNS = ["step", "budget_fraction", "final"]
+LEARNING_CURVE_COLUMNS = [
+    "level", "name", "family", "run", "run_name", "objective_kind", "size", "num_steps", *STEP_COLUMNS,
+    "best_learning_rate", *Estimate.column_names("test_"),
+]  # fmt: skip
+CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_COLUMNS[4:]]
+CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed"]
+
+# Every CSV of results/tables/ by file stem, in the order Results holds them, claims last.
+TABLE_COLUMNS = {
+    "finetune_grid": FINETUNE_GRID_COLUMNS,
+    "scores": SCORES_COLUMNS,
+    "metric_details": DETAIL_COLUMNS,
+    "family_scores": FAMILY_SCORES_COLUMNS,
+    "comparison": COMPARISON_COLUMNS,
+    "baselines": BASELINE_COLUMNS,
+    "lr_sensitivity": LR_SENSITIVITY_COLUMNS,
+    "objectives": OBJECTIVES_COLUMNS,
+    "learning_curves": LEARNING_CURVE_COLUMNS,
+    "curve_comparison": CURVE_COMPARISON_COLUMNS,
+    "pretraining": PRETRAINING_COLUMNS,
+    "tasks": TASKS_COLUMNS,
+    "claims": CLAIM_COLUMNS,
+}
+
+# Verdict words per CI side. Not "n/a" for an undefined CI: pandas reads that as NaN.
+WINNER = {"above": "MLM", "below": "CLM", "spans": "tie", "undefined": "no CI"}  # of MLM − CLM
+VERSUS = {"above": "better", "below": "worse", "spans": "no difference resolved", "undefined": "no CI"}  # of run − reference
+
+
+@dataclass(frozen=True)
+class Results:
+    """Every aggregated table, plus what the claim checks need besides them."""
+
+    finetune_grid: pd.DataFrame
+    scores: pd.DataFrame
+    metric_details: pd.DataFrame
+    family_scores: pd.DataFrame
+    comparison: pd.DataFrame
+    baselines: pd.DataFrame
+    lr_sensitivity: pd.DataFrame
+    objectives: pd.DataFrame
+    learning_curves: pd.DataFrame
+    curve_comparison: pd.DataFrame
+    pretraining: pd.DataFrame
+    tasks: pd.DataFrame
+    confidence: float
+    objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The tables written as CSV, by file stem."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: value for name, value in values.items() if isinstance(value, pd.DataFrame)}
+
+
+def size_parameters(pretraining: pd.DataFrame) -> dict[str, float]:
+    """Parameters per size (mean over that size's pretrained runs), smallest first: the
+    order every table and figure lists sizes in."""
+    return pretraining.groupby("size")["num_parameters"].mean().sort_values().to_dict()

@@ -1,0 +1,66 @@
+"""Learning curves: every fine-tuned checkpoint of a run scored like its final model
+(learning_curves.csv), and MLM − CLM at every step both headline runs have
+(curve_comparison.csv)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pandas as pd
+
+from pipeline.errors import PipelineError
+from pipeline.report.comparisons import by_level, comparison_table
+from pipeline.report.contract import CURVE_COMPARISON_COLUMNS, LEARNING_CURVE_COLUMNS
+from pipeline.report.scoring import family_table, score_table
+from pipeline.report.stats import Estimate
+
+
+def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
+    """Every checkpoint of a run is fine-tuned on exactly its final model's tasks, so
+    that a curve's family averages are over one task set from its first point to its last."""
+    final = {run: set(tasks) for run, tasks in grid.groupby("run")["task"]}
+    for (run, step), points in curve_grid.groupby(["run", "pretraining_step"], sort=True):
+        extra, absent = sorted(set(points["task"]) - final.get(run, set())), sorted(final.get(run, set()) - set(points["task"]))
+        if extra:
+            raise PipelineError(f"run {run!r} has curve scores at step {step} for task {extra[0]!r} but no final-model scores.json for it among --scores")
+        if absent:
+            raise PipelineError(f"run {run!r} has no curve scores at step {step} for task {absent[0]!r}, which its final model was fine-tuned on")
+
+
+def curve_points(curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> Iterator[tuple[int, pd.DataFrame, pd.DataFrame]]:
+    """(step, task scores, family averages) of the runs with curve scores, at every step
+    any of them has a point: the checkpoints, scored by :func:`score_table` and
+    :func:`family_table` like the final models, and each run's final model from
+    ``scores`` at its num_steps."""
+    budgets = pretraining.set_index("run")["num_steps"]
+    finals = scores[scores["run"].isin(curve_grid["run"])]
+    points = [score_table(grid, confidence).assign(step=step) for step, grid in curve_grid.groupby("pretraining_step", sort=True)]
+    for step, at_step in pd.concat([*points, finals.assign(step=finals["run"].map(budgets))], ignore_index=True).groupby("step", sort=True):
+        yield int(step), at_step, family_table(at_step, confidence)
+
+
+def learning_curve_tables(
+    curve_grid: pd.DataFrame, scores: pd.DataFrame, comparison: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """learning_curves.csv and curve_comparison.csv: every curve point, and MLM − CLM
+    (:func:`comparison_table`, restricted to comparison.csv's runs) wherever both of a
+    size's headline runs have a point."""
+    budgets = pretraining.set_index("run")["num_steps"]
+    references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
+    curves, gaps = [], []
+    for step, at_step, families in curve_points(curve_grid, scores, pretraining, confidence):
+        for level, name, _, group in by_level(at_step, families):
+            for _, run in group.iterrows():
+                budget = budgets[run["run"]]
+                curves.append({
+                    "level": level, "name": name, **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")},
+                    "num_steps": budget, "step": step, "budget_fraction": step / budget, "final": step == budget,
+                    "best_learning_rate": run.get("best_learning_rate", math.nan), **{c: run[c] for c in Estimate.column_names("test_")},
+                })  # fmt: skip
+        headline = comparison_table(at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, confidence)
+        for _, gap in headline.iterrows():
+            mlm_budget, clm_budget = budgets[gap["mlm_run"]], budgets[gap["clm_run"]]
+            fraction = step / mlm_budget if mlm_budget == clm_budget else math.nan
+            gaps.append({**gap, "step": step, "budget_fraction": fraction, "final": step == mlm_budget == clm_budget})
+    return pd.DataFrame(curves, columns=LEARNING_CURVE_COLUMNS), pd.DataFrame(gaps, columns=CURVE_COMPARISON_COLUMNS)

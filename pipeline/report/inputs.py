@@ -1,0 +1,192 @@
+"""Reading and validating what the other stages wrote for the report: fine-tuning
+``scores.json`` (final models and learning-curve checkpoints), pretraining
+``summary.json``, task ``stats.json`` and the bag-of-words reference's ``scores.json``.
+
+Each file is checked key by key (:func:`.records.validated`) and against the others
+(one run, one family per task), so a malformed or misplaced file is a one-line error
+naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pipeline.errors import PipelineError
+from pipeline.files import read_json
+from pipeline.report.contract import GRID_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
+from pipeline.report.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
+from pipeline.report.scoring import chosen_on_validation
+from pipeline.report.stats import Estimate, mean_interval
+
+SCORES_FIELDS: dict[str, Any] = {
+    "task": str, "family": str, "metric": str, "higher_is_better": bool, "run": str,
+    "objective": str, "objective_kind": str, "size": str, "attention": str, "grid": list,
+}  # fmt: skip
+GRID_FIELDS: dict[str, Any] = dict(zip(GRID_COLUMNS, (NUMBER, int, NUMBER, NUMBER, int, NUMBER)))
+SUMMARY_FIELDS: dict[str, Any] = {
+    "run": str, "objective": str, "objective_kind": str, "attention": str, "size": str, "study": str, "description": str,
+    "started_from": dict, "first_step": int, "num_parameters": int, "num_non_embedding_parameters": int, "num_steps": int,
+    "num_tokens": int, "loss_fraction": NUMBER, "final_train_loss": NUMBER, "heldout_loss": NUMBER, "heldout_metric": dict,
+    "wall_seconds": NUMBER, "tokens_per_second": NUMBER,
+}  # fmt: skip
+SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
+STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
+STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final")}
+# The value is null where the run's loss never trains the LM head the yardstick reads (ELECTRA).
+HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": OPTIONAL_NUMBER}
+TASK_STATS_FIELDS: dict[str, Any] = {
+    "task": str, "family": str, "type": str, "metric": str, "proxy_for": OPTIONAL_STR, "description": str,
+    "labels": list, "num_rows": dict, "label_counts": dict, "duplicates_removed": int, "majority_label": OPTIONAL_STR,
+    "majority_test_score": OPTIONAL_NUMBER, "source": dict,
+}  # fmt: skip
+NUM_ROWS_FIELDS: dict[str, Any] = {"train": int, "validation": int, "test": int}
+
+
+def name_of_run(run: str, size: str, path: Path) -> str:
+    """The name of run ``{name}-{size}``; a run not ending in its size is an error."""
+    suffix = f"-{size}"
+    if not run.endswith(suffix) or run == suffix:
+        raise PipelineError(f"{path}: key 'run' = {run!r} is not '{{name}}-{size}'")
+    return run[: -len(suffix)]
+
+
+def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | None) -> int | None:
+    """The pretraining step a scores.json was fine-tuned from: None for a final model.
+
+    Without ``budgets`` the file must be a final model's (no ``pretraining_step``, or
+    null): a checkpoint's scores passed as --scores would silently replace its final
+    model. With them (pretraining.csv rows) it must name a step strictly inside its
+    run's budget: the final model is step num_steps and comes from --scores, and a
+    second stage saves no checkpoint before its split.
+    """
+    if budgets is None:
+        if record.get("pretraining_step") is not None:
+            raise PipelineError(f"{path}: key 'pretraining_step' = {record['pretraining_step']!r}: an intermediate checkpoint's scores belong in --curve-scores")
+        return None
+    step = validated(record, {"pretraining_step": int}, path)["pretraining_step"]
+    runs = budgets.set_index("run")
+    if record["run"] not in runs.index:
+        raise PipelineError(f"{path}: key 'run' = {record['run']!r} has no summary.json among --summaries")
+    first, last = runs.loc[record["run"], ["first_step", "num_steps"]]
+    if not first < step < last:
+        raise PipelineError(f"{path}: key 'pretraining_step' = {step} is not strictly between the first step ({first}) and num_steps ({last}) of run {record['run']!r}")
+    return step
+
+
+def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = None) -> pd.DataFrame:
+    """All fine-tuning grid points of all ``scores.json`` files, one row each.
+
+    With ``budgets`` the files are learning-curve scores (see :func:`checkpoint_step`)
+    and the rows get their ``pretraining_step``.
+    """
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, int | None], Path] = {}
+    for path in paths:
+        record = validated(read_json(path), SCORES_FIELDS, path)
+        step = checkpoint_step(record, path, budgets)
+        key = (record["task"], record["run"], step)
+        if key in seen:
+            at_step = "" if step is None else f" step {step}"
+            raise PipelineError(f"{path}: task {key[0]!r} run {key[1]!r}{at_step} is also in {seen[key]}")
+        seen[key] = path
+        if not record["higher_is_better"]:
+            raise PipelineError(f"{path}: key 'higher_is_better' is false; the report compares higher-is-better metrics only")
+        if not record["grid"]:
+            raise PipelineError(f"{path}: key 'grid' is empty")
+        if record["objective"] != name_of_run(record["run"], record["size"], path):
+            raise PipelineError(f"{path}: key 'objective' = {record['objective']!r} is not the run's name (the run without '-{record['size']}')")
+        points: set[tuple[float, int]] = set()
+        for index, point in enumerate(record["grid"]):
+            validated(point, GRID_FIELDS, path, f"grid[{index}].")
+            for split in ("validation", "test"):
+                if not 0 <= point[split] <= 100:
+                    raise PipelineError(f"{path}: key 'grid[{index}].{split}' = {point[split]} is not in points (0-100)")
+            if (point["learning_rate"], point["seed"]) in points:
+                raise PipelineError(f"{path}: grid[{index}] repeats learning_rate {point['learning_rate']} seed {point['seed']}")
+            points.add((point["learning_rate"], point["seed"]))
+            rows.append({
+                **{c: record[c] for c in RUN_COLUMNS if c != "run_name"}, "run_name": record["objective"], "pretraining_step": step,
+                **{k: point[k] for k in GRID_FIELDS}, "test_scores": metric_scores(point, path, index),
+            })  # fmt: skip
+        rates = {rate for rate, _ in points}
+        if not any(all((rate, seed) in points for rate in rates) for _, seed in points):
+            raise PipelineError(f"{path}: key 'grid' has no seed that ran every learning rate, the seeds the LR choice compares")
+    columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, "test_scores"]
+    frame = pd.DataFrame(rows, columns=columns)
+    families = frame.groupby("task")["family"].unique()
+    for task, names in families.items():
+        if len(names) > 1:
+            raise PipelineError(f"scores.json files disagree on the family of task {task!r}: {', '.join(sorted(names))}")
+    return frame
+
+
+def metric_scores(point: dict[str, Any], path: Path, index: int) -> dict[str, float]:
+    """A grid point's whole metric dict (``test_scores``): the headline alone when absent."""
+    scores = point.get("test_scores", {"headline": point["test"]})
+    if not isinstance(scores, dict) or not all(isinstance(v, NUMBER) and not isinstance(v, bool) for v in scores.values()):
+        raise PipelineError(f"{path}: key 'grid[{index}].test_scores' should be an object of numbers")
+    return scores
+
+
+def read_pretraining(paths: list[Path]) -> pd.DataFrame:
+    """One row per pretraining ``summary.json``, ``started_from`` and the held-out
+    metric flattened, the run's name beside its objective's config name."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), SUMMARY_FIELDS, path, choices=SUMMARY_CHOICES)
+        start = validated(record["started_from"], STARTED_FROM_FIELDS, path, "started_from.", STARTED_FROM_CHOICES)
+        metric = validated(record["heldout_metric"], HELDOUT_METRIC_FIELDS, path, "heldout_metric.")
+        rows.append({
+            **record,
+            "run_name": name_of_run(record["run"], record["size"], path),
+            **{f"started_from_{k}": start[k] for k in ("kind", "run", "step")}, "carry_optimizer": start["carry_optimizer"],
+            "heldout_metric_name": metric["name"], "heldout_metric_value": metric["value"],
+        })  # fmt: skip
+    frame = pd.DataFrame(rows, columns=PRETRAINING_COLUMNS)
+    repeated = frame["run"][frame["run"].duplicated()]
+    if len(repeated):
+        raise PipelineError(f"two pretraining summaries for run {repeated.iloc[0]!r}")
+    return frame.sort_values(["num_parameters", "run"], ignore_index=True)
+
+
+def read_tasks(paths: list[Path]) -> pd.DataFrame:
+    """One row per task ``stats.json``: what the task is and how it was built."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), TASK_STATS_FIELDS, path)
+        counts = validated(record["num_rows"], NUM_ROWS_FIELDS, path, "num_rows.")
+        rows.append({
+            **{k: record[k] for k in ("task", "family", "type", "metric", "proxy_for", "description")},
+            "derived_labels": record.get("derived_labels"),
+            "labels": " / ".join(str(label) for label in record["labels"]),
+            **{f"num_{split}": counts[split] for split in NUM_ROWS_FIELDS},
+            "duplicates_removed": record["duplicates_removed"],
+            "majority_label": record["majority_label"],
+            "majority_test_score": record["majority_test_score"],
+        })  # fmt: skip
+    frame = pd.DataFrame(rows, columns=TASKS_COLUMNS)
+    repeated = frame["task"][frame["task"].duplicated()]
+    if len(repeated):
+        raise PipelineError(f"two stats.json files for task {repeated.iloc[0]!r}")
+    return frame.sort_values("task", ignore_index=True)
+
+
+BAG_OF_WORDS_FIELDS = {"task": str, "metric": str, "num_examples": int, "grid": list}
+BAG_OF_WORDS_POINT_FIELDS = {"regularization": (int, float), "seed": int, "validation": (int, float), "test": (int, float)}
+
+
+def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
+    """Per task: the bag-of-words reference, C picked by mean validation, test seed mean and CI."""
+    rows = []
+    for path in paths:
+        record = validated(read_json(path), BAG_OF_WORDS_FIELDS, path)
+        grid = pd.DataFrame([validated(point, BAG_OF_WORDS_POINT_FIELDS, path, f"grid[{i}].") for i, point in enumerate(record["grid"])])
+        if grid.empty:
+            raise PipelineError(f"{path}: key 'grid' is empty")
+        _, _, test = chosen_on_validation(grid, "regularization")
+        rows.append({"task": record["task"], "bag_of_words_examples": record["num_examples"], **mean_interval(test, confidence).columns("bag_of_words_")})
+    return pd.DataFrame(rows, columns=["task", "bag_of_words_examples", *Estimate.column_names("bag_of_words_")])

@@ -1,0 +1,78 @@
+"""How the report writes a number: rounding, signs, intervals, counts and durations, decided
+once for every table, figure and evidence sentence."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+
+def number_text(value: float, digits: int = 1, signed: bool = False) -> str:
+    """A rounded number with a typographic minus (and a plus when ``signed``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def interval_text(mean: float, low: float, high: float, signed: bool = False, digits: int = 1) -> str:
+    """``+1.2 [−0.8, +3.2]``; a single seed has no interval and says so."""
+    if math.isnan(mean):
+        return "—"
+    if math.isnan(low):
+        return f"{number_text(mean, digits, signed)} (one seed, no CI)"
+    return f"{number_text(mean, digits, signed)} [{number_text(low, digits, signed)}, {number_text(high, digits, signed)}]"
+
+
+def plus_minus_text(mean: float, low: float, high: float, digits: int = 1) -> str:
+    """``71.2 ± 1.3`` for a symmetric t-interval."""
+    if math.isnan(mean):
+        return "—"
+    if math.isnan(low):
+        return f"{number_text(mean, digits)} (1 seed)"
+    return f"{number_text(mean, digits)} ± {number_text((high - low) / 2, digits)}"
+
+
+def count_text(value: float) -> str:
+    """1570000 -> ``1.6M``: parameter and token counts at a glance."""
+    if math.isnan(value):
+        return "—"
+    for threshold, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= threshold:
+            return f"{value / threshold:.3g}{suffix}"
+    return f"{value:g}"
+
+
+def percent_text(fraction: float) -> str:
+    """0.25 -> ``25%``."""
+    return "—" if math.isnan(fraction) else f"{100 * fraction:g}%"
+
+
+def yardstick_text(run: Mapping[str, Any]) -> str:
+    """The held-out yardstick of a pretraining row, or why it was not measured."""
+    name, value = run["heldout_metric_name"].replace("_", " "), run["heldout_metric_value"]
+    if math.isnan(value):
+        return f"{name}: not measured (LM head never trained)"
+    return f"{name} {number_text(value)}"
+
+
+def steps_text(run: Mapping[str, Any]) -> str:
+    """The steps a run trained: ``480``, or ``120–480`` for a second stage."""
+    return f"{run['first_step']:,}–{run['num_steps']:,}" if run["first_step"] else f"{run['num_steps']:,}"
+
+
+def duration_text(seconds: float) -> str:
+    if math.isnan(seconds):
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+
+
+def replacement_text(run: Mapping[str, Any]) -> str:
+    """An MLM replacement rule as ``80/10/10``: [MASK] / random token / kept, in percent."""
+    mask, random = run["mask_token_fraction"], run["random_token_fraction"]
+    return f"{100 * mask:g}/{100 * random:g}/{100 * (1 - mask - random):g}"
