@@ -1,0 +1,151 @@
+"""The house rules of pipeline/: no import cycles, floors that import nothing above them,
+files a person can read in one sitting, and claims whose numbers live beside their sentence."""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from pipeline.report.claims.spec import read_claims
+from tests.conftest import REPO
+
+PACKAGE = REPO / "pipeline"
+MAX_LINES = 450
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(module: str, path: Path) -> set[str]:
+    """The pipeline modules ``module`` imports anywhere in its file (top level, inside
+    functions, under TYPE_CHECKING): each name resolved to the longest module it names."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            names += [f"{base}.{alias.name}" for alias in node.names]
+    targets = set()
+    for name in names:
+        while name and name not in MODULES:
+            name = name.rpartition(".")[0]
+        # A module inside a package importing a sibling runs the package's __init__ first;
+        # that is how packages work, not a dependency on their own facade.
+        if name and name != module and not module.startswith(name + "."):
+            targets.add(name)
+    return targets
+
+
+GRAPH = {module: imported(module, path) for module, path in MODULES.items()}
+
+
+def reachable(start: str) -> set[str]:
+    seen, stack = set(), [start]
+    while stack:
+        for target in GRAPH[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
+    # pipeline/__main__.py imports its stages by name at run time; the rest import statically.
+    assert "pipeline.configure" in GRAPH["pipeline.check_config"]
+    assert "pipeline.report.contract" in GRAPH["pipeline.report.claims.registry"]
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    cycles = sorted(module for module in GRAPH if module in reachable(module))
+    assert cycles == [], f"modules that import themselves through others: {cycles}"
+
+
+@pytest.mark.parametrize(
+    ("floor", "allowed"),
+    [
+        # Config types import nothing of the pipeline: every stage can depend on them.
+        ("pipeline.config", set()),
+        # The results contract and the claim checks never reach the aggregate stage or the renderer.
+        ("pipeline.report.contract", {"pipeline.report.runs", "pipeline.report.stats", "pipeline.errors"}),
+    ],
+)
+def test_floors_import_nothing_above_them(floor: str, allowed: set[str]) -> None:
+    members = [module for module in GRAPH if module == floor or module.startswith(floor + ".")]
+    outside = {target for member in members for target in reachable(member) if target not in members}
+    assert outside <= allowed
+
+
+@pytest.mark.parametrize(
+    ("module", "forbidden"),
+    [
+        ("pipeline.report.render", "pipeline.report.aggregate"),
+        ("pipeline.report.claims", "pipeline.report.aggregate"),
+        ("pipeline.report.claims.spec", "pipeline.report.render"),
+        ("pipeline.pretrain.plan", "pipeline.configure"),
+        ("pipeline.data.sources", "pipeline.data.sources.wikitext"),  # mwparserfromhell only when Wikipedia is read
+    ],
+)
+def test_stages_stay_apart(module: str, forbidden: str) -> None:
+    assert forbidden not in reachable(module)
+
+
+def test_no_file_in_the_package_is_longer_than_a_sitting() -> None:
+    long = {str(path.relative_to(REPO)): n for path in MODULES.values() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+# ------------------------------------------------------------------ claims as data
+
+CLAIMS = read_claims(REPO / "config" / "claims.yaml")
+
+
+def claimed_numbers(value: object) -> list[float]:
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, (list, tuple)):
+        return [n for item in value for n in claimed_numbers(item)]
+    if isinstance(value, dict):
+        return [n for item in value.values() for n in claimed_numbers(item)]
+    return []
+
+
+def numbers_in(sentence: str) -> list[float]:
+    """Every number of a sentence as written: ``10,000`` -> 10000, ``15%`` -> 15."""
+    return [float(text.replace(",", "")) for text in re.findall(r"\d[\d,]*(?:\.\d+)?", sentence)]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[claim.id for claim in CLAIMS])
+def test_every_claimed_number_occurs_in_its_claim(claim) -> None:
+    claimed = [n for name, value in vars(claim.params).items() if name.startswith("claimed_") for n in claimed_numbers(value)]
+    written = numbers_in(claim.claim)
+    missing = [n for n in claimed if not any(math.isclose(n, w) for w in written)]
+    assert missing == [], f"{claim.id}: {missing} not in {claim.claim!r}"
+
+
+def test_claim_ids_live_in_the_claims_file_only() -> None:
+    ids = {claim.id for claim in CLAIMS}
+    pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(ids)))
+    quoting = [str(path.relative_to(REPO)) for path in PACKAGE.rglob("*.py") if pattern.search(path.read_text())]
+    assert quoting == []
+
+
+def test_the_claims_file_states_numbers_in_most_claims() -> None:
+    # Guards the test above against passing by finding no claimed_* parameter at all.
+    with_numbers = [claim.id for claim in CLAIMS if any(name.startswith("claimed_") for name in vars(claim.params))]
+    assert len(with_numbers) >= 12
