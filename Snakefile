@@ -16,6 +16,7 @@ include: "rules/tokenize.smk"
 include: "rules/pretrain.smk"
 include: "rules/finetune.smk"
 include: "rules/baselines.smk"
+include: "rules/zeroshot.smk"
 include: "rules/report.smk"
 
 

@@ -44,6 +44,7 @@ CODE = {
     # objectives/: the batches NIAH trains on (collate, prefix examples) and the attention kinds.
     "finetune": source_hash("finetune", "model", "metrics", "objectives/base.py", "objectives/prefix_lm.py", "optimization.py", "schedules.py"),
     "baselines": source_hash("baselines", "finetune/sweep.py", "finetune/task_data.py", "metrics", "files.py", "provenance.py"),
+    "zeroshot": source_hash("zeroshot", "model", "objectives", "pretrain/losses", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "report": source_hash("report", "finetune/selection.py", "files.py", "provenance.py"),
 }
 
@@ -120,6 +121,14 @@ def bag_of_words_spec(wildcards):
             "bag_of_words": CFG.bag_of_words,
         }
     )
+
+
+def minimal_pairs_scores():
+    """Every pretrained model's, checkpoint's and random init's zero-shot scores, when the config asks for them."""
+    if CFG.minimal_pairs is None:
+        return []
+    models = [f"{n}-{s}" for n, s in FINETUNE_RUNS] + [f"{n}-{s}-step{step}" for n, s, step in curve_points()]
+    return [f"results/zeroshot/minimal_pairs/{model}/scores.json" for model in models]
 
 
 def task_stats():
@@ -242,6 +251,28 @@ def curve_finetune_spec(wildcards):
 
 def curve_checkpoint(wildcards):
     return f"results/pretrain/{wildcards.name}-{wildcards.size}/checkpoints/step-{int(wildcards.step):06d}"
+
+
+def minimal_pairs_spec(wildcards):
+    return run_minimal_pairs_spec(wildcards, None)
+
+
+def curve_minimal_pairs_spec(wildcards):
+    return run_minimal_pairs_spec(wildcards, int(wildcards.step))
+
+
+def run_minimal_pairs_spec(wildcards, pretraining_step):
+    """The model's run name and the objective its last stage trained (which picks its score)."""
+    objective = run_objective(wildcards.name, wildcards.size)
+    return as_json(
+        {
+            "run": f"{wildcards.name}-{wildcards.size}",
+            "objective": wildcards.name,
+            "objective_spec": None if objective == RANDOM_INIT else CFG.objectives[objective],
+            "size": wildcards.size,
+            "pretraining_step": pretraining_step,
+        }
+    )
 
 
 def run_finetune_spec(wildcards, pretraining_step):

@@ -9,6 +9,7 @@ rule aggregate:
         bag_of_words=bag_of_words_scores(),
         summaries=pretrain_summaries(),
         task_stats=task_stats(),
+        minimal_pairs=minimal_pairs_scores(),
         claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
     output:
         directory("results/tables"),
@@ -22,7 +23,7 @@ rule aggregate:
         "benchmarks/aggregate/tables.tsv"
     shell:
         "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores} --curve-scores {input.curve_scores}"
-        " --bag-of-words {input.bag_of_words} --summaries {input.summaries} --task-stats {input.task_stats}"
+        " --bag-of-words {input.bag_of_words} --minimal-pairs {input.minimal_pairs} --summaries {input.summaries} --task-stats {input.task_stats}"
         " --objectives {params.objectives:q}"
         " --out {output} > {log} 2>&1"
 

@@ -30,12 +30,12 @@ def only(frame: pd.DataFrame, **where: object) -> pd.Series:
 
 def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     tables = aggregate(tmp_path)
-    expected = {"finetune_grid", "scores", "metric_details", "family_scores", "comparison", "baselines", "lr_sensitivity", "objectives", "learning_curves", "curve_comparison", "pretraining", "tasks", "claims"}
+    expected = {"finetune_grid", "scores", "metric_details", "family_scores", "comparison", "baselines", "lr_sensitivity", "objectives", "learning_curves", "curve_comparison", "pretraining", "tasks", "minimal_pairs", "minimal_pairs_comparison", "claims"}
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given
     assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
     provenance = json.loads((tmp_path / "results/tables/provenance.json").read_text())
-    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1 + 1  # scores, summaries, task stats, claims, bag of words
+    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1 + 1 + 6  # scores, summaries, task stats, claims, bag of words, minimal pairs
     assert provenance["spec"]["report"]["confidence"] == 0.95
 
 
@@ -398,3 +398,27 @@ def test_a_run_missing_a_task_of_a_family_gets_no_family_average(tmp_path: Path)
     families, scores = pd.read_csv(out / "family_scores.csv"), pd.read_csv(out / "scores.csv")
     assert "random-small" not in set(families["run"]) and "random-tiny" in set(families["run"])
     assert only(scores, task="sentiment", run="random-small")["n_seeds"] == 3
+
+
+def test_minimal_pairs_count_wins_and_pair_them_with_the_random_twin(tmp_path: Path) -> None:
+    tables = aggregate(tmp_path)
+    pairs, versus = tables["minimal_pairs"], tables["minimal_pairs_comparison"]
+    clm = only(pairs, run="clm-tiny", kind="all")
+    # 30 of 40 pairs won; random init wins 20 of the same pairs under the same (causal) score
+    assert (clm["method"], clm["num_pairs"], clm["accuracy_mean"], clm["random_run"]) == ("sentence_log_likelihood", 40, 75.0, "random-tiny")
+    assert clm["minus_random_mean"] == pytest.approx(25.0) and clm["versus_random"] == "better"
+    # per kind: clm wins 14 of the 20 swaps
+    assert only(pairs, run="clm-tiny", kind="adjacent_swap")["accuracy_mean"] == 70.0
+    assert math.isnan(only(pairs, run="random-tiny", kind="all", method="pseudo_log_likelihood")["minus_random_mean"])
+    gap = only(versus, size="tiny", kind="all")
+    assert (gap["mlm_method"], gap["clm_method"], gap["difference_mean"]) == ("pseudo_log_likelihood", "sentence_log_likelihood", pytest.approx(15.0))
+    assert gap["difference_mde"] > 0 and gap["winner"] in ("MLM", "tie")
+
+
+def test_minimal_pairs_scored_on_other_pairs_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    record = json.loads(tree.minimal_pairs[0].read_text())
+    record["pair_ids"] = list(reversed(record["pair_ids"]))
+    tree.minimal_pairs[0].write_text(json.dumps(record))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    assert "key 'pair_ids' differs" in capsys.readouterr().err and not (tmp_path / "tables").exists()

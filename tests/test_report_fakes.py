@@ -139,6 +139,7 @@ class FakeTree:
     scores: list[Path] = field(default_factory=list)
     curve_scores: list[Path] = field(default_factory=list)
     bag_of_words: list[Path] = field(default_factory=list)
+    minimal_pairs: list[Path] = field(default_factory=list)
     summaries: list[Path] = field(default_factory=list)
     task_stats: list[Path] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
@@ -152,7 +153,8 @@ class FakeTree:
         return [
             "aggregate", "--spec", json.dumps(spec), "--objectives", json.dumps(OBJECTIVE_CONFIGS),
             "--scores", *map(str, self.scores), "--curve-scores", *map(str, self.curve_scores),
-            "--bag-of-words", *map(str, self.bag_of_words), "--summaries", *map(str, self.summaries),
+            "--bag-of-words", *map(str, self.bag_of_words), "--minimal-pairs", *map(str, self.minimal_pairs),
+            "--summaries", *map(str, self.summaries),
             "--task-stats", *map(str, self.task_stats), "--out", str(out),
         ]  # fmt: skip
 
@@ -252,6 +254,8 @@ def write_fake_results(
             "task": "sentiment", "metric": "accuracy", "num_examples": 800, "best_regularization": 1.0,
             "grid": [BAG_OF_WORDS_POINTS[c](seed) | {"regularization": c, "seed": seed} for c in BAG_OF_WORDS_POINTS for seed in seeds],
         }))  # fmt: skip
+    for size in sizes:
+        tree.minimal_pairs += write_minimal_pairs(root, size)
     tree.corpus_stats = write_json(root / "results/data/corpus/stats.json", {
         "sources": {"wiki": {"documents_read": 106, "too_short": 2, "duplicates": 1, "contaminated": 3, "contaminated_lines": 5, "train": 98, "heldout": 2, "words": 500_000}},
         "contaminated_by_task": {"sentiment": 1, "topic": 2}, "decontamination_ngram": 8,
@@ -272,6 +276,34 @@ def write_fake_results(
     claims = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "claims.yaml").read_text())
     tree.claims.write_text(yaml.safe_dump([{**claim, "claim": f"Claim {claim['id']}.", "source": "seed"} for claim in claims]))
     return tree
+
+
+# Minimal pairs won out of 40 (20 per kind), by (model, method): (swap wins, article wins).
+MINIMAL_PAIR_WINS = {
+    ("clm", "sentence_log_likelihood"): (14, 16),  # 75%
+    ("mlm", "pseudo_log_likelihood"): (18, 18),  # 90%
+    ("random", "sentence_log_likelihood"): (10, 10),  # 50%
+    ("random", "pseudo_log_likelihood"): (9, 11),  # 50%
+}
+
+
+def write_minimal_pairs(root: Path, size: str) -> list[Path]:
+    """Zero-shot scores of clm, mlm and random init: the first ``wins`` pairs of each kind
+    have the good sentence ahead (−1 against −2), the rest behind."""
+    ids = [f"doc:{i}:{kind}" for kind in ("adjacent_swap", "article") for i in range(20)]
+    kinds = [pair_id.rsplit(":", 1)[1] for pair_id in ids]
+    paths = []
+    for name in ("clm", "mlm", "random"):
+        methods = {}
+        for (model, method), wins in MINIMAL_PAIR_WINS.items():
+            if model == name:
+                won = [i < wins[0] for i in range(20)] + [i < wins[1] for i in range(20)]
+                methods[method] = {"attention": "causal", "good": [-1.0 if w else -2.0 for w in won], "bad": [-2.0 if w else -1.0 for w in won]}
+        paths.append(write_json(root / f"results/zeroshot/minimal_pairs/{name}-{size}/scores.json", {
+            "run": f"{name}-{size}", "objective": name, "size": size, "pretraining_step": None, "pll_variant": "within_word_l2r",
+            "not_scored": None, "pair_ids": ids, "kinds": kinds, "methods": methods,
+        }))  # fmt: skip
+    return paths
 
 
 def write_pretraining(root: Path, run: FakeRun, size: str) -> Path:

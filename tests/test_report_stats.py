@@ -7,7 +7,15 @@ import math
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.report.stats import Estimate, average, difference, mean_interval, t_critical
+from pipeline.report.stats import (
+    Estimate,
+    average,
+    difference,
+    mean_interval,
+    minimum_detectable_effect,
+    replicates_to_detect,
+    t_critical,
+)
 
 
 @pytest.mark.parametrize(
@@ -74,3 +82,18 @@ def test_estimate_columns_round_trip() -> None:
     columns = estimate.columns("test_")
     assert set(columns) == {"test_mean", "test_std_error", "test_df", "test_low", "test_high"}
     assert Estimate.from_columns(columns, 0.9, "test_") == estimate
+
+
+def test_minimum_detectable_effect_is_the_sum_of_the_two_t_quantiles_times_the_standard_error() -> None:
+    # df 4, 95%: t_0.975 = 2.776; 80% power: t_0.8 = 0.941 (a t table)
+    estimate = Estimate(mean=1.0, std_error=2.0, df=4.0, confidence=0.95)
+    assert minimum_detectable_effect(estimate) == pytest.approx((2.7764 + 0.9410) * 2.0, abs=1e-3)
+    assert math.isnan(minimum_detectable_effect(Estimate(1.0, math.nan, 0.0, 0.95)))
+
+
+def test_replicates_to_detect_scales_with_the_squared_ratio_of_mde_to_effect() -> None:
+    estimate = Estimate(mean=1.0, std_error=1.0, df=4.0, confidence=0.95)
+    mde = minimum_detectable_effect(estimate)
+    assert replicates_to_detect(estimate, 3) == math.ceil(3 * mde**2)
+    assert replicates_to_detect(Estimate(10.0, 1.0, 4.0, 0.95), 3) == 3  # already detectable
+    assert replicates_to_detect(Estimate(0.0, 1.0, 4.0, 0.95), 3) == math.inf

@@ -80,6 +80,15 @@ def test_smoke_run_produces_the_report(smoke_run):
     with (workdir / "results" / "tables" / "objectives.csv").open() as table:
         split = [row for row in csv.DictReader(table) if row["run"] == "clm50_mlm_20steps-micro"]
     assert split and {(row["num_steps"], row["clm_share"], row["mlm_run"]) for row in split} == {("20", "0.5", "mlm_20steps-micro")}
+    # the zero-shot family: every model, checkpoint and random init scored on the same pairs, without fine-tuning
+    with (workdir / "results" / "tables" / "minimal_pairs.csv").open() as table:
+        pooled = [row for row in csv.DictReader(table) if row["kind"] == "all"]
+    scored = {(row["run"], row["step"], row["method"]) for row in pooled}
+    assert ("clm-micro", "", "sentence_log_likelihood") in scored and ("mlm-micro", "", "pseudo_log_likelihood") in scored
+    assert ("clm-micro", "10", "sentence_log_likelihood") in scored
+    assert {("random-micro", "", m) for m in ("sentence_log_likelihood", "pseudo_log_likelihood")} <= scored
+    assert not any(row["run"] == "electra-micro" for row in pooled)  # its LM head is never trained
+    assert "Zero-shot: minimal pairs" in html
 
 
 def test_nothing_to_do_after_a_complete_run(smoke_run):
@@ -92,7 +101,7 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
     seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
     assert seeds == {"finetune", "finetune_checkpoint", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
-    assert steps == {"pretrain", "finetune", "finetune_checkpoint", "aggregate", "report", "all"}
+    assert steps == {"pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "aggregate", "report", "all"}
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}
 

@@ -17,7 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.config.data import ArtifactSpec, CorpusSpec, DataSourceSpec, HubSpec, NeedleSpec, TaskFamily, TaskSpec, TaskType
+from pipeline.config.data import (
+    ArtifactSpec,
+    CorpusSpec,
+    DataSourceSpec,
+    HubSpec,
+    MinimalPairKind,
+    MinimalPairsSpec,
+    NeedleSpec,
+    TaskFamily,
+    TaskSpec,
+    TaskType,
+)
 from pipeline.config.finetuning import BagOfWordsSpec, FinetuningSpec, TaskBudgetSpec
 from pipeline.config.pretraining import (
     ComputeOverrides,
@@ -36,7 +47,7 @@ from pipeline.config.pretraining import (
 
 __all__ = [
     "RANDOM_INIT", "Config", "ReportSpec",
-    "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
+    "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
     "PretrainingSpec", "ScheduleSpec", "SizeSpec", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
@@ -69,6 +80,7 @@ class Config:
     continued_pretraining: ContinuedPretrainingSpec | None = None
     learning_curves: LearningCurveSpec | None = None
     bag_of_words: BagOfWordsSpec | None = None  # absent: no lexical reference in the report
+    minimal_pairs: MinimalPairsSpec | None = None  # absent: no zero-shot family
     report: ReportSpec = ReportSpec()
     hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository

@@ -111,3 +111,27 @@ class TaskSpec:
         if (self.type == "needle_in_a_haystack") != (self.needle is not None):
             raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
 
+
+
+MinimalPairKind = Literal["adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number"]
+
+
+@dataclass(frozen=True)
+class MinimalPairsSpec:
+    """The zero-shot family: sentences of the held-out corpus against a locally corrupted
+    copy (:mod:`pipeline.data.corruptions`), each ``kind`` reported on its own."""
+
+    kinds: tuple[MinimalPairKind, ...] = ("adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number")
+    min_words: int = 6  # whitespace words of a sentence that can become a pair
+    # A sentence of T tokens costs T forward passes of length T under pseudo-log-likelihood:
+    # the length and count caps bound the zero-shot family's cost.
+    max_words: int = 20
+    max_pairs_per_kind: int = 400  # the first ones in corpus order
+
+    def validate(self) -> None:
+        if not self.kinds:
+            raise ValueError("kinds: at least one kind of corruption")
+        if not 2 <= self.min_words <= self.max_words:
+            raise ValueError(f"min_words {self.min_words} and max_words {self.max_words}: need 2 <= min_words <= max_words")
+        if self.max_pairs_per_kind < 1:
+            raise ValueError(f"max_pairs_per_kind {self.max_pairs_per_kind} must be at least 1")

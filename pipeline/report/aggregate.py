@@ -4,7 +4,8 @@ Inputs are the contract with the other stages: ``results/finetune/{task}/{run}/
 scores.json``, ``results/pretrain/{run}/summary.json`` and ``results/data/tasks/
 {task}/stats.json``, and optionally the learning-curve scores of intermediate
 checkpoints, ``results/finetune/{task}/{run}/step-{N}/scores.json``, and the
-bag-of-words reference, ``results/baselines/{task}/bag_of_words/scores.json``. Each
+bag-of-words reference, ``results/baselines/{task}/bag_of_words/scores.json``, and the
+zero-shot minimal pairs, ``results/zeroshot/minimal_pairs/{run}/scores.json``. Each
 is validated here, so a malformed file fails with one line naming the file and key
 instead of a pandas traceback three tables later.
 
@@ -30,11 +31,15 @@ curve_comparison.csv  per (task | family, size, step) where the CLM and the MLM 
                       both have a point: comparison.csv's columns, step, fraction
 pretraining.csv       one row per pretraining summary
 tasks.csv             one row per task (provenance of the downstream data)
+minimal_pairs.csv     per (model, scoring method, kind of pair): share of minimal pairs
+                      won, and the paired gain over random init (see :mod:`.zero_shot`)
+minimal_pairs_comparison.csv  per (size, kind): MLM − CLM on minimal pairs, paired
 claims.csv            one verdict per claim of the claims file (see :mod:`.claims`)
 ====================  ============================================================
 
 Scores are in points (0-100). Every interval is a Student-t interval over fine-tuning
-seeds at ``ReportSpec.confidence`` (see :mod:`.stats`).
+seeds at ``ReportSpec.confidence`` (see :mod:`.stats`), except the zero-shot tables',
+which are over minimal pairs.
 
 Names. A run is ``{name}-{size}``; ``run`` joins every table. Its ``run_name`` (the
 ``name``) is what ``scores.json`` calls ``objective``: the fine-tuning stage only knows
@@ -86,9 +91,10 @@ from pipeline.report.claims.spec import read_claims
 from pipeline.report.comparisons import baseline_table, by_size, comparison_table, objectives_table
 from pipeline.report.contract import Results
 from pipeline.report.curves import check_curve_tasks, learning_curve_tables
-from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_pretraining, read_tasks
+from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_minimal_pairs, read_pretraining, read_tasks
 from pipeline.report.runs import reference_runs, run_placements
 from pipeline.report.scoring import detail_table, family_table, lr_sensitivity_table, score_table
+from pipeline.report.zero_shot import minimal_pairs_comparison, minimal_pairs_table
 
 
 def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
@@ -109,6 +115,7 @@ def build_results(
     objective_configs: Mapping[str, Mapping[str, Any]],
     curve_paths: Sequence[Path] = (),
     bag_of_words_paths: Sequence[Path] = (),
+    minimal_pairs_paths: Sequence[Path] = (),
 ) -> Results:
     """Read and validate every input, then derive every table."""
     grid = read_finetune_grid(scores_paths)
@@ -128,6 +135,7 @@ def build_results(
     comparison = by_size(comparison_table(scores, families, pretraining, confidence), pretraining, [], ["family", "level", "name"])
     objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), reference_runs(pretraining), confidence)
     curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, confidence)
+    pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
     return Results(
         finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
         scores=scores,
@@ -141,6 +149,8 @@ def build_results(
         curve_comparison=by_size(curve_comparison, pretraining, [], ["family", "level", "name", "step"]),
         pretraining=pretraining,
         tasks=tasks,
+        minimal_pairs=minimal_pairs_table(pair_outcomes, pretraining, confidence),
+        minimal_pairs_comparison=minimal_pairs_comparison(pair_outcomes, confidence),
         confidence=confidence,
         objective_configs=objective_configs,
     )
@@ -160,6 +170,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bag-of-words", nargs="*", type=Path, default=[],
         help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",
     )  # fmt: skip
+    parser.add_argument(
+        "--minimal-pairs", nargs="*", type=Path, default=[],
+        help="results/zeroshot/minimal_pairs/{run}/scores.json files of the zero-shot family; none or absent without",
+    )  # fmt: skip
     parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
     parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
     parser.add_argument("--objectives", required=True, help="the config's objectives as JSON (masking ratios and replacement rules)")
@@ -171,14 +185,16 @@ def run(args: argparse.Namespace) -> None:
     objectives = strict.json_argument(args.objectives, "--objectives")
     if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
         raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
-    results = build_results(args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words)
+    results = build_results(
+        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs
+    )
     claims = read_claims(spec.claims_file) if spec.claims_file else []
     verdicts = check_claims(claims, results)
     inputs: dict[str, str | Path] = {
         f"{role}:{path}": path
         for role, paths in (
             ("scores", args.scores), ("curve_scores", args.curve_scores), ("bag_of_words", args.bag_of_words),
-            ("summary", args.summaries), ("task_stats", args.task_stats),
+            ("minimal_pairs", args.minimal_pairs), ("summary", args.summaries), ("task_stats", args.task_stats),
         )  # fmt: skip
         for path in paths
     }

@@ -21,7 +21,7 @@ from pipeline.report.contract import (
     size_parameters,
 )
 from pipeline.report.runs import PLACEMENT_COLUMNS, SECTIONS, pick_run
-from pipeline.report.stats import Estimate, ci_side, difference
+from pipeline.report.stats import Estimate, ci_side, difference, minimum_detectable_effect, replicates_to_detect
 
 
 def by_level(scores: pd.DataFrame, families: pd.DataFrame) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
@@ -32,8 +32,25 @@ def by_level(scores: pd.DataFrame, families: pd.DataFrame) -> Iterator[tuple[str
             yield level, name, size, group
 
 
+def seed_count(scores: pd.DataFrame, runs: list[str]) -> float:
+    """The fewest fine-tuning seeds behind any task score of ``runs``; NaN where the table has no count."""
+    if "n_seeds" not in scores.columns:
+        return math.nan
+    counts = scores.loc[scores["run"].isin(runs), "n_seeds"]
+    return float(counts.min()) if len(counts) else math.nan
+
+
+def power_columns(gap: Estimate, seeds: float, prefix: str = "difference_") -> dict[str, float]:
+    """The minimum detectable effect of a difference at 80% power, and for an undecided one
+    the fine-tuning seeds per arm that would detect the observed gap (variance as observed)."""
+    decided = ci_side(gap) in ("above", "below")
+    needed = math.nan if decided or math.isnan(seeds) else replicates_to_detect(gap, int(seeds))
+    return {f"{prefix}mde": minimum_detectable_effect(gap), f"{prefix}seeds_to_decide": needed}
+
+
 def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI."""
+    """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI, its
+    minimum detectable effect and, where undecided, the seeds that would decide it."""
     parameters = size_parameters(pretraining)
     rows = []
     for level, name, size, group in by_level(scores, families):
@@ -47,7 +64,7 @@ def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: 
             "level": level, "name": name, "family": group["family"].iloc[0], "size": size,
             "num_parameters": parameters.get(size, math.nan), "mlm_run": mlm["run"], "clm_run": clm["run"],
             **mlm_score.columns("mlm_"), **clm_score.columns("clm_"), **gap.columns("difference_"),
-            "winner": WINNER[ci_side(gap)],
+            "winner": WINNER[ci_side(gap)], **power_columns(gap, seed_count(scores, [mlm["run"], clm["run"]])),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 

@@ -41,9 +41,13 @@ TASKS_COLUMNS = [
     "task", "family", "type", "metric", "proxy_for", "description", "derived_labels", "labels",
     "num_train", "num_validation", "num_test", "duplicates_removed", "majority_label", "majority_test_score",
 ]  # fmt: skip
+# Beside a difference: its minimum detectable effect at 80% power, and where its CI spans 0
+# the fine-tuning seeds per arm that would detect the observed gap (.comparisons.power_columns).
+POWER_COLUMNS = ["difference_mde", "difference_seeds_to_decide"]
 COMPARISON_COLUMNS = [
     "level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run",
     *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
+    *POWER_COLUMNS,
 ]  # fmt: skip
 BASELINE_COLUMNS = [
     *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",
@@ -63,6 +67,21 @@ LEARNING_CURVE_COLUMNS = [
     "best_learning_rate", *Estimate.column_names("test_"),
 ]  # fmt: skip
 CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_COLUMNS[4:]]
+# One model's outcome on one minimal pair under one scoring method (1 won, 0.5 tie, 0 lost);
+# step is blank for a final model.
+MINIMAL_PAIR_OUTCOME_COLUMNS = ["run", "run_name", "size", "step", "method", "pair_id", "kind", "outcome"]
+# Per (model, method, kind or "all"): share of pairs won, in points, and the paired
+# difference to the random-init weights of its size scored the same way.
+MINIMAL_PAIRS_COLUMNS = [
+    "run", "run_name", "objective_kind", "size", "step", "method", "kind", "num_pairs", *Estimate.column_names("accuracy_"),
+    "random_run", *Estimate.column_names("minus_random_"), "versus_random", "minus_random_mde",
+]  # fmt: skip
+# Per (size, kind or "all"): the headline MLM and CLM final models, each scored its own way, paired by pair.
+MINIMAL_PAIRS_COMPARISON_COLUMNS = [
+    "size", "kind", "num_pairs", "mlm_run", "mlm_method", "clm_run", "clm_method",
+    *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
+    "difference_mde", "difference_pairs_to_decide",
+]  # fmt: skip
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed"]
 
 # Every CSV of results/tables/ by file stem, in the order Results holds them, claims last.
@@ -79,6 +98,8 @@ TABLE_COLUMNS = {
     "curve_comparison": CURVE_COMPARISON_COLUMNS,
     "pretraining": PRETRAINING_COLUMNS,
     "tasks": TASKS_COLUMNS,
+    "minimal_pairs": MINIMAL_PAIRS_COLUMNS,
+    "minimal_pairs_comparison": MINIMAL_PAIRS_COMPARISON_COLUMNS,
     "claims": CLAIM_COLUMNS,
 }
 
@@ -103,6 +124,8 @@ class Results:
     curve_comparison: pd.DataFrame
     pretraining: pd.DataFrame
     tasks: pd.DataFrame
+    minimal_pairs: pd.DataFrame
+    minimal_pairs_comparison: pd.DataFrame
     confidence: float
     objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
 

@@ -1,6 +1,7 @@
 """Reading and validating what the other stages wrote for the report: fine-tuning
 ``scores.json`` (final models and learning-curve checkpoints), pretraining
-``summary.json``, task ``stats.json`` and the bag-of-words reference's ``scores.json``.
+``summary.json``, task ``stats.json``, the bag-of-words reference's ``scores.json`` and
+the zero-shot minimal pairs' ``scores.json``.
 
 Each file is checked key by key (:func:`.records.validated`) and against the others
 (one run, one family per task), so a malformed or misplaced file is a one-line error
@@ -13,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
-from pipeline.report.contract import GRID_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
+from pipeline.report.contract import GRID_COLUMNS, MINIMAL_PAIR_OUTCOME_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
 from pipeline.report.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
@@ -190,3 +192,42 @@ def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
         _, _, test = chosen_on_validation(grid, "regularization")
         rows.append({"task": record["task"], "bag_of_words_examples": record["num_examples"], **mean_interval(test, confidence).columns("bag_of_words_")})
     return pd.DataFrame(rows, columns=["task", "bag_of_words_examples", *Estimate.column_names("bag_of_words_")])
+
+
+MINIMAL_PAIRS_FIELDS: dict[str, Any] = {
+    "run": str, "objective": str, "size": str, "pretraining_step": OPTIONAL_INT, "not_scored": OPTIONAL_STR,
+    "pair_ids": list, "kinds": list, "methods": dict,
+}  # fmt: skip
+MINIMAL_PAIRS_METHOD_FIELDS: dict[str, Any] = {"attention": str, "good": list, "bad": list}
+
+
+def read_minimal_pairs(paths: Sequence[Path]) -> pd.DataFrame:
+    """One row per (model, scoring method, pair): the pair's outcome, 1 when the good
+    sentence scores strictly higher, 0.5 on a tie, 0 otherwise.
+
+    Every file must score the same pairs in the same order, so that two models can be
+    compared pair by pair.
+    """
+    frames, first = [], None
+    for path in paths:
+        record = validated(read_json(path), MINIMAL_PAIRS_FIELDS, path)
+        ids, kinds = record["pair_ids"], record["kinds"]
+        if not ids or len(kinds) != len(ids):
+            raise PipelineError(f"{path}: keys 'pair_ids' and 'kinds' should be non-empty lists of one length")
+        if first is None:
+            first = (ids, path)
+        elif ids != first[0]:
+            raise PipelineError(f"{path}: key 'pair_ids' differs from {first[1]}'s: the models were scored on different pairs")
+        run_name = name_of_run(record["run"], record["size"], path)
+        for method, scores in record["methods"].items():
+            scores = validated(scores, MINIMAL_PAIRS_METHOD_FIELDS, path, f"methods.{method}.")
+            good, bad = np.asarray(scores["good"], dtype=float), np.asarray(scores["bad"], dtype=float)
+            if not len(good) == len(bad) == len(ids) or not np.isfinite(good).all() or not np.isfinite(bad).all():
+                raise PipelineError(f"{path}: key 'methods.{method}' should hold one finite good and bad score per pair ({len(ids)})")
+            frames.append(pd.DataFrame({
+                "run": record["run"], "run_name": run_name, "size": record["size"], "step": record["pretraining_step"],
+                "method": method, "pair_id": ids, "kind": kinds, "outcome": np.where(good > bad, 1.0, np.where(good == bad, 0.5, 0.0)),
+            }))  # fmt: skip
+    if not frames:
+        return pd.DataFrame(columns=MINIMAL_PAIR_OUTCOME_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[MINIMAL_PAIR_OUTCOME_COLUMNS]

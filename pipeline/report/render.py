@@ -33,6 +33,7 @@ from pipeline.report.contract import TABLE_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
+from pipeline.report.zero_shot_tables import minimal_pairs_comparison_table, minimal_pairs_table
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "replication.html.j2"
@@ -157,6 +158,7 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) 
     return [
         ("scale", "Scale of this run"),
         ("headline", "Headline: MLM vs CLM"),
+        ("zero-shot", "Zero-shot: minimal pairs"),
         ("learning-curves", "Learning curves: CLM vs MLM during pretraining"),
         *([("overview", "Every objective at a glance")] if has_objectives else []),
         *((section.anchor, section.title) for section in zoo_sections),
@@ -212,6 +214,10 @@ def run(args: argparse.Namespace) -> None:
         "scale_text": args.scale,
         "scale_table": tables.scale_table(frames["pretraining"]),
         "headline_tables": tables.headline_tables(frames["comparison"], spec.confidence),
+        "minimal_pairs_table": minimal_pairs_table(frames["minimal_pairs"], spec.confidence) if len(frames["minimal_pairs"]) else None,
+        "minimal_pairs_comparison_table": (
+            minimal_pairs_comparison_table(frames["minimal_pairs_comparison"], spec.confidence) if len(frames["minimal_pairs_comparison"]) else None
+        ),
         "has_curves": len(frames["learning_curves"]) > 0,
         "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
         "objective_sections": zoo_sections,

@@ -185,3 +185,28 @@ def ci_side(estimate: Estimate) -> str:
     if math.isnan(estimate.low):
         return "undefined"
     return "above" if estimate.low > 0 else "below" if estimate.high < 0 else "spans"
+
+
+def minimum_detectable_effect(estimate: Estimate, power: float = 0.8) -> float:
+    """The smallest true effect a two-sided test at ``estimate.confidence`` would detect with
+    probability ``power``, given the estimate's standard error and degrees of freedom:
+    (t_{1-α/2} + t_{power}) · se. Below it, "no difference resolved" is what to expect
+    even when a difference exists. NaN where the estimate has no standard error."""
+    if math.isnan(estimate.std_error) or not estimate.df > 0:
+        return math.nan
+    # t_critical is two-sided: at confidence 2·power − 1 it is the one-sided power quantile.
+    return (t_critical(estimate.confidence, estimate.df) + t_critical(2 * power - 1, estimate.df)) * estimate.std_error
+
+
+def replicates_to_detect(estimate: Estimate, replicates: int, power: float = 0.8) -> float:
+    """How many replicates per arm (instead of ``replicates``) would bring the minimum
+    detectable effect down to the observed |mean|, the standard error shrinking as
+    1/sqrt(n) and the variance staying as observed. Conservative: the t quantiles are
+    kept at the current degrees of freedom. inf for an observed effect of 0; NaN without a
+    standard error."""
+    mde = minimum_detectable_effect(estimate, power)
+    if math.isnan(mde):
+        return math.nan
+    if estimate.mean == 0:
+        return math.inf
+    return float(max(replicates, math.ceil(replicates * (mde / abs(estimate.mean)) ** 2)))

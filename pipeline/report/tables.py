@@ -15,7 +15,16 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.report.text import count_text, duration_text, interval_text, number_text, plus_minus_text, steps_text, yardstick_text
+from pipeline.report.text import (
+    count_text,
+    detectable_text,
+    duration_text,
+    interval_text,
+    number_text,
+    plus_minus_text,
+    steps_text,
+    yardstick_text,
+)
 
 # ------------------------------------------------------------------ the table type
 
@@ -101,14 +110,18 @@ def headline_tables(comparison: pd.DataFrame, confidence: float) -> list[Table]:
             for _, item in pd.concat([tasks, group[group["level"] == "family"]]).iterrows():
                 is_family = item["level"] == "family"
                 name = f"{family} average ({len(tasks)} task{'s' * (len(tasks) != 1)})" if is_family else item["name"]
-                rows.append(row(key(name), *comparison_cells(item), css="family" if is_family else ""))
+                rows.append(row(key(name), *comparison_cells(item), num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")), css="family" if is_family else ""))
         parameters = at_size["num_parameters"].iloc[0]
         tables.append(Table(
             f"Size {size} ({count_text(parameters)} parameters): test score, seed mean ± {level}, at the LR chosen on validation",
-            ("Task", "MLM", "CLM", f"MLM − CLM [{level}, Welch]", "Winner"),
+            ("Task", "MLM", "CLM", f"MLM − CLM [{level}, Welch]", "Winner", "Detectable at 80% power (seeds to decide a tie)"),
             tuple(rows),
+            note="Detectable: the smallest MLM − CLM this many fine-tuning seeds would find 80% of the time, at the observed "
+            "seed variance. For a tie, the seeds per objective that would find the observed gap; fine-tuning seeds only "
+            "average over fine-tuning noise, not over another pretraining run.",
         ))  # fmt: skip
     return tables
+
 
 
 def curve_step_text(item: Mapping[str, Any]) -> str:

@@ -76,3 +76,13 @@ def replacement_text(run: Mapping[str, Any]) -> str:
     """An MLM replacement rule as ``80/10/10``: [MASK] / random token / kept, in percent."""
     mask, random = run["mask_token_fraction"], run["random_token_fraction"]
     return f"{100 * mask:g}/{100 * random:g}/{100 * (1 - mask - random):g}"
+
+
+def detectable_text(mde: float, needed: float, unit: str) -> str:
+    """A minimum detectable effect, and for an undecided difference what would decide it:
+    ``2.4`` (decided), ``2.4 (≥ 12 seeds)``, ``2.4 (no gap)`` (an observed difference of 0)."""
+    if math.isnan(mde):
+        return "—"
+    if math.isnan(needed):
+        return number_text(mde)
+    return f"{number_text(mde)} ({'no gap' if math.isinf(needed) else f'≥ {int(needed):,} {unit}'})"

@@ -1,0 +1,1 @@
+"""Zero-shot evaluation: what a pretrained model knows before any fine-tuning."""

@@ -1,0 +1,74 @@
+# The zero-shot family: minimal pairs from held-out corpus text, scored by every pretrained
+# model, every learning-curve checkpoint and the random-init weights, with no fine-tuning.
+# pipeline/zeroshot/methods.py says which score each objective gets.
+
+MINIMAL_PAIRS_COMMAND = (
+    "{PYTHON} -m pipeline minimal-pairs --spec {params.spec:q} --model {params.model} --pairs {input.pairs}"
+    " --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"
+)
+
+
+rule prepare_minimal_pairs:
+    input:
+        "results/data/corpus/heldout.jsonl",
+    output:
+        pairs="results/data/minimal_pairs/pairs.jsonl",
+        stats="results/data/minimal_pairs/stats.json",
+    params:
+        spec=as_json(CFG.minimal_pairs),
+        seed=CFG.seed,
+        out="results/data/minimal_pairs",
+        code=CODE["data"],
+    log:
+        "logs/prepare_minimal_pairs.log",
+    benchmark:
+        "benchmarks/prepare_minimal_pairs/pairs.tsv"
+    shell:
+        "{PYTHON} -m pipeline prepare-minimal-pairs --spec {params.spec:q} --seed {params.seed} --heldout {input}"
+        " --out {params.out} > {log} 2>&1"
+
+
+rule minimal_pairs:
+    input:
+        model=finetune_model,
+        pairs="results/data/minimal_pairs/pairs.jsonl",
+    output:
+        "results/zeroshot/minimal_pairs/{name}-{size}/scores.json",
+    params:
+        spec=minimal_pairs_spec,
+        model=finetune_model,
+        out="results/zeroshot/minimal_pairs/{name}-{size}",
+        code=CODE["zeroshot"],
+        device=job_device,
+    threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
+    log:
+        "logs/minimal_pairs/{name}-{size}.log",
+    benchmark:
+        "benchmarks/minimal_pairs/{name}-{size}.tsv"
+    shell:
+        MINIMAL_PAIRS_COMMAND
+
+
+rule minimal_pairs_checkpoint:
+    input:
+        checkpoints="results/pretrain/{name}-{size}/checkpoints",
+        pairs="results/data/minimal_pairs/pairs.jsonl",
+    output:
+        "results/zeroshot/minimal_pairs/{name}-{size}-step{step}/scores.json",
+    params:
+        spec=curve_minimal_pairs_spec,
+        model=curve_checkpoint,
+        out="results/zeroshot/minimal_pairs/{name}-{size}-step{step}",
+        code=CODE["zeroshot"],
+        device=job_device,
+    threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
+    log:
+        "logs/minimal_pairs/{name}-{size}-step{step}.log",
+    benchmark:
+        "benchmarks/minimal_pairs/{name}-{size}-step{step}.tsv"
+    shell:
+        MINIMAL_PAIRS_COMMAND
