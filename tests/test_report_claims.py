@@ -12,11 +12,10 @@ from pipeline.errors import PipelineError
 from pipeline.report.aggregate import build_results
 from pipeline.report.claims import check_claims
 from pipeline.report.claims.curves import c04_verdict, crossing, faster_verdict, threshold_bracket
-from pipeline.report.claims.headline import FLOOR_MARGIN
 from pipeline.report.claims.registry import KINDS
 from pipeline.report.claims.spec import read_claims
 from pipeline.report.claims.verdicts import Verdict
-from pipeline.report.contract import Results
+from pipeline.report.contract import FLOOR_MARGIN, Results
 from pipeline.report.stats import Estimate
 
 CLAIMS_FILE = Path(__file__).resolve().parents[1] / "config" / "claims.yaml"
@@ -466,3 +465,6 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
     cloze = results.scores[(results.scores["task"] == "cloze") & results.scores["objective_kind"].isin(["clm", "mlm"])]
     assert (cloze["test_low"] > 51.2).all() and (cloze["test_low"] < 51.2 + FLOOR_MARGIN).all()
     assert check("c02", results).verdict == "inconclusive"
+    floored = results.comparison[results.comparison["name"] == "cloze"]
+    assert floored["at_floor"].all() and (floored["floor"] == 51.2).all()  # the headline calls these rows no evidence
+    assert not results.comparison.loc[results.comparison["name"] == "sentiment", "at_floor"].any()

@@ -38,6 +38,8 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     # 19 pretrained runs (CLM, MLM at two sizes, the tiny zoo); the fake scores put two zoo runs' intervals across it.
     assert "Against the bag of words (sentiment): 17 of 19 pretrained runs above it and 0 below it" in html
     # Zero-shot: mlm-tiny wins 36 of 40 pairs; its gap over random init is paired by pair
+    # the headline shows each task's references beside MLM and CLM, and the power of each comparison
+    assert all(f">{column}</th>" in html for column in ("Random init", "Bag of words", "Floor", "Detectable at 80% power (seeds to decide a tie)"))
     assert "Zero-shot: minimal pairs" in html and "90.0 ± " in html and "PLL (within-word l2r)" in html
 
 

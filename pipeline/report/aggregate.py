@@ -132,9 +132,9 @@ def build_results(
     check_curve_tasks(curve_grid, grid)
     scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
     families = by_size(family_table(scores, confidence), pretraining, ["family"], ["run"])
-    comparison = by_size(comparison_table(scores, families, pretraining, confidence), pretraining, [], ["family", "level", "name"])
+    comparison = by_size(comparison_table(scores, families, pretraining, tasks, confidence), pretraining, [], ["family", "level", "name"])
     objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), reference_runs(pretraining), confidence)
-    curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, confidence)
+    curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, tasks, confidence)
     pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
     return Results(
         finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),

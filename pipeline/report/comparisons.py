@@ -14,6 +14,7 @@ from pipeline.errors import PipelineError
 from pipeline.report.contract import (
     BASELINE_COLUMNS,
     COMPARISON_COLUMNS,
+    FLOOR_MARGIN,
     OBJECTIVES_COLUMNS,
     RUN_COLUMNS,
     VERSUS,
@@ -48,9 +49,24 @@ def power_columns(gap: Estimate, seeds: float, prefix: str = "difference_") -> d
     return {f"{prefix}mde": minimum_detectable_effect(gap), f"{prefix}seeds_to_decide": needed}
 
 
-def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def task_floors(tasks: pd.DataFrame, level: str, name: str, family: str) -> float:
+    """The trivial baseline (majority class, always abstain, zero) a task's scores start from;
+    for a family, the highest of its tasks'."""
+    floors = tasks.set_index("task")["majority_test_score"]
+    members = [name] if level == "task" else list(tasks.loc[tasks["family"] == family, "task"])
+    return max((floors.get(task, math.nan) for task in members), default=math.nan)
+
+
+def comparison_table(
+    scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, tasks: pd.DataFrame, confidence: float
+) -> pd.DataFrame:
     """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI, its
-    minimum detectable effect and, where undecided, the seeds that would decide it."""
+    minimum detectable effect and, where undecided, the seeds that would decide it.
+
+    ``at_floor``: neither the MLM nor the CLM run's CI clears the trivial baseline by
+    ``FLOOR_MARGIN`` points. Such a row says nothing about the objectives, only that the
+    budget taught neither model the task: no evidence, not a tie.
+    """
     parameters = size_parameters(pretraining)
     rows = []
     for level, name, size, group in by_level(scores, families):
@@ -65,6 +81,8 @@ def comparison_table(scores: pd.DataFrame, families: pd.DataFrame, pretraining: 
             "num_parameters": parameters.get(size, math.nan), "mlm_run": mlm["run"], "clm_run": clm["run"],
             **mlm_score.columns("mlm_"), **clm_score.columns("clm_"), **gap.columns("difference_"),
             "winner": WINNER[ci_side(gap)], **power_columns(gap, seed_count(scores, [mlm["run"], clm["run"]])),
+            "floor": (floor := task_floors(tasks, level, name, group["family"].iloc[0])),
+            "at_floor": bool(floor == floor and max(mlm_score.low, clm_score.low) < floor + FLOOR_MARGIN),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 

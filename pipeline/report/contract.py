@@ -44,10 +44,17 @@ TASKS_COLUMNS = [
 # Beside a difference: its minimum detectable effect at 80% power, and where its CI spans 0
 # the fine-tuning seeds per arm that would detect the observed gap (.comparisons.power_columns).
 POWER_COLUMNS = ["difference_mde", "difference_seeds_to_decide"]
+# Points a run's CI must clear the trivial baseline by before it counts as having learned a
+# task. Without it, a QA model that abstains on all but a handful of questions (3 seeds at
+# 33.5 against an always-abstain 33.3, a CI that excludes the floor by 0.04) was judged.
+FLOOR_MARGIN = 1.0
+# The trivial baseline of a comparison's task (a family: its tasks' highest), and whether
+# neither run clears it (.comparisons.comparison_table): such a row is no evidence, not a tie.
+FLOOR_COLUMNS = ["floor", "at_floor"]
 COMPARISON_COLUMNS = [
     "level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run",
     *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
-    *POWER_COLUMNS,
+    *POWER_COLUMNS, *FLOOR_COLUMNS,
 ]  # fmt: skip
 BASELINE_COLUMNS = [
     *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",

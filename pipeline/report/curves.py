@@ -41,7 +41,7 @@ def curve_points(curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd
 
 
 def learning_curve_tables(
-    curve_grid: pd.DataFrame, scores: pd.DataFrame, comparison: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
+    curve_grid: pd.DataFrame, scores: pd.DataFrame, comparison: pd.DataFrame, pretraining: pd.DataFrame, tasks: pd.DataFrame, confidence: float
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """learning_curves.csv and curve_comparison.csv: every curve point, and MLM − CLM
     (:func:`comparison_table`, restricted to comparison.csv's runs) wherever both of a
@@ -58,7 +58,7 @@ def learning_curve_tables(
                     "num_steps": budget, "step": step, "budget_fraction": step / budget, "final": step == budget,
                     "best_learning_rate": run.get("best_learning_rate", math.nan), **{c: run[c] for c in Estimate.column_names("test_")},
                 })  # fmt: skip
-        headline = comparison_table(at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, confidence)
+        headline = comparison_table(at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, tasks, confidence)
         for _, gap in headline.iterrows():
             mlm_budget, clm_budget = budgets[gap["mlm_run"]], budgets[gap["clm_run"]]
             fraction = step / mlm_budget if mlm_budget == clm_budget else math.nan

@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> None:
         "titles": dict(sections),
         "scale_text": args.scale,
         "scale_table": tables.scale_table(frames["pretraining"]),
-        "headline_tables": tables.headline_tables(frames["comparison"], spec.confidence),
+        "headline_tables": tables.headline_tables(frames["comparison"], frames["baselines"], spec.confidence),
         "minimal_pairs_table": minimal_pairs_table(frames["minimal_pairs"], spec.confidence) if len(frames["minimal_pairs"]) else None,
         "minimal_pairs_comparison_table": (
             minimal_pairs_comparison_table(frames["minimal_pairs_comparison"], spec.confidence) if len(frames["minimal_pairs_comparison"]) else None

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.report.contract import FLOOR_MARGIN
 from pipeline.report.text import (
     count_text,
     detectable_text,
@@ -96,13 +97,16 @@ def comparison_cells(item: Mapping[str, Any]) -> tuple[Cell, Cell, Cell, Cell]:
     )
 
 
-def headline_tables(comparison: pd.DataFrame, confidence: float) -> list[Table]:
-    """One "Task | MLM | CLM | Winner" table per size; family averages in bold.
+def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidence: float) -> list[Table]:
+    """One "Task | MLM | CLM | Winner" table per size, with the references beside each task:
+    random init (the same backbone, not pretrained) and the bag of words; family averages in bold.
 
-    A winner is named only when the CI of MLM − CLM excludes zero; otherwise "tie".
+    A winner is named only when the CI of MLM − CLM excludes zero; otherwise "tie". A row
+    where neither run clears its trivial baseline is "no evidence", not a tie.
     """
     tables = []
     level = f"{100 * confidence:g}% CI"
+    references = baselines.set_index(["task", "run"])
     for size, at_size in comparison.groupby("size", sort=False):
         rows = []
         for family, group in at_size.groupby("family", sort=True):
@@ -110,18 +114,39 @@ def headline_tables(comparison: pd.DataFrame, confidence: float) -> list[Table]:
             for _, item in pd.concat([tasks, group[group["level"] == "family"]]).iterrows():
                 is_family = item["level"] == "family"
                 name = f"{family} average ({len(tasks)} task{'s' * (len(tasks) != 1)})" if is_family else item["name"]
-                rows.append(row(key(name), *comparison_cells(item), num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")), css="family" if is_family else ""))
+                mlm, clm, gap, winner = comparison_cells(item)
+                if bool(item["at_floor"]):
+                    winner = Cell("no evidence", "winner-none")
+                reference = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
+                rows.append(row(
+                    key(name), mlm, clm, *reference_cells(reference, item["floor"]), gap, winner,
+                    num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")),
+                    css="family" if is_family else "",
+                ))  # fmt: skip
         parameters = at_size["num_parameters"].iloc[0]
         tables.append(Table(
             f"Size {size} ({count_text(parameters)} parameters): test score, seed mean ± {level}, at the LR chosen on validation",
-            ("Task", "MLM", "CLM", f"MLM − CLM [{level}, Welch]", "Winner", "Detectable at 80% power (seeds to decide a tie)"),
+            ("Task", "MLM", "CLM", "Random init", "Bag of words", "Floor", f"MLM − CLM [{level}, Welch]", "Winner", "Detectable at 80% power (seeds to decide a tie)"),
             tuple(rows),
-            note="Detectable: the smallest MLM − CLM this many fine-tuning seeds would find 80% of the time, at the observed "
-            "seed variance. For a tie, the seeds per objective that would find the observed gap; fine-tuning seeds only "
-            "average over fine-tuning noise, not over another pretraining run.",
+            note="Random init: the same backbone fine-tuned from its initial weights, what pretraining has to beat. Floor: the "
+            f"trivial baseline (majority class, always abstain, zero; a family: its tasks' highest); a row where neither MLM nor "
+            f"CLM clears it by {FLOOR_MARGIN:g} point is no evidence about the objectives, not a tie. Detectable: the smallest "
+            "MLM − CLM this many fine-tuning seeds would find 80% of the time, at the observed seed variance; for a tie, the seeds "
+            "per objective that would find the observed gap. Intervals count fine-tuning seeds only, so they hold each "
+            "objective's one pretraining run fixed: more fine-tuning seeds cannot average over another pretraining run.",
         ))  # fmt: skip
     return tables
 
+
+def reference_cells(reference: pd.Series | None, floor: float) -> tuple[Cell, Cell, Cell]:
+    """Random init, bag of words (a task row of baselines.csv; none for a family) and the floor."""
+    if reference is None:
+        return num("—"), num("—"), num(number_text(floor))
+    return (
+        num(plus_minus_text(reference["random_mean"], reference["random_low"], reference["random_high"])),
+        num(plus_minus_text(reference["bag_of_words_mean"], reference["bag_of_words_low"], reference["bag_of_words_high"])),
+        num(number_text(floor)),
+    )
 
 
 def curve_step_text(item: Mapping[str, Any]) -> str:

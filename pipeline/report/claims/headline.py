@@ -3,7 +3,6 @@ families or tasks, how it changes with model size, and which families each objec
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -23,32 +22,11 @@ from pipeline.report.claims.verdicts import (
     range_verdict,
     scale,
 )
-from pipeline.report.contract import Results
+from pipeline.report.contract import FLOOR_MARGIN, Results
 from pipeline.report.stats import Estimate, linear_combination
 from pipeline.report.text import interval_text
 
-# Points a run's CI must clear the trivial baseline by before it counts as having learned a
-# task. Without it, a QA model that abstains on all but a handful of questions (3 seeds at
-# 33.5 against an always-abstain 33.3, a CI that excludes the floor by 0.04) was judged.
-FLOOR_MARGIN = 1.0
-
 Objective = Literal["mlm", "clm"]
-
-
-def at_floor(results: Results, rows: pd.DataFrame) -> pd.Series:
-    """Per comparison row: neither the MLM nor the CLM run's CI clears the trivial baseline
-    (majority class, always abstain, ...) of the tasks in it by ``FLOOR_MARGIN`` points.
-    Such a gap says nothing about the objectives, only that the budget taught neither
-    model the task."""
-    baseline = results.tasks.set_index("task")["majority_test_score"]
-    family_tasks = results.tasks.groupby("family")["task"].apply(list)
-
-    def floor(row: pd.Series) -> bool:
-        tasks = [row["name"]] if row["level"] == "task" else family_tasks.get(row["family"], [])
-        ceiling = max((baseline.get(task, math.nan) for task in tasks), default=math.nan)
-        return bool(ceiling == ceiling and max(row["mlm_low"], row["clm_low"]) < ceiling + FLOOR_MARGIN)
-
-    return rows.apply(floor, axis=1) if len(rows) else pd.Series(dtype=bool)
 
 
 def floor_text(rows: pd.DataFrame) -> str:
@@ -138,7 +116,7 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
     if rows.empty:
         needed = params.needs or f"MLM and CLM runs fine-tuned on {wanted} tasks"
         return Verdict("not measured", f"no {wanted} {params.level} has both an MLM and a CLM run", needed)
-    floored = rows[at_floor(results, rows)]
+    floored = rows[rows["at_floor"].astype(bool)]
     if len(floored) == len(rows):
         return Verdict(
             "inconclusive",
