@@ -230,4 +230,5 @@ def read_minimal_pairs(paths: Sequence[Path]) -> pd.DataFrame:
             }))  # fmt: skip
     if not frames:
         return pd.DataFrame(columns=MINIMAL_PAIR_OUTCOME_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[MINIMAL_PAIR_OUTCOME_COLUMNS]
+    # Int64: a checkpoint's step stays "10" in the CSV beside the finals' blanks, not "10.0".
+    return pd.concat(frames, ignore_index=True)[MINIMAL_PAIR_OUTCOME_COLUMNS].astype({"step": "Int64"})
