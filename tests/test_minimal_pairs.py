@@ -19,7 +19,7 @@ from pipeline.files import write_jsonl
 from pipeline.model.backbone import load_language_model
 from pipeline.zeroshot.likelihood import encode_sentences, masked_copies, pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import PSEUDO_LOG_LIKELIHOOD, SENTENCE_LOG_LIKELIHOOD, scoring_methods
-from pipeline.zeroshot.score_pairs import win_rate
+from pipeline.zeroshot.outcomes import win_rate
 
 
 def corrupted(kind, sentence: str) -> list[str]:

@@ -41,12 +41,13 @@ def seed_count(scores: pd.DataFrame, runs: list[str]) -> float:
     return float(counts.min()) if len(counts) else math.nan
 
 
-def power_columns(gap: Estimate, seeds: float, prefix: str = "difference_") -> dict[str, float]:
+def power_columns(gap: Estimate, replicates: float, unit: str = "seeds") -> dict[str, float]:
     """The minimum detectable effect of a difference at 80% power, and for an undecided one
-    the fine-tuning seeds per arm that would detect the observed gap (variance as observed)."""
+    the replicates per arm (fine-tuning seeds; for minimal pairs, pairs) that would detect
+    the observed gap (variance as observed): ``difference_mde``, ``difference_{unit}_to_decide``."""
     decided = ci_side(gap) in ("above", "below")
-    needed = math.nan if decided or math.isnan(seeds) else replicates_to_detect(gap, int(seeds))
-    return {f"{prefix}mde": minimum_detectable_effect(gap), f"{prefix}seeds_to_decide": needed}
+    needed = math.nan if decided or math.isnan(replicates) else replicates_to_detect(gap, int(replicates))
+    return {"difference_mde": minimum_detectable_effect(gap), f"difference_{unit}_to_decide": needed}
 
 
 def task_floors(tasks: pd.DataFrame, level: str, name: str, family: str) -> float:

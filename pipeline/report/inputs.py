@@ -23,6 +23,7 @@ from pipeline.report.contract import GRID_COLUMNS, MINIMAL_PAIR_OUTCOME_COLUMNS,
 from pipeline.report.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
+from pipeline.zeroshot.outcomes import pair_outcomes
 
 SCORES_FIELDS: dict[str, Any] = {
     "task": str, "family": str, "metric": str, "higher_is_better": bool, "run": str,
@@ -202,8 +203,8 @@ MINIMAL_PAIRS_METHOD_FIELDS: dict[str, Any] = {"attention": str, "good": list, "
 
 
 def read_minimal_pairs(paths: Sequence[Path]) -> pd.DataFrame:
-    """One row per (model, scoring method, pair): the pair's outcome, 1 when the good
-    sentence scores strictly higher, 0.5 on a tie, 0 otherwise.
+    """One row per (model, scoring method, pair): the pair's outcome (1 won, 0.5 tie, 0 lost;
+    :func:`pipeline.zeroshot.outcomes.pair_outcomes`).
 
     Every file must score the same pairs in the same order, so that two models can be
     compared pair by pair.
@@ -226,7 +227,7 @@ def read_minimal_pairs(paths: Sequence[Path]) -> pd.DataFrame:
                 raise PipelineError(f"{path}: key 'methods.{method}' should hold one finite good and bad score per pair ({len(ids)})")
             frames.append(pd.DataFrame({
                 "run": record["run"], "run_name": run_name, "size": record["size"], "step": record["pretraining_step"],
-                "method": method, "pair_id": ids, "kind": kinds, "outcome": np.where(good > bad, 1.0, np.where(good == bad, 0.5, 0.0)),
+                "method": method, "pair_id": ids, "kind": kinds, "outcome": pair_outcomes(good, bad),
             }))  # fmt: skip
     if not frames:
         return pd.DataFrame(columns=MINIMAL_PAIR_OUTCOME_COLUMNS)

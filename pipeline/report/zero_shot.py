@@ -14,8 +14,9 @@ import math
 import pandas as pd
 
 from pipeline.config import RANDOM_INIT
+from pipeline.report.comparisons import power_columns
 from pipeline.report.contract import MINIMAL_PAIRS_COLUMNS, MINIMAL_PAIRS_COMPARISON_COLUMNS, VERSUS, WINNER
-from pipeline.report.stats import Estimate, ci_side, mean_interval, minimum_detectable_effect, replicates_to_detect
+from pipeline.report.stats import Estimate, ci_side, mean_interval, minimum_detectable_effect
 
 ALL_KINDS = "all"
 
@@ -29,6 +30,11 @@ def paired_difference(first: pd.DataFrame, second: pd.DataFrame, confidence: flo
     """mean over pairs of (first − second) outcome, in points, with its t-interval."""
     joined = first.set_index("pair_id")["outcome"] - second.set_index("pair_id")["outcome"]
     return mean_interval(100.0 * joined.to_numpy(), confidence)
+
+
+def accuracy(pairs: pd.DataFrame, confidence: float) -> Estimate:
+    """Share of ``pairs`` won, in points, with its t-interval over pairs."""
+    return mean_interval(100.0 * pairs["outcome"].to_numpy(), confidence)
 
 
 def final_model(outcomes: pd.DataFrame, run: str, method: str | None = None) -> pd.DataFrame:
@@ -51,7 +57,7 @@ def minimal_pairs_table(outcomes: pd.DataFrame, pretraining: pd.DataFrame, confi
             rows.append({
                 "run": run, "run_name": first["run_name"], "objective_kind": kinds.get(run, RANDOM_INIT), "size": first["size"],
                 "step": step, "method": method, "kind": kind, "num_pairs": len(pairs),
-                **mean_interval(100.0 * pairs["outcome"].to_numpy(), confidence).columns("accuracy_"),
+                **accuracy(pairs, confidence).columns("accuracy_"),
                 "random_run": random_run if len(twin) else None, **gain.columns("minus_random_"),
                 "versus_random": VERSUS[ci_side(gain)] if len(twin) else None, "minus_random_mde": minimum_detectable_effect(gain),
             })  # fmt: skip
@@ -68,13 +74,11 @@ def minimal_pairs_comparison(outcomes: pd.DataFrame, confidence: float) -> pd.Da
         mlm_method, clm_method = mlm["method"].iloc[0], clm["method"].iloc[0]
         for kind, mlm_pairs in by_kind(mlm):
             clm_pairs = clm if kind == ALL_KINDS else clm[clm["kind"] == kind]
-            scores = {name: mean_interval(100.0 * pairs["outcome"].to_numpy(), confidence) for name, pairs in (("mlm", mlm_pairs), ("clm", clm_pairs))}
             gap = paired_difference(mlm_pairs, clm_pairs, confidence)
             rows.append({
                 "size": size, "kind": kind, "num_pairs": len(mlm_pairs), "mlm_run": f"mlm-{size}", "mlm_method": mlm_method,
-                "clm_run": f"clm-{size}", "clm_method": clm_method, **scores["mlm"].columns("mlm_"), **scores["clm"].columns("clm_"),
-                **gap.columns("difference_"), "winner": WINNER[ci_side(gap)] if not math.isnan(gap.mean) else None,
-                "difference_mde": minimum_detectable_effect(gap),
-                "difference_pairs_to_decide": replicates_to_detect(gap, len(mlm_pairs)) if ci_side(gap) == "spans" else math.nan,
+                "clm_run": f"clm-{size}", "clm_method": clm_method, **accuracy(mlm_pairs, confidence).columns("mlm_"),
+                **accuracy(clm_pairs, confidence).columns("clm_"), **gap.columns("difference_"),
+                "winner": WINNER[ci_side(gap)] if not math.isnan(gap.mean) else None, **power_columns(gap, len(mlm_pairs), "pairs"),
             })  # fmt: skip
     return pd.DataFrame(rows, columns=MINIMAL_PAIRS_COMPARISON_COLUMNS)

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from pipeline.report.tables import Cell, Table, key, num, row
+from pipeline.report.tables import Cell, Table, comparison_cells, key, num, row
 from pipeline.report.text import detectable_text, interval_text, plus_minus_text
 from pipeline.report.zero_shot import ALL_KINDS
 
@@ -53,11 +53,8 @@ def minimal_pairs_comparison_table(comparison: pd.DataFrame, confidence: float) 
     level = f"{100 * confidence:g}% CI"
     rows = [
         row(
-            key(item["size"]), key(item["kind"].replace("_", " ")), num(f"{item['num_pairs']:,}"),
-            num(plus_minus_text(item["mlm_mean"], item["mlm_low"], item["mlm_high"])),
-            num(plus_minus_text(item["clm_mean"], item["clm_low"], item["clm_high"])),
-            num(interval_text(item["difference_mean"], item["difference_low"], item["difference_high"], signed=True)),
-            Cell(item["winner"], f"winner-{item['winner'].replace(' ', '-')}"), num(detectable_text(item["difference_mde"], item["difference_pairs_to_decide"], "pairs")),
+            key(item["size"]), key(item["kind"].replace("_", " ")), num(f"{item['num_pairs']:,}"), *comparison_cells(item),
+            num(detectable_text(item["difference_mde"], item["difference_pairs_to_decide"], "pairs")),
         )
         for _, item in comparison.iterrows()
     ]  # fmt: skip

@@ -2,9 +2,8 @@
 
 Writes ``scores.json``: the pairs' ids and kinds, and per scoring method
 (:mod:`pipeline.zeroshot.methods`) the score of each good and each bad sentence, so the
-report can count wins, bootstrap them and compare two models pair by pair. A pair is won
-when the good sentence scores strictly higher; a tie counts half (a constant scorer
-gets 50%, never more).
+report can count wins (:mod:`pipeline.zeroshot.outcomes`) and compare two models pair
+by pair.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from pipeline.model.kernels import use_kernels_for
 from pipeline.provenance import write_provenance
 from pipeline.zeroshot.likelihood import pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import ATTENTION, PSEUDO_LOG_LIKELIHOOD, scoring_methods
+from pipeline.zeroshot.outcomes import win_rate
 
 log = logging.getLogger(__name__)
 PLL_VARIANT = "within_word_l2r"
@@ -54,10 +54,6 @@ def score_sentences(method: str, model_dir: str, sentences: list[str], device: t
     if method == PSEUDO_LOG_LIKELIHOOD:
         return pseudo_log_likelihood(model, tokenizer, sentences, PLL_VARIANT).tolist()
     return sentence_log_likelihood(model, tokenizer, sentences).tolist()
-
-
-def win_rate(good: list[float], bad: list[float]) -> float:
-    return sum(1.0 if g > b else 0.5 if g == b else 0.0 for g, b in zip(good, bad)) / len(good)
 
 
 def run(args: argparse.Namespace) -> None:
