@@ -32,15 +32,15 @@ def encode_sentences(tokenizer: PreTrainedTokenizerFast, sentences: Sequence[str
     return encoded["input_ids"], [encoded.word_ids(i) for i in range(len(sentences))]
 
 
-def padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids (B, L) right-padded, attention mask (B, L) of 0/1)."""
+def padded(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids (B, L) right-padded, attention mask (B, L) of 0/1), on ``device`` (the model's)."""
     width = max(len(row) for row in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long, device="cpu")
+    mask = torch.zeros((len(rows), width), dtype=torch.long, device="cpu")
     for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long, device="cpu")
         mask[i, : len(row)] = 1
-    return ids, mask
+    return ids.to(device), mask.to(device)
 
 
 @torch.no_grad()
@@ -52,11 +52,11 @@ def sentence_log_likelihood(
     ids_per_sentence, _ = encode_sentences(tokenizer, sentences)
     scores = np.zeros(len(sentences))
     for start in range(0, len(sentences), batch_size):
-        ids, mask = padded(ids_per_sentence[start : start + batch_size], special.pad)  # (B, L)
+        ids, mask = padded(ids_per_sentence[start : start + batch_size], special.pad, model.device)  # (B, L)
         log_probs = model(input_ids=ids, attention_mask=mask).logits.float().log_softmax(-1)  # (B, L, V)
         # position t predicts token t+1: (B, L-1)
         next_token = log_probs[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1)
-        scores[start : start + len(ids)] = (next_token * mask[:, 1:]).sum(-1).double().numpy()
+        scores[start : start + len(ids)] = (next_token * mask[:, 1:]).sum(-1).double().cpu().numpy()
     return scores
 
 
@@ -104,12 +104,12 @@ def pseudo_log_likelihood(
     scores = np.zeros(len(sentences))
     for start in range(0, len(copies), batch_size):
         chunk = copies[start : start + batch_size]
-        ids, mask = padded([masked for _, masked, _, _ in chunk], special.pad)  # (B, L)
+        ids, mask = padded([masked for _, masked, _, _ in chunk], special.pad, model.device)  # (B, L)
         hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, L, H)
-        positions = torch.tensor([position for _, _, position, _ in chunk])  # (B,)
+        positions = torch.tensor([position for _, _, position, _ in chunk], device=model.device)  # (B,)
         # The LM head on the one scored position per copy: (B, H) -> (B, V).
-        log_probs = model.lm_head(hidden[torch.arange(len(chunk)), positions]).float().log_softmax(-1)
-        targets = torch.tensor([token for _, _, _, token in chunk])  # (B,)
-        token_scores = log_probs.gather(-1, targets[:, None]).squeeze(-1).double().numpy()
+        log_probs = model.lm_head(hidden[torch.arange(len(chunk), device=model.device), positions]).float().log_softmax(-1)
+        targets = torch.tensor([token for _, _, _, token in chunk], device=model.device)  # (B,)
+        token_scores = log_probs.gather(-1, targets[:, None]).squeeze(-1).double().cpu().numpy()
         np.add.at(scores, [sentence for sentence, _, _, _ in chunk], token_scores)
     return scores
