@@ -244,4 +244,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     origin = "+".join([DEFAULT_CONFIG, *args.configfile])
     resolved = resolve(read_configs(args.configfile), origin)
-    print(format_estimate(resolved.config, resolved.plans, resolved.curve_points, " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG))
+    print(
+        format_estimate(
+            resolved.config, resolved.plans, resolved.curve_points, " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG
+        )
+    )

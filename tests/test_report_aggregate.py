@@ -30,7 +30,23 @@ def only(frame: pd.DataFrame, **where: object) -> pd.Series:
 
 def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     tables = aggregate(tmp_path)
-    expected = {"finetune_grid", "scores", "metric_details", "family_scores", "comparison", "baselines", "lr_sensitivity", "objectives", "learning_curves", "curve_comparison", "pretraining", "tasks", "minimal_pairs", "minimal_pairs_comparison", "claims"}
+    expected = {
+        "finetune_grid",
+        "scores",
+        "metric_details",
+        "family_scores",
+        "comparison",
+        "baselines",
+        "lr_sensitivity",
+        "objectives",
+        "learning_curves",
+        "curve_comparison",
+        "pretraining",
+        "tasks",
+        "minimal_pairs",
+        "minimal_pairs_comparison",
+        "claims",
+    }
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given
     assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
@@ -122,7 +138,9 @@ def test_with_selection_seeds_the_lr_is_chosen_on_them_and_scored_on_every_seed(
     row = only(tables["scores"], task="sentiment", run="clm-tiny")
     assert (row["best_learning_rate"], row["n_seeds"]) == (2e-3, 3)
     assert row["test_mean"] == pytest.approx(points.loc[points["learning_rate"] == 2e-3, "test"].mean())
-    assert row["validation_mean"] == pytest.approx(points.loc[(points["learning_rate"] == 2e-3) & (points["seed"] == 0), "validation"].item())
+    assert row["validation_mean"] == pytest.approx(
+        points.loc[(points["learning_rate"] == 2e-3) & (points["seed"] == 0), "validation"].item()
+    )
     sensitivity = only(tables["lr_sensitivity"], task="sentiment", run="clm-tiny")
     seed_zero = points[points["seed"] == 0].set_index("learning_rate")["test"]
     assert (sensitivity["num_selection_seeds"], sensitivity["num_learning_rates"]) == (1, 3)
@@ -151,7 +169,9 @@ def test_the_bag_of_words_reference_is_scored_at_the_c_chosen_on_validation(tmp_
     assert baselines.loc[baselines["task"] == "topic", ["bag_of_words_mean", "bag_of_words_examples"]].isna().all().all()
 
 
-def test_malformed_bag_of_words_scores_are_a_one_line_error_naming_the_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_bag_of_words_scores_are_a_one_line_error_naming_the_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tree = write_fake_results(tmp_path)
     record = json.loads(tree.bag_of_words[0].read_text())
     del record["grid"][2]["test"]
@@ -200,7 +220,13 @@ def test_objectives_rows_and_welch_differences(zoo_tables: dict[str, pd.DataFram
     # test at LR 5e-4: 70 + bonus + (−0.5, 0, 0.5); mlm_20 +1, mlm +3, clm 0. se of a mean = 0.5 / sqrt(3), df 2;
     # a Welch difference of two such means: se sqrt(2) * 0.5 / sqrt(3), df 4, t(0.975, 4) = 2.776445.
     se = math.sqrt(2) * 0.5 / math.sqrt(3)
-    assert (row["section"], row["test_mean"], row["mask_ratio"], row["mask_token_fraction"], row["random_token_fraction"]) == ("Masking ratio and 80/10/10", 71.0, 0.2, 0.8, 0.1)
+    assert (row["section"], row["test_mean"], row["mask_ratio"], row["mask_token_fraction"], row["random_token_fraction"]) == (
+        "Masking ratio and 80/10/10",
+        71.0,
+        0.2,
+        0.8,
+        0.1,
+    )
     assert (row["mlm_run"], row["minus_mlm_mean"], row["minus_mlm_df"]) == ("mlm-tiny", pytest.approx(-2.0), pytest.approx(4.0))
     assert row["minus_mlm_std_error"] == pytest.approx(se)
     assert row["minus_mlm_high"] == pytest.approx(-2.0 + 2.776445 * se, abs=1e-5)
@@ -210,13 +236,23 @@ def test_objectives_rows_and_welch_differences(zoo_tables: dict[str, pd.DataFram
 def test_objectives_sections_and_reference_points(zoo_tables: dict[str, pd.DataFrame]) -> None:
     family = zoo_tables["objectives"][zoo_tables["objectives"]["level"] == "family"]
     sections = list(family["section"].drop_duplicates())
-    assert sections == ["Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10", "Two-stage CLM→MLM", "Continued pretraining"]
+    assert sections == [
+        "Causal LM",
+        "Masked LM",
+        "Prefix LM and span denoisers",
+        "Masking ratio and 80/10/10",
+        "Two-stage CLM→MLM",
+        "Continued pretraining",
+    ]
     two_stage = family[family["section"] == "Two-stage CLM→MLM"]
     assert list(two_stage["run"]) == ["mlm-tiny", "clm25_mlm-tiny", "clm50_mlm-tiny", "clm75_mlm-tiny", "clm-tiny"]
     assert list(two_stage["clm_share"]) == [0.0, 0.25, 0.5, 0.75, 1.0] and list(two_stage["repeated"]) == [True, False, False, False, True]
     masking = family[family["section"] == "Masking ratio and 80/10/10"]
     assert list(masking["run_name"]) == ["mlm_20", "mlm_30", "mlm", "mlm_mask_only", "mlm_50"]
-    assert (only(family, run="mlm-tiny", section="Masked LM")["versus_mlm"], only(family, run="clm-tiny", section="Causal LM")["versus_clm"]) == ("reference", "reference")
+    assert (
+        only(family, run="mlm-tiny", section="Masked LM")["versus_mlm"],
+        only(family, run="clm-tiny", section="Causal LM")["versus_clm"],
+    ) == ("reference", "reference")
     assert only(family, run="electra-tiny")["section"] == "Masked LM" and only(family, run="mlm_nsp-tiny")["mask_ratio"] == 0.4
     assert list(family.loc[family["study"] == "continued", "base_kind"]) == ["clm", "mlm"]
     assert len(zoo_tables["objectives"]) == 2 * len(family)  # the one task, and its family
@@ -233,7 +269,12 @@ def test_a_shorter_budget_is_measured_against_its_own_decay_branches(tmp_path: P
         ("mlm", 600, 0.0), ("clm25_mlm", 600, 0.25), ("clm50_mlm", 600, 0.5), ("clm75_mlm", 600, 0.75), ("clm", 600, 1.0),
     ]  # fmt: skip
     split = only(family, run="clm50_mlm_400steps-tiny")
-    assert (split["mlm_run"], split["minus_mlm_mean"], split["clm_run"], split["minus_clm_mean"]) == ("mlm_400steps-tiny", pytest.approx(2.0), "clm_400steps-tiny", pytest.approx(4.0))
+    assert (split["mlm_run"], split["minus_mlm_mean"], split["clm_run"], split["minus_clm_mean"]) == (
+        "mlm_400steps-tiny",
+        pytest.approx(2.0),
+        "clm_400steps-tiny",
+        pytest.approx(4.0),
+    )
     assert only(family, run="mlm_400steps-tiny")["versus_mlm"] == "reference"
     assert only(family, run="clm50_mlm-tiny")["mlm_run"] == "mlm-tiny" and only(family, run="mlm_cpt_on_clm-tiny")["mlm_run"] == "mlm-tiny"
     assert set(tables["comparison"]["mlm_run"]) == {"mlm-tiny"} and set(tables["comparison"]["clm_run"]) == {"clm-tiny"}
@@ -241,8 +282,16 @@ def test_a_shorter_budget_is_measured_against_its_own_decay_branches(tmp_path: P
 
 def test_pretraining_carries_the_new_summary_keys(zoo_tables: dict[str, pd.DataFrame]) -> None:
     runs = zoo_tables["pretraining"].set_index("run")
-    assert runs.loc["clm50_mlm-tiny", ["run_name", "objective", "study", "first_step", "started_from_run"]].tolist() == ["clm50_mlm", "mlm", "two_stage", 300, "clm-tiny"]
-    assert runs.loc["ul2-tiny", "attention"] == "prefix" and runs.loc["mlm_cpt_on_clm-tiny", "description"] == "mlm_cpt_on_clm for 160 steps"
+    assert runs.loc["clm50_mlm-tiny", ["run_name", "objective", "study", "first_step", "started_from_run"]].tolist() == [
+        "clm50_mlm",
+        "mlm",
+        "two_stage",
+        300,
+        "clm-tiny",
+    ]
+    assert (
+        runs.loc["ul2-tiny", "attention"] == "prefix" and runs.loc["mlm_cpt_on_clm-tiny", "description"] == "mlm_cpt_on_clm for 160 steps"
+    )
     assert math.isnan(runs.loc["electra-tiny", "heldout_metric_value"])  # null: the yardstick was not measured
     assert (zoo_tables["comparison"]["mlm_run"] == "mlm-tiny").all()  # the run named mlm, among many of kind mlm
 
@@ -250,13 +299,18 @@ def test_pretraining_carries_the_new_summary_keys(zoo_tables: dict[str, pd.DataF
 @pytest.mark.parametrize(
     ("change", "key"),
     [
-        (lambda summary: summary.update(study="two-stage"), "'study' should be one of 'objectives', 'short_budget', 'two_stage', 'continued'"),
+        (
+            lambda summary: summary.update(study="two-stage"),
+            "'study' should be one of 'objectives', 'short_budget', 'two_stage', 'continued'",
+        ),
         (lambda summary: summary.pop("first_step"), "missing key 'first_step'"),
         (lambda summary: summary["started_from"].pop("carry_optimizer"), "missing key 'started_from.carry_optimizer'"),
         (lambda summary: summary["started_from"].update(kind="scratch"), "key 'started_from.kind' should be one of"),
     ],
 )
-def test_malformed_summary_is_a_one_line_error_naming_the_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], change, key: str) -> None:
+def test_malformed_summary_is_a_one_line_error_naming_the_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change, key: str
+) -> None:
     tree = write_fake_results(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",))
     broken = next(path for path in tree.summaries if path.parent.name == "clm25_mlm-tiny")
     summary = json.loads(broken.read_text())
@@ -279,7 +333,9 @@ def small_lr_wins_at_checkpoints(task: str, name: str, size: str, rate: float, s
 
 
 def test_learning_curves_rescore_each_checkpoint_with_the_protocol(tmp_path: Path) -> None:
-    tables = aggregate(tmp_path, tasks=("sentiment",), sizes=("tiny",), curve_sizes=("tiny",), curve_steps=(150,), curve=small_lr_wins_at_checkpoints)
+    tables = aggregate(
+        tmp_path, tasks=("sentiment",), sizes=("tiny",), curve_sizes=("tiny",), curve_steps=(150,), curve=small_lr_wins_at_checkpoints
+    )
     curves = tables["learning_curves"]
     tasks = curves[curves["level"] == "task"]
     assert tasks[["run", "step", "budget_fraction", "final", "best_learning_rate"]].values.tolist() == [
@@ -298,14 +354,26 @@ def test_learning_curves_rescore_each_checkpoint_with_the_protocol(tmp_path: Pat
     assert gap["winner"] == "MLM"
     final = only(tables["curve_comparison"], level="family", step=600)
     headline = only(tables["comparison"], level="family")
-    assert final["final"] and final[["difference_mean", "difference_low", "winner"]].tolist() == headline[["difference_mean", "difference_low", "winner"]].tolist()
+    assert (
+        final["final"]
+        and final[["difference_mean", "difference_low", "winner"]].tolist()
+        == headline[["difference_mean", "difference_low", "winner"]].tolist()
+    )
 
 
 def test_curve_comparison_pairs_only_the_headline_runs(tmp_path: Path) -> None:
     """A two-stage run with curves is of kind MLM too: it gets curve points, no comparison."""
-    tables = aggregate(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), curve_sizes=("tiny",), curve_runs=("clm", "clm25_mlm"))
+    tables = aggregate(
+        tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), curve_sizes=("tiny",), curve_runs=("clm", "clm25_mlm")
+    )
     family = tables["learning_curves"][tables["learning_curves"]["level"] == "family"]
-    assert family[["run", "step"]].values.tolist() == [["clm-tiny", 150], ["clm-tiny", 300], ["clm-tiny", 600], ["clm25_mlm-tiny", 300], ["clm25_mlm-tiny", 600]]
+    assert family[["run", "step"]].values.tolist() == [
+        ["clm-tiny", 150],
+        ["clm-tiny", 300],
+        ["clm-tiny", 600],
+        ["clm25_mlm-tiny", 300],
+        ["clm25_mlm-tiny", 600],
+    ]
     assert tables["curve_comparison"].empty
 
 
@@ -337,13 +405,18 @@ def assert_one_line_error(tree: FakeTree, tmp_path: Path, capsys: pytest.Capture
         (lambda record: record.pop("pretraining_step"), "missing key 'pretraining_step'"),
         (lambda record: record.update(pretraining_step=True), "key 'pretraining_step' should be int"),
         (lambda record: record.update(pretraining_step="150"), "key 'pretraining_step' should be int"),
-        (lambda record: record.update(pretraining_step=0), "key 'pretraining_step' = 0 is not strictly between the first step (0) and num_steps (600) of run 'clm-tiny'"),
+        (
+            lambda record: record.update(pretraining_step=0),
+            "key 'pretraining_step' = 0 is not strictly between the first step (0) and num_steps (600) of run 'clm-tiny'",
+        ),
         (lambda record: record.update(pretraining_step=600), "key 'pretraining_step' = 600 is not strictly between"),
         (lambda record: record.update(run="clm2-tiny", objective="clm2"), "key 'run' = 'clm2-tiny' has no summary.json among --summaries"),
         (lambda record: record["grid"][0].pop("validation"), "missing key 'grid[0].validation'"),
     ],
 )
-def test_malformed_curve_scores_are_a_one_line_error_naming_the_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], change, key: str) -> None:
+def test_malformed_curve_scores_are_a_one_line_error_naming_the_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change, key: str
+) -> None:
     tree = curve_tree(tmp_path)
     broken = tree.curve_scores[0]
     record = json.loads(broken.read_text())
@@ -365,7 +438,9 @@ def test_checkpoint_scores_given_as_final_scores_are_an_error(tmp_path: Path, ca
     tree = curve_tree(tmp_path)
     checkpoint = tree.curve_scores.pop()
     tree.scores.append(checkpoint)
-    assert_one_line_error(tree, tmp_path, capsys, str(checkpoint), "'pretraining_step' = 300: an intermediate checkpoint's scores belong in --curve-scores")
+    assert_one_line_error(
+        tree, tmp_path, capsys, str(checkpoint), "'pretraining_step' = 300: an intermediate checkpoint's scores belong in --curve-scores"
+    )
 
 
 def test_a_checkpoint_missing_a_task_of_its_final_model_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -405,13 +480,22 @@ def test_minimal_pairs_count_wins_and_pair_them_with_the_random_twin(tmp_path: P
     pairs, versus = tables["minimal_pairs"], tables["minimal_pairs_comparison"]
     clm = only(pairs, run="clm-tiny", kind="all")
     # 30 of 40 pairs won; random init wins 20 of the same pairs under the same (causal) score
-    assert (clm["method"], clm["num_pairs"], clm["accuracy_mean"], clm["random_run"]) == ("sentence_log_likelihood", 40, 75.0, "random-tiny")
+    assert (clm["method"], clm["num_pairs"], clm["accuracy_mean"], clm["random_run"]) == (
+        "sentence_log_likelihood",
+        40,
+        75.0,
+        "random-tiny",
+    )
     assert clm["minus_random_mean"] == pytest.approx(25.0) and clm["versus_random"] == "better"
     # per kind: clm wins 14 of the 20 swaps
     assert only(pairs, run="clm-tiny", kind="adjacent_swap")["accuracy_mean"] == 70.0
     assert math.isnan(only(pairs, run="random-tiny", kind="all", method="pseudo_log_likelihood")["minus_random_mean"])
     gap = only(versus, size="tiny", kind="all")
-    assert (gap["mlm_method"], gap["clm_method"], gap["difference_mean"]) == ("pseudo_log_likelihood", "sentence_log_likelihood", pytest.approx(15.0))
+    assert (gap["mlm_method"], gap["clm_method"], gap["difference_mean"]) == (
+        "pseudo_log_likelihood",
+        "sentence_log_likelihood",
+        pytest.approx(15.0),
+    )
     assert gap["difference_mde"] > 0 and gap["winner"] in ("MLM", "tie")
 
 

@@ -29,7 +29,16 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert '<tr class="family">' in html and "SC average (2 tasks)" in html
     assert '<td class="winner-MLM">MLM</td>' in html
     assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
-    for heading in ("Scale of this run", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost", "Reproducibility"):
+    for heading in (
+        "Scale of this run",
+        "Baselines",
+        "Pretraining",
+        "Fine-tuning",
+        "Claims checked",
+        "Data provenance",
+        "Cost",
+        "Reproducibility",
+    ):
         assert heading in html
     assert "do not transfer" in html and "Fake scale: two tiny sizes." in html
     assert "PROXY for SST-2" in html and "verdict-supported" in html
@@ -39,7 +48,9 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert "Against the bag of words (sentiment): 17 of 19 pretrained runs above it and 0 below it" in html
     # Zero-shot: mlm-tiny wins 36 of 40 pairs; its gap over random init is paired by pair
     # the headline shows each task's references beside MLM and CLM, and the power of each comparison
-    assert all(f">{column}</th>" in html for column in ("Random init", "Bag of words", "Floor", "Detectable at 80% power (seeds to decide a tie)"))
+    assert all(
+        f">{column}</th>" in html for column in ("Random init", "Bag of words", "Floor", "Detectable at 80% power (seeds to decide a tie)")
+    )
     assert "Zero-shot: minimal pairs" in html and "90.0 ± " in html and "PLL (within-word l2r)" in html
 
 
@@ -52,9 +63,22 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
         "Every objective at a glance", "Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10",
         "Two-stage CLM→MLM", "Continued pretraining",
     ]  # fmt: skip
-    assert [title for _, title in headings[11:]] == ["Downstream suite: every number of every metric", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost", "Reproducibility"]
+    assert [title for _, title in headings[11:]] == [
+        "Downstream suite: every number of every metric",
+        "Baselines",
+        "Pretraining",
+        "Fine-tuning",
+        "Claims checked",
+        "Data provenance",
+        "Cost",
+        "Reproducibility",
+    ]
     assert html.count('<li><a href="#') == len(headings)
-    for caption in ("Two-stage CLM→MLM: family average test score", "against the MLM masking ratio", "for every pretrained run, coloured by section"):
+    for caption in (
+        "Two-stage CLM→MLM: family average test score",
+        "against the MLM masking ratio",
+        "for every pretrained run, coloured by section",
+    ):
         assert caption in html
     assert "masked token accuracy: not measured (LM head never trained)" in html  # electra-tiny's null yardstick
     assert '<td class="num versus versus-better">+1.5\u00a0[+0.8,\u00a0+2.2]\nbetter</td>' in html  # clm50_mlm-tiny vs MLM
@@ -64,7 +88,15 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
 def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None:
     html = (rendered[1] / "replication.html").read_text()
     names = sorted(p.name for p in (rendered[1] / "figures").iterdir())
-    assert names == ["differences.png", "learning_curves.png", "learning_rates.png", "loss_curves.png", "masking.png", "overview.png", "two_stage.png"]
+    assert names == [
+        "differences.png",
+        "learning_curves.png",
+        "learning_rates.png",
+        "loss_curves.png",
+        "masking.png",
+        "overview.png",
+        "two_stage.png",
+    ]
     assert html.count('src="data:image/png;base64,') == 7
     assert 'src="figures/' not in html
 
@@ -77,8 +109,14 @@ def test_learning_curve_section_has_the_table_and_figure(rendered: tuple[FakeTre
     curves = section((rendered[1] / "replication.html").read_text(), "learning-curves")
     assert ">Pretraining step (share of the budget)</th>" in curves and '>CLM</th><th class="num">MLM</th>' in curves
     # the fake's curves: MLM − CLM −4.5 at 25% and −2 at 50% of the 600 steps, +3 for the final models
-    for step, gap, winner in (("150 (25%)", "−4.5 [−5.2, −3.8]", "CLM"), ("300 (50%)", "−2.0 [−2.7, −1.3]", "CLM"), ("600 (final model)", "+3.0 [+2.3, +3.7]", "MLM")):
-        assert re.search(f'<td class="num">{re.escape(step)}</td>.*<td class="num">{re.escape(gap)}</td><td class="winner-{winner}">', curves)
+    for step, gap, winner in (
+        ("150 (25%)", "−4.5 [−5.2, −3.8]", "CLM"),
+        ("300 (50%)", "−2.0 [−2.7, −1.3]", "CLM"),
+        ("600 (final model)", "+3.0 [+2.3, +3.7]", "MLM"),
+    ):
+        assert re.search(
+            f'<td class="num">{re.escape(step)}</td>.*<td class="num">{re.escape(gap)}</td><td class="winner-{winner}">', curves
+        )
     assert '<img src="data:image/png;base64,' in curves and "ringed: the final model" in curves
 
 

@@ -117,7 +117,6 @@ class Config:
             if artifact is not None and artifact not in self.sources:
                 raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")
 
-
     def _check_two_stage_splits(self, stage: TwoStageSpec) -> None:
         """Every run of the study starts from a checkpoint the LR decay has not touched yet:
         each split, and each shorter budget's decay branch (which must also start after the

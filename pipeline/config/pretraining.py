@@ -189,4 +189,3 @@ class LearningCurveSpec:
 
     sizes: tuple[str, ...]
     runs: tuple[str, ...] = ("clm", "mlm")  # run names without the size: objectives or two-stage runs
-

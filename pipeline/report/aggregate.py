@@ -104,7 +104,9 @@ def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], c
         differing = merged[merged[column] != merged[f"{column}_other"]]
         if len(differing):
             item = differing.iloc[0]
-            raise PipelineError(f"{keys[0]} {item[keys[0]]!r}: scores.json says {column} {item[column]!r}, its {name} says {item[f'{column}_other']!r}")
+            raise PipelineError(
+                f"{keys[0]} {item[keys[0]]!r}: scores.json says {column} {item[column]!r}, its {name} says {item[f'{column}_other']!r}"
+            )
 
 
 def build_results(
@@ -142,9 +144,13 @@ def build_results(
         metric_details=by_size(detail_table(grid, scores, confidence), pretraining, ["task"], ["run", "key"]),
         family_scores=families,
         comparison=comparison,
-        baselines=by_size(baseline_table(scores, tasks, read_bag_of_words(bag_of_words_paths, confidence), confidence), pretraining, ["task"], ["run"]),
+        baselines=by_size(
+            baseline_table(scores, tasks, read_bag_of_words(bag_of_words_paths, confidence), confidence), pretraining, ["task"], ["run"]
+        ),
         lr_sensitivity=by_size(lr_sensitivity_table(grid), pretraining, ["task"], ["run"]),
-        objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"]).astype({"section": str}),
+        objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"]).astype(
+            {"section": str}
+        ),
         learning_curves=by_size(curves, pretraining, [], ["family", "level", "name", "run", "step"]),
         curve_comparison=by_size(curve_comparison, pretraining, [], ["family", "level", "name", "step"]),
         pretraining=pretraining,
@@ -193,8 +199,12 @@ def run(args: argparse.Namespace) -> None:
     inputs: dict[str, str | Path] = {
         f"{role}:{path}": path
         for role, paths in (
-            ("scores", args.scores), ("curve_scores", args.curve_scores), ("bag_of_words", args.bag_of_words),
-            ("minimal_pairs", args.minimal_pairs), ("summary", args.summaries), ("task_stats", args.task_stats),
+            ("scores", args.scores),
+            ("curve_scores", args.curve_scores),
+            ("bag_of_words", args.bag_of_words),
+            ("minimal_pairs", args.minimal_pairs),
+            ("summary", args.summaries),
+            ("task_stats", args.task_stats),
         )  # fmt: skip
         for path in paths
     }

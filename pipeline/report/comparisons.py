@@ -127,7 +127,11 @@ def reference_gap(score: Estimate, run: str, reference: pd.Series | None, confid
 
 
 def objectives_table(
-    scores: pd.DataFrame, families: pd.DataFrame, placements: pd.DataFrame, references: Mapping[str, Mapping[str, str | None]], confidence: float
+    scores: pd.DataFrame,
+    families: pd.DataFrame,
+    placements: pd.DataFrame,
+    references: Mapping[str, Mapping[str, str | None]],
+    confidence: float,
 ) -> pd.DataFrame:
     """Per (task | family, pretrained run, section showing it): the score, and its
     difference from its CLM and MLM reference runs (:func:`.runs.reference_runs`: those
@@ -137,11 +141,22 @@ def objectives_table(
         scored = group.set_index("run", drop=False)
         for _, run in group[group["objective_kind"] != "random"].iterrows():
             score = Estimate.from_columns(run, confidence, "test_")
-            row = {"level": level, "name": name, **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")}, **score.columns("test_")}
+            row = {
+                "level": level,
+                "name": name,
+                **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")},
+                **score.columns("test_"),
+            }
             for kind, reference_run in references[run["run"]].items():
                 reference = scored.loc[reference_run] if reference_run in scored.index else None
                 gap, verdict = reference_gap(score, run["run"], reference, confidence)
-                row.update({f"{kind}_run": "" if reference is None else reference["run"], **gap.columns(f"minus_{kind}_"), f"versus_{kind}": verdict})
+                row.update(
+                    {
+                        f"{kind}_run": "" if reference is None else reference["run"],
+                        **gap.columns(f"minus_{kind}_"),
+                        f"versus_{kind}": verdict,
+                    }
+                )
             rows.append(row)
     frame = pd.DataFrame(rows, columns=[c for c in OBJECTIVES_COLUMNS if c not in PLACEMENT_COLUMNS or c == "run"])
     placed = frame.merge(placements, on="run")[OBJECTIVES_COLUMNS]

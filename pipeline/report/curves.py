@@ -23,12 +23,18 @@ def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
     for (run, step), points in curve_grid.groupby(["run", "pretraining_step"], sort=True):
         extra, absent = sorted(set(points["task"]) - final.get(run, set())), sorted(final.get(run, set()) - set(points["task"]))
         if extra:
-            raise PipelineError(f"run {run!r} has curve scores at step {step} for task {extra[0]!r} but no final-model scores.json for it among --scores")
+            raise PipelineError(
+                f"run {run!r} has curve scores at step {step} for task {extra[0]!r} but no final-model scores.json for it among --scores"
+            )
         if absent:
-            raise PipelineError(f"run {run!r} has no curve scores at step {step} for task {absent[0]!r}, which its final model was fine-tuned on")
+            raise PipelineError(
+                f"run {run!r} has no curve scores at step {step} for task {absent[0]!r}, which its final model was fine-tuned on"
+            )
 
 
-def curve_points(curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> Iterator[tuple[int, pd.DataFrame, pd.DataFrame]]:
+def curve_points(
+    curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
+) -> Iterator[tuple[int, pd.DataFrame, pd.DataFrame]]:
     """(step, task scores, family averages) of the runs with curve scores, at every step
     any of them has a point: the checkpoints, scored by :func:`score_table` and
     :func:`family_table` like the final models, and each run's final model from
@@ -41,7 +47,12 @@ def curve_points(curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd
 
 
 def learning_curve_tables(
-    curve_grid: pd.DataFrame, scores: pd.DataFrame, comparison: pd.DataFrame, pretraining: pd.DataFrame, tasks: pd.DataFrame, confidence: float
+    curve_grid: pd.DataFrame,
+    scores: pd.DataFrame,
+    comparison: pd.DataFrame,
+    pretraining: pd.DataFrame,
+    tasks: pd.DataFrame,
+    confidence: float,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """learning_curves.csv and curve_comparison.csv: every curve point, and MLM − CLM
     (:func:`comparison_table`, restricted to comparison.csv's runs) wherever both of a
@@ -58,7 +69,9 @@ def learning_curve_tables(
                     "num_steps": budget, "step": step, "budget_fraction": step / budget, "final": step == budget,
                     "best_learning_rate": run.get("best_learning_rate", math.nan), **{c: run[c] for c in Estimate.column_names("test_")},
                 })  # fmt: skip
-        headline = comparison_table(at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, tasks, confidence)
+        headline = comparison_table(
+            at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, tasks, confidence
+        )
         for _, gap in headline.iterrows():
             mlm_budget, clm_budget = budgets[gap["mlm_run"]], budgets[gap["clm_run"]]
             fraction = step / mlm_budget if mlm_budget == clm_budget else math.nan

@@ -144,7 +144,9 @@ def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> P
                     marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
                 )  # fmt: skip
                 final = points["final"].to_numpy(dtype=bool)
-                ax.plot(steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour)
+                ax.plot(
+                    steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour
+                )
             ax.set_xlim(left=0)
             ax.set_title(f"{family} average")
             ax.set_xlabel("pretraining step (ringed: the final model)")
@@ -179,7 +181,14 @@ def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequ
                     marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
                 )  # fmt: skip
                 best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
-                ax.plot(best["best_learning_rate"] * nudge, best["test_mean"], "o", markersize=9, markerfacecolor="none", markeredgecolor=kind_colour(first["objective_kind"]))
+                ax.plot(
+                    best["best_learning_rate"] * nudge,
+                    best["test_mean"],
+                    "o",
+                    markersize=9,
+                    markerfacecolor="none",
+                    markeredgecolor=kind_colour(first["objective_kind"]),
+                )
             ax.set_xscale("log")
             grid_rates = sorted(set(at_task["learning_rate"]))
             ax.xaxis.set_major_locator(FixedLocator(grid_rates))  # label the grid's LRs, nothing else
@@ -210,7 +219,9 @@ def difference_forest(comparison: pd.DataFrame, path: Path) -> Path:
             if not math.isnan(low):
                 ax.plot([low, high], [y, y], color=colour, linewidth=2)
             ax.plot(item["difference_mean"], y, "D" if item["level"] == "family" else "o", color=colour, markersize=5)
-        labels = [f"{r['name']} average, {r['size']}" if r["level"] == "family" else f"{r['name']}, {r['size']}" for _, r in rows.iterrows()]
+        labels = [
+            f"{r['name']} average, {r['size']}" if r["level"] == "family" else f"{r['name']}, {r['size']}" for _, r in rows.iterrows()
+        ]
         ax.set_yticks(range(len(rows)), labels)
         for tick, (_, item) in zip(ax.get_yticklabels(), rows.iterrows()):
             tick.set_fontweight("bold" if item["level"] == "family" else "normal")
@@ -264,8 +275,20 @@ def masking_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path) -
                     )  # fmt: skip
                     continue
                 x, y = 100 * points["mask_ratio"].iloc[0] + 0.8, points["test_mean"].iloc[0]
-                ax.errorbar([x], [y], yerr=half_widths(points), color=colour, marker="s", markerfacecolor="white", linestyle="none", capsize=3, label=f"{family} average, {size}, {rule}")
-                ax.annotate(f"{rule} ({points['run_name'].iloc[0]})", (x, y), xytext=(6, -3), textcoords="offset points", fontsize=7, color=colour)
+                ax.errorbar(
+                    [x],
+                    [y],
+                    yerr=half_widths(points),
+                    color=colour,
+                    marker="s",
+                    markerfacecolor="white",
+                    linestyle="none",
+                    capsize=3,
+                    label=f"{family} average, {size}, {rule}",
+                )
+                ax.annotate(
+                    f"{rule} ({points['run_name'].iloc[0]})", (x, y), xytext=(6, -3), textcoords="offset points", fontsize=7, color=colour
+                )
         ax.set_xlabel("masking ratio (% of positions selected); rule: [MASK] / random / kept %")
         ax.set_ylabel("test score (points)")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}%"))
@@ -299,8 +322,12 @@ def objective_overview(objectives: pd.DataFrame, path: Path) -> Path:
             ax.set_title(f"{family} average, {size}")
             ax.set_xlabel("test score (points)")
             ax.grid(axis="y", alpha=0)
-        handles = [Line2D([], [], marker="o", linestyle="none", color=SECTION_COLOURS[s], label=s) for s in SECTIONS if s in set(rows["section"])]
-        handles += [Line2D([], [], color=KIND_COLOURS[k], linestyle=style, label=f"{k.upper()} run") for k, style in (("clm", ":"), ("mlm", "--"))]
+        handles = [
+            Line2D([], [], marker="o", linestyle="none", color=SECTION_COLOURS[s], label=s) for s in SECTIONS if s in set(rows["section"])
+        ]
+        handles += [
+            Line2D([], [], color=KIND_COLOURS[k], linestyle=style, label=f"{k.upper()} run") for k, style in (("clm", ":"), ("mlm", "--"))
+        ]
         figure.legend(handles=handles, loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, -0.01))
         figure.tight_layout(rect=(0, 0.9 / sum(heights), 1, 1))
         return save(figure, path)

@@ -43,8 +43,7 @@ BENCHMARK_COLUMNS = ["s", "max_rss", "cpu_time"]
 MANIFEST_FIELDS: dict[str, Any] = {"name": str, "requirement": str, "filename": str, "sha256": str, "license": str, "origin": str}
 CORPUS_FIELDS: dict[str, Any] = {"sources": dict, "contaminated_by_task": dict, "decontamination_ngram": int, "totals": dict}
 CORPUS_SOURCE_FIELDS: dict[str, Any] = {
-    key: int
-    for key in ("documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words")
+    key: int for key in ("documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words")
 }
 CORPUS_TOTAL_FIELDS: dict[str, Any] = {"train_documents": int, "heldout_documents": int, "words": NUMBER}
 
@@ -71,8 +70,7 @@ def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any
     the directory's provenance."""
     # Only empty cells are missing values: a label or task named "NA" stays text.
     frames = {
-        name: read_csv(directory / f"{name}.csv", columns, keep_default_na=False, na_values=[""])
-        for name, columns in TABLE_COLUMNS.items()
+        name: read_csv(directory / f"{name}.csv", columns, keep_default_na=False, na_values=[""]) for name, columns in TABLE_COLUMNS.items()
     }
     return frames, read_json(directory / "provenance.json")
 
@@ -132,7 +130,9 @@ def headline_grid(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return grid[grid["run"].isin(shown) | (grid["objective_kind"] == "random")]
 
 
-def draw_figures(frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataFrame], confidence: float, directory: Path) -> dict[str, str]:
+def draw_figures(
+    frames: Mapping[str, pd.DataFrame], logs: Mapping[str, pd.DataFrame], confidence: float, directory: Path
+) -> dict[str, str]:
     """Every figure as a PNG in ``directory``; returns their data URIs by name."""
     sizes = list(size_parameters(frames["pretraining"]))
     objectives, lr_grid = frames["objectives"], headline_grid(frames)
@@ -175,7 +175,11 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) 
 
 def render_html(context: Mapping[str, Any]) -> str:
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     return environment.get_template(TEMPLATE).render(**context)
 

@@ -36,13 +36,34 @@ def minimal_pairs_table(minimal_pairs: pd.DataFrame, confidence: float) -> Table
     for (run, step, method), model in minimal_pairs.groupby(["run", "step", "method"], sort=False, dropna=False):
         by_kind = model.set_index("kind")
         pooled = by_kind.loc[ALL_KINDS]
-        cells = [num(plus_minus_text(by_kind.loc[k, "accuracy_mean"], by_kind.loc[k, "accuracy_low"], by_kind.loc[k, "accuracy_high"])) if k in by_kind.index else num("—") for k in kinds]
+        cells = [
+            num(plus_minus_text(by_kind.loc[k, "accuracy_mean"], by_kind.loc[k, "accuracy_low"], by_kind.loc[k, "accuracy_high"]))
+            if k in by_kind.index
+            else num("—")
+            for k in kinds
+        ]
         gain = num(interval_text(pooled["minus_random_mean"], pooled["minus_random_low"], pooled["minus_random_high"], signed=True))
         verdict = pooled["versus_random"] if isinstance(pooled["versus_random"], str) else "—"
-        rows.append(row(key(run), step_text(step), METHOD_NAMES.get(method, method), *cells, gain, Cell(verdict, f"versus-{verdict.replace(' ', '-')}")))
+        rows.append(
+            row(
+                key(run),
+                step_text(step),
+                METHOD_NAMES.get(method, method),
+                *cells,
+                gain,
+                Cell(verdict, f"versus-{verdict.replace(' ', '-')}"),
+            )
+        )
     return Table(
         f"Minimal pairs won (%), ± {level} over pairs; a tie counts half, so a scorer that cannot tell the sentences apart gets 50",
-        ("Model", "Checkpoint", "Score", *(f"{k.replace('_', ' ')} ({sizes[k]})" for k in kinds), f"All − random init [{level}, paired]", "vs random"),
+        (
+            "Model",
+            "Checkpoint",
+            "Score",
+            *(f"{k.replace('_', ' ')} ({sizes[k]})" for k in kinds),
+            f"All − random init [{level}, paired]",
+            "vs random",
+        ),
         tuple(rows),
         note=VARIANCE_NOTE,
     )
@@ -60,7 +81,16 @@ def minimal_pairs_comparison_table(comparison: pd.DataFrame, confidence: float) 
     ]  # fmt: skip
     return Table(
         f"Minimal pairs: MLM (pseudo-log-likelihood) against CLM (log-likelihood), pairs won (%) ± {level}",
-        ("Size", "Kind", "Pairs", "MLM", "CLM", f"MLM − CLM [{level}, paired]", "Winner", "Detectable at 80% power (pairs to decide a tie)"),
+        (
+            "Size",
+            "Kind",
+            "Pairs",
+            "MLM",
+            "CLM",
+            f"MLM − CLM [{level}, paired]",
+            "Winner",
+            "Detectable at 80% power (pairs to decide a tie)",
+        ),
         tuple(rows),
         note="Each model is scored the way its attention reads text, so the gap mixes the objective with the scoring rule; "
         "the random-init rows of the table above show what each rule gives a model that learned nothing. " + VARIANCE_NOTE,
