@@ -1,6 +1,7 @@
 # Two entry points for a new user (see README.md):
 #   make replicate   set up .venv, then run the whole replication on the embedded default
 #   make test        set up .venv, then run the test suite (what .ci/run runs)
+#   make evidence    the evidence tier (config/evidence.yaml, about an hour) in evidence/
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate smoke test clean-results
+.PHONY: setup replicate evidence smoke test clean-results
 
 setup: $(STAMP)
 
@@ -20,6 +21,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 replicate: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
+
+# Same rules, its own config and working directory, so it never overwrites the default's results.
+evidence: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/evidence.yaml --directory evidence
 
 smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml

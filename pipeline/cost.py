@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import get_args
 
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
+from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
@@ -103,7 +104,7 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list
             costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), flops, flops / pretraining_rate / 3600))
     # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
     models = [(p.name, p.size, p.objective) for p in plans.values()]
-    models += [(RANDOM_INIT, size, RANDOM_INIT) for size in sorted({p.size for p in plans.values()})]
+    models += [(replicate_name(RANDOM_INIT, i), size, RANDOM_INIT) for i, size in sorted({(p.replicate, p.size) for p in plans.values()})]
     checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_points]  # ... and each learning-curve checkpoint
     for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
         if runs:

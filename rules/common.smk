@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pipeline import strict
 from pipeline.config import RANDOM_INIT
+from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import resolve
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes
@@ -65,8 +66,9 @@ def as_json(value):
 
 PLANS = RESOLVED.plans  # run name -> RunPlan
 PRETRAIN_RUNS = [(p.name, p.size) for p in PLANS.values()]
-RANDOM_INIT_SIZES = sorted({p.size for p in PLANS.values()})
-FINETUNE_RUNS = PRETRAIN_RUNS + [(RANDOM_INIT, s) for s in RANDOM_INIT_SIZES]
+# The untrained twin of every pretraining replicate at every size: random, random_r1, ...
+RANDOM_INIT_RUNS = sorted({(replicate_name(RANDOM_INIT, p.replicate), p.size) for p in PLANS.values()})
+FINETUNE_RUNS = PRETRAIN_RUNS + RANDOM_INIT_RUNS
 
 
 def pretrain_summaries():
@@ -79,7 +81,7 @@ def pretrain_logs():
 
 def run_objective(name, size):
     """The objective (config name) a run was trained with; the baseline's own name for random init."""
-    return RANDOM_INIT if name == RANDOM_INIT else PLANS[f"{name}-{size}"].objective
+    return RANDOM_INIT if is_random_init(name) else PLANS[f"{name}-{size}"].objective
 
 
 def finetune_scores():
@@ -208,7 +210,7 @@ def pretrain_spec(wildcards):
             "size": CFG.sizes[plan.size],
             "pretraining": CFG.pretraining,
             "plan": plan,
-            "seed": CFG.seed,
+            "seed": plan.seed(CFG.seed),
         }
     )
 
@@ -217,7 +219,7 @@ def pretrain_start(wildcards):
     """The weights a run starts from; another run's output when it is a second stage or CPT."""
     start = run_plan(wildcards).start
     if start.kind == "initial":
-        return f"results/init/{wildcards.size}"
+        return f"results/init/{replicate_name(RANDOM_INIT, run_plan(wildcards).replicate)}-{wildcards.size}"
     if start.kind == "final":
         return f"results/pretrain/{start.run}/model"
     return f"results/pretrain/{start.run}/checkpoints"
@@ -236,8 +238,8 @@ def job_device(wildcards, resources):
 
 
 def finetune_model(wildcards):
-    if wildcards.name == RANDOM_INIT:
-        return f"results/init/{wildcards.size}"
+    if is_random_init(wildcards.name):
+        return f"results/init/{wildcards.name}-{wildcards.size}"
     return f"results/pretrain/{wildcards.name}-{wildcards.size}/model"
 
 
@@ -276,7 +278,7 @@ def run_minimal_pairs_spec(wildcards, pretraining_step):
 
 
 def run_finetune_spec(wildcards, pretraining_step):
-    if wildcards.name == RANDOM_INIT:
+    if is_random_init(wildcards.name):
         kind = RANDOM_INIT
     else:
         kind = CFG.objectives[run_plan(wildcards).objective]["kind"]

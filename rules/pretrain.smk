@@ -34,20 +34,29 @@ def pretrain_launcher(wildcards, resources):
     return PYTHON
 
 
+def initial_seed(wildcards):
+    """Replicate i of a size starts from the weights of seed config.seed + i."""
+    return CFG.seed + arm_of(wildcards.name)[1]
+
+
+# The initial weights of a size and pretraining seed, named as the untrained baseline they
+# also are: results/init/random-tiny, results/init/random_r1-tiny, ...
 rule initialize:
     input:
         "results/tokenizer",
     output:
-        directory("results/init/{size}"),
+        directory("results/init/{name}-{size}"),
+    wildcard_constraints:
+        name=f"{RANDOM_INIT}(_r[1-9][0-9]*)?",
     params:
         size=size_spec,
         max_length=max_model_length(),
-        seed=CFG.seed,
+        seed=initial_seed,
         code=CODE["model"],
     log:
-        "logs/initialize/{size}.log",
+        "logs/initialize/{name}-{size}.log",
     benchmark:
-        "benchmarks/initialize/{size}.tsv"
+        "benchmarks/initialize/{name}-{size}.tsv"
     shell:
         "{PYTHON} -m pipeline initialize --size {params.size:q} --max-length {params.max_length}"
         " --seed {params.seed} --tokenizer {input} --out {output} > {log} 2>&1"

@@ -32,6 +32,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     tables = aggregate(tmp_path)
     expected = {
         "finetune_grid",
+        "run_scores",
         "scores",
         "metric_details",
         "family_scores",
@@ -45,6 +46,8 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "tasks",
         "minimal_pairs",
         "minimal_pairs_comparison",
+        "budget_trend",
+        "budget_fit",
         "claims",
     }
     assert set(tables) == expected

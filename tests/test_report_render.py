@@ -58,12 +58,12 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
     html = (rendered[1] / "replication.html").read_text()
     headings = re.findall(r"<h2>(\d+)\. (.*?)</h2>", html)
     assert [int(number) for number, _ in headings] == list(range(1, len(headings) + 1))
-    assert [title for _, title in headings[:11]] == [
-        "Scale of this run", "Headline: MLM vs CLM", "Zero-shot: minimal pairs", "Learning curves: CLM vs MLM during pretraining",
+    assert [title for _, title in headings[:12]] == [
+        "Scale of this run", "Evidence at this scale", "Headline: MLM vs CLM", "Zero-shot: minimal pairs", "Learning curves: CLM vs MLM during pretraining",
         "Every objective at a glance", "Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10",
         "Two-stage CLM→MLM", "Continued pretraining",
     ]  # fmt: skip
-    assert [title for _, title in headings[11:]] == [
+    assert [title for _, title in headings[12:]] == [
         "Downstream suite: every number of every metric",
         "Baselines",
         "Pretraining",
@@ -89,6 +89,7 @@ def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None
     html = (rendered[1] / "replication.html").read_text()
     names = sorted(p.name for p in (rendered[1] / "figures").iterdir())
     assert names == [
+        "budget_trend.png",
         "differences.png",
         "learning_curves.png",
         "learning_rates.png",
@@ -97,7 +98,7 @@ def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None
         "overview.png",
         "two_stage.png",
     ]
-    assert html.count('src="data:image/png;base64,') == 7
+    assert html.count('src="data:image/png;base64,') == 8
     assert 'src="figures/' not in html
 
 

@@ -44,6 +44,7 @@ from pipeline.config.pretraining import (
     TwoStageSpec,
     ZooSpec,
 )
+from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
 
 __all__ = [
     "RANDOM_INIT", "Config", "ReportSpec",
@@ -52,9 +53,6 @@ __all__ = [
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
     "PretrainingSpec", "ScheduleSpec", "SizeSpec", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
 ]  # fmt: skip
-
-# The objective name of the untrained baseline (fine-tuned from the initial weights).
-RANDOM_INIT = "random"
 
 
 @dataclass(frozen=True)
@@ -89,6 +87,9 @@ class Config:
     def validate(self) -> None:
         if RANDOM_INIT in self.objectives:
             raise ValueError(f"objectives: {RANDOM_INIT!r} is reserved for the untrained baseline")
+        taken = [name for name in self.objectives if is_replicate_name(name)]
+        if taken:
+            raise ValueError(f"objectives: {taken[0]!r} ends like a pretraining replicate's name (_r<N>); rename it")
         references = [
             ("pretraining.sizes", self.pretraining.sizes, self.sizes),
             ("pretraining.objectives", self.pretraining.objectives, self.objectives),

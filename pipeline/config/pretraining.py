@@ -122,6 +122,11 @@ class PretrainingSpec:
     batch_size: int  # sequences per optimizer step
     num_steps: int
     checkpoint_steps: tuple[int, ...] = ()  # intermediate HF checkpoints (learning curves)
+    # Pretraining seeds per arm of the CLM-vs-MLM comparison (``objectives`` at ``sizes``) and
+    # of its random-init twin: replicate i starts from seed ``seed + i``'s initial weights and
+    # reads the blocks in that seed's order (pipeline/replicates.py). The zoo, two-stage and
+    # continued runs start from replicate 0.
+    replicates: int = 1
     resume_every_steps: int = 50  # how often resumable state is written
     num_heldout_batches: int = 8
     schedule: ScheduleSpec = ScheduleSpec()
@@ -129,6 +134,8 @@ class PretrainingSpec:
     compute: ComputeSpec = ComputeSpec()
 
     def validate(self) -> None:
+        if self.replicates < 1:
+            raise ValueError(f"replicates must be at least 1, got {self.replicates}")
         late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
         if late:
             raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")

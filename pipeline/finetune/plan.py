@@ -12,6 +12,7 @@ config can spend a costly task's budget on the runs that matter most.
 from __future__ import annotations
 
 from pipeline.config import RANDOM_INIT, Config
+from pipeline.config.replicates import arm_of, is_random_init
 from pipeline.objectives import parse_objective
 from pipeline.objectives.base import Attention
 
@@ -30,14 +31,15 @@ def generation_attention(objective_kind: str) -> Attention | None:
 
 def can_generate(config: Config, objective: str) -> bool:
     """Whether a run trained with ``objective`` (a config name, or the baseline) predicts next tokens."""
-    kind = objective if objective == RANDOM_INIT else config.objectives[objective]["kind"]
+    kind = RANDOM_INIT if is_random_init(objective) else config.objectives[objective]["kind"]
     return generation_attention(kind) is not None
 
 
 def finetunes(config: Config, task: str, name: str, size: str, objective: str) -> bool:
     """Whether ``task`` fine-tunes run ``name``-``size`` (and its checkpoints), trained with ``objective``."""
     budget = config.finetuning.by_task.get(task)
-    if budget is not None and budget.runs is not None and not {name, f"{name}-{size}"} & set(budget.runs):
+    arm = arm_of(name)[0]  # a task that takes clm takes every pretraining replicate of it
+    if budget is not None and budget.runs is not None and not {name, arm, f"{name}-{size}", f"{arm}-{size}"} & set(budget.runs):
         return False
     if config.tasks[task].type in GENERATIVE_TASK_TYPES:
         return can_generate(config, objective)

@@ -3,7 +3,10 @@
 A run is ``{name}-{size}``. Three studies produce four kinds of run, all expressed in config:
 
 - from scratch (``pretraining.objectives`` at ``pretraining.sizes``, plus ``zoo``):
-  the shared initial weights of the size, steps ``0 .. num_steps``;
+  the shared initial weights of the size, steps ``0 .. num_steps``; the CLM-vs-MLM runs
+  once per pretraining seed (``pretraining.replicates``: ``clm``, ``clm_r1``, ...), each
+  replicate from its own seed's initial weights, so that objectives still share weights
+  and blocks within a replicate;
 - two-stage (``two_stage``): at each step budget ``B`` (``two_stage.budgets``, by default
   num_steps), the second objective takes over the first objective's from-scratch run at
   step ``k`` = fraction x B, from its checkpoint taken in the stable phase of WSD
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.config import Config, PretrainingSpec, ScheduleSpec, TwoStageSpec
+from pipeline.config.replicates import arm_of, replicate_name
 
 Study = Literal["objectives", "short_budget", "two_stage", "continued"]
 InitKind = Literal["initial", "checkpoint", "final"]
@@ -58,6 +62,11 @@ class RunPlan:
     schedule_steps: int  # the LR schedule spans steps 0 .. schedule_steps
     data_offset_steps: int = 0  # step s reads the blocks of step s + data_offset_steps
     stage_checkpoint_steps: tuple[int, ...] = ()  # checkpoints (with optimizer state) other runs start from
+    replicate: int = 0  # pretraining seed index: initial weights, block order and objective noise of seed + replicate
+
+    def seed(self, config_seed: int) -> int:
+        """The seed of this run's initial weights, block order and objective randomness."""
+        return config_seed + self.replicate
 
     def curve_steps(self, checkpoint_steps: tuple[int, ...]) -> tuple[int, ...]:
         """The learning-curve checkpoints (pretraining.checkpoint_steps) this run saves.
@@ -90,9 +99,9 @@ def continued_name(objective: str, base: str) -> str:
 def plan_runs(config: Config) -> dict[str, RunPlan]:
     """Every run of ``config`` by run name, bases before the runs that start from them."""
     pretraining = config.pretraining
-    scratch = [(o, s) for s in pretraining.sizes for o in pretraining.objectives]
+    scratch = [(o, s, i) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives]
     if config.zoo is not None:
-        scratch += [(o, s) for s in config.zoo.sizes for o in config.zoo.objectives if (o, s) not in scratch]
+        scratch += [(o, s, 0) for s in config.zoo.sizes for o in config.zoo.objectives if (o, s, 0) not in scratch]
     split_steps: dict[str, list[int]] = {}
     later: list[RunPlan] = []
 
@@ -133,21 +142,24 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
                 )
 
     plans = {}
-    for objective, size in scratch:
-        run = run_name(objective, size)
+    for objective, size, replicate in scratch:
+        name = replicate_name(objective, replicate)
+        run = run_name(name, size)
+        seed = f", pretraining seed +{replicate}" if replicate else ""
         plans[run] = RunPlan(
             run=run,
-            name=objective,
+            name=name,
             size=size,
             objective=objective,
             study="objectives",
-            description=f"{objective} from scratch for {pretraining.num_steps} steps",
+            description=f"{objective} from scratch for {pretraining.num_steps} steps{seed}",
             start=Start("initial"),
             first_step=0,
             last_step=pretraining.num_steps,
             schedule=pretraining.schedule,
             schedule_steps=pretraining.num_steps,
             stage_checkpoint_steps=tuple(sorted(set(split_steps.get(run, [])))),
+            replicate=replicate,
         )
     missing = sorted({p.start.run for p in later} - set(plans))
     if missing:
@@ -201,14 +213,15 @@ def decay_branch(objective: str, size: str, budget: int, pretraining: Pretrainin
 
 
 def curve_checkpoints(config: Config, plans: dict[str, RunPlan]) -> list[tuple[RunPlan, int]]:
-    """(run, step) of every checkpoint ``learning_curves`` fine-tunes: each named run at each
-    of its sizes where the run is planned (a two-stage run may exist at fewer sizes than CLM
-    and MLM), at every pretraining.checkpoint_steps step it saves. A name planned at none of
-    the sizes, or a run that saves no checkpoint, is a config error, not a silent gap."""
+    """(run, step) of every checkpoint ``learning_curves`` fine-tunes: each named run (every
+    pretraining replicate of it) at each of its sizes where the run is planned (a two-stage
+    run may exist at fewer sizes than CLM and MLM), at every pretraining.checkpoint_steps
+    step it saves. A name planned at none of the sizes, or a run that saves no checkpoint,
+    is a config error, not a silent gap."""
     curves = config.learning_curves
     if curves is None:
         return []
-    chosen = [plans[run_name(name, size)] for size in curves.sizes for name in curves.runs if run_name(name, size) in plans]
+    chosen = [p for size in curves.sizes for name in curves.runs for p in plans.values() if p.size == size and arm_of(p.name)[0] == name]
     for name in curves.runs:
         if not any(plan.name == name for plan in chosen):
             sizes = ", ".join(curves.sizes)

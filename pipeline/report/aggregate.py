@@ -13,9 +13,13 @@ Outputs (one directory, written atomically, with ``provenance.json``):
 
 ====================  ============================================================
 finetune_grid.csv     one row per (task, run, learning_rate, seed)
-scores.csv            per (task, run): best LR on validation, test seed mean and CI
-family_scores.csv     per (family, run): average of the family's task means
-comparison.csv        per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner
+run_scores.csv        per (task, run): best LR on validation, test seed mean and CI;
+                      every pretraining replicate apart
+scores.csv            per (task, arm): run_scores with the replicates of an arm pooled
+                      (CI over pretraining seeds, see :mod:`.replicates`)
+family_scores.csv     per (family, arm): average of the family's task means, pooled
+comparison.csv        per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner,
+                      and each against its random-init twin
 baselines.csv         per (task, pretrained run): majority class, bag of words,
                       random init, gain
 lr_sensitivity.csv    per (task, run): how much the test score moves over the LR grid
@@ -33,13 +37,18 @@ pretraining.csv       one row per pretraining summary
 tasks.csv             one row per task (provenance of the downstream data)
 minimal_pairs.csv     per (model, scoring method, kind of pair): share of minimal pairs
                       won, and the paired gain over random init (see :mod:`.zero_shot`)
-minimal_pairs_comparison.csv  per (size, kind): MLM − CLM on minimal pairs, paired
+minimal_pairs_comparison.csv  per (size, kind): MLM − CLM on minimal pairs
+budget_trend.csv      per (task | family | minimal pairs, size, contrast, budget): MLM −
+                      CLM and each minus random init at every checkpoint's token count
+budget_fit.csv        per (task | family | minimal pairs, size, contrast): a trend line in
+                      log10(tokens) and the budget it says would decide (:mod:`.budget_trend`)
 claims.csv            one verdict per claim of the claims file (see :mod:`.claims`)
 ====================  ============================================================
 
-Scores are in points (0-100). Every interval is a Student-t interval over fine-tuning
-seeds at ``ReportSpec.confidence`` (see :mod:`.stats`), except the zero-shot tables',
-which are over minimal pairs.
+Scores are in points (0-100). Every interval is a Student-t interval at
+``ReportSpec.confidence`` (see :mod:`.stats`): over fine-tuning seeds for one pretraining
+run, over pretraining seeds for an arm with several (``pretraining_seeds``); the zero-shot
+tables' are over minimal pairs for one run, over pretraining seeds for several.
 
 Names. A run is ``{name}-{size}``; ``run`` joins every table. Its ``run_name`` (the
 ``name``) is what ``scores.json`` calls ``objective``: the fine-tuning stage only knows
@@ -86,12 +95,14 @@ from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
+from pipeline.report.budget_trend import budget_trend_tables
 from pipeline.report.claims import check_claims
 from pipeline.report.claims.spec import read_claims
 from pipeline.report.comparisons import baseline_table, by_size, comparison_table, objectives_table
 from pipeline.report.contract import Results
 from pipeline.report.curves import check_curve_tasks, learning_curve_tables
 from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_minimal_pairs, read_pretraining, read_tasks
+from pipeline.report.replicates import pool_replicates
 from pipeline.report.runs import reference_runs, run_placements
 from pipeline.report.scoring import detail_table, family_table, lr_sensitivity_table, score_table
 from pipeline.report.zero_shot import minimal_pairs_comparison, minimal_pairs_table
@@ -132,16 +143,23 @@ def build_results(
     if missing:
         raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among --summaries")
     check_curve_tasks(curve_grid, grid)
-    scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
-    families = by_size(family_table(scores, confidence), pretraining, ["family"], ["run"])
+    run_scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
+    # Families per replicate first, then pooled: a replicate that is good on one task of a
+    # family tends to be good on the others, and pooling the family means keeps that.
+    scores = pool_replicates(run_scores, ["task"], confidence)
+    families = by_size(pool_replicates(family_table(run_scores, confidence), ["family"], confidence), pretraining, ["family"], ["run"])
     comparison = by_size(comparison_table(scores, families, pretraining, tasks, confidence), pretraining, [], ["family", "level", "name"])
     objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), reference_runs(pretraining), confidence)
-    curves, curve_comparison = learning_curve_tables(curve_grid, scores, comparison, pretraining, tasks, confidence)
+    curves, curve_comparison = learning_curve_tables(curve_grid, run_scores, comparison, pretraining, tasks, confidence)
     pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
+    pairs_table = minimal_pairs_table(pair_outcomes, pretraining, confidence)
+    pairs_comparison = minimal_pairs_comparison(pair_outcomes, pairs_table, confidence)
+    trend, fit = budget_trend_tables(curves, curve_comparison, comparison, pairs_table, pairs_comparison, pretraining, confidence)
     return Results(
         finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
+        run_scores=run_scores,
         scores=scores,
-        metric_details=by_size(detail_table(grid, scores, confidence), pretraining, ["task"], ["run", "key"]),
+        metric_details=by_size(detail_table(grid, run_scores, confidence), pretraining, ["task"], ["run", "key"]),
         family_scores=families,
         comparison=comparison,
         baselines=by_size(
@@ -155,8 +173,10 @@ def build_results(
         curve_comparison=by_size(curve_comparison, pretraining, [], ["family", "level", "name", "step"]),
         pretraining=pretraining,
         tasks=tasks,
-        minimal_pairs=minimal_pairs_table(pair_outcomes, pretraining, confidence),
-        minimal_pairs_comparison=minimal_pairs_comparison(pair_outcomes, confidence),
+        minimal_pairs=pairs_table,
+        minimal_pairs_comparison=pairs_comparison,
+        budget_trend=trend,
+        budget_fit=fit,
         confidence=confidence,
         objective_configs=objective_configs,
     )

@@ -1,7 +1,8 @@
 """Runs measured against each other, per task and per family average at each size:
-MLM − CLM (comparison.csv), each run against the trivial baseline, the bag of words and
-its random-init twin (baselines.csv), and every run against its CLM and MLM reference
-(objectives.csv); all with Welch CIs."""
+MLM − CLM and each against its random-init twin (comparison.csv), each run against the
+trivial baseline, the bag of words and its random-init twin (baselines.csv), and every run
+against its CLM and MLM reference (objectives.csv); all with Welch CIs, over whatever the
+scores' intervals are over (fine-tuning seeds, or pretraining seeds: .replicates)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pipeline.report.contract import (
     WINNER,
     size_parameters,
 )
+from pipeline.report.replicates import PRETRAINING_SEEDS
 from pipeline.report.runs import PLACEMENT_COLUMNS, SECTIONS, pick_run
 from pipeline.report.stats import Estimate, ci_side, difference, minimum_detectable_effect, replicates_to_detect
 
@@ -34,11 +36,27 @@ def by_level(scores: pd.DataFrame, families: pd.DataFrame) -> Iterator[tuple[str
 
 
 def seed_count(scores: pd.DataFrame, runs: list[str]) -> float:
-    """The fewest fine-tuning seeds behind any task score of ``runs``; NaN where the table has no count."""
-    if "n_seeds" not in scores.columns:
+    """The fewest replicates behind any task score of ``runs``: pretraining seeds where they
+    are pooled over several (the unit their intervals are over), else fine-tuning seeds;
+    NaN where the table has no count."""
+    chosen = scores[scores["run"].isin(runs)]
+    if chosen.empty or "n_seeds" not in chosen.columns:
         return math.nan
-    counts = scores.loc[scores["run"].isin(runs), "n_seeds"]
-    return float(counts.min()) if len(counts) else math.nan
+    pretraining_seeds = chosen[PRETRAINING_SEEDS].min() if PRETRAINING_SEEDS in chosen.columns else 1
+    return float(pretraining_seeds if pretraining_seeds > 1 else chosen["n_seeds"].min())
+
+
+def versus_random(group: pd.DataFrame, arms: dict[str, pd.Series], confidence: float) -> dict[str, object]:
+    """Each arm minus the random-init run of its size (pooled alike), Welch: what pretraining bought."""
+    random = pick_run(group, "random")
+    if random is None:
+        return {"random_run": "", **Estimate.undefined(confidence).columns("random_")}
+    random_score = Estimate.from_columns(random, confidence, "test_")
+    columns: dict[str, object] = {"random_run": random["run"], **random_score.columns("random_")}
+    for prefix, arm in arms.items():
+        gain = difference(Estimate.from_columns(arm, confidence, "test_"), random_score)
+        columns.update({**gain.columns(f"{prefix}_minus_random_"), f"{prefix}_versus_random": VERSUS[ci_side(gain)]})
+    return columns
 
 
 def power_columns(gap: Estimate, replicates: float, unit: str = "seeds") -> dict[str, float]:
@@ -62,7 +80,8 @@ def comparison_table(
     scores: pd.DataFrame, families: pd.DataFrame, pretraining: pd.DataFrame, tasks: pd.DataFrame, confidence: float
 ) -> pd.DataFrame:
     """Per (task, size) and per (family, size): MLM, CLM and MLM − CLM with Welch CI, its
-    minimum detectable effect and, where undecided, the seeds that would decide it.
+    minimum detectable effect and, where undecided, the seeds that would decide it; and each
+    of the two against the random-init run of its size.
 
     ``at_floor``: neither the MLM nor the CLM run's CI clears the trivial baseline by
     ``FLOOR_MARGIN`` points. Such a row says nothing about the objectives, only that the
@@ -84,6 +103,8 @@ def comparison_table(
             "winner": WINNER[ci_side(gap)], **power_columns(gap, seed_count(scores, [mlm["run"], clm["run"]])),
             "floor": (floor := task_floors(tasks, level, name, group["family"].iloc[0])),
             "at_floor": bool(floor == floor and max(mlm_score.low, clm_score.low) < floor + FLOOR_MARGIN),
+            PRETRAINING_SEEDS: min(mlm.get(PRETRAINING_SEEDS, 1), clm.get(PRETRAINING_SEEDS, 1)),
+            **versus_random(group, {"mlm": mlm, "clm": clm}, confidence),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 

@@ -7,7 +7,8 @@ The aggregate stage builds these tables (:mod:`.aggregate`), the claim checks re
 
 Scores are in points (0-100). An ``Estimate`` is five columns, ``{prefix}mean``,
 ``std_error``, ``df``, ``low`` and ``high`` (:meth:`.stats.Estimate.columns`): a
-Student-t interval over fine-tuning seeds at ``ReportSpec.confidence``.
+Student-t interval at ``ReportSpec.confidence``: over fine-tuning seeds for a single
+pretraining run, over pretraining seeds for an arm pooled from several (``pretraining_seeds``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,22 @@ RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", 
 GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "num_steps", "seconds"]
 
 FINETUNE_GRID_COLUMNS = [*RUN_COLUMNS, *GRID_COLUMNS]
-SCORES_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", *Estimate.column_names("test_")]
-FAMILY_SCORES_COLUMNS = ["family", "run", "run_name", "objective_kind", "size", "num_tasks", "tasks", *Estimate.column_names("test_")]
+# pretraining_seeds: 1 for a single run (CI over its fine-tuning seeds); N for an arm pooled
+# over N pretraining replicates (CI over replicate means, .replicates).
+SCORES_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", *Estimate.column_names("test_"), "pretraining_seeds"]
+RUN_SCORES_COLUMNS = SCORES_COLUMNS[:-1]
+FAMILY_SCORES_COLUMNS = [
+    "family",
+    "run",
+    "run_name",
+    "objective_kind",
+    "size",
+    "num_tasks",
+    "tasks",
+    *Estimate.column_names("test_"),
+    "pretraining_seeds",
+]
+RUN_FAMILY_SCORES_COLUMNS = FAMILY_SCORES_COLUMNS[:-1]
 DETAIL_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "key", *Estimate.column_names("test_")]
 PRETRAINING_COLUMNS = [
     "run", "run_name", "objective", "objective_kind", "attention", "size", "study", "description",
@@ -42,7 +57,8 @@ TASKS_COLUMNS = [
     "num_train", "num_validation", "num_test", "duplicates_removed", "majority_label", "majority_test_score",
 ]  # fmt: skip
 # Beside a difference: its minimum detectable effect at 80% power, and where its CI spans 0
-# the fine-tuning seeds per arm that would detect the observed gap (.comparisons.power_columns).
+# the seeds per arm that would detect the observed gap (.comparisons.power_columns): pretraining
+# seeds where the arms have several (pretraining_seeds > 1), else fine-tuning seeds.
 POWER_COLUMNS = ["difference_mde", "difference_seeds_to_decide"]
 # Points a run's CI must clear the trivial baseline by before it counts as having learned a
 # task. Without it, a QA model that abstains on all but a handful of questions (3 seeds at
@@ -51,10 +67,15 @@ FLOOR_MARGIN = 1.0
 # The trivial baseline of a comparison's task (a family: its tasks' highest), and whether
 # neither run clears it (.comparisons.comparison_table): such a row is no evidence, not a tie.
 FLOOR_COLUMNS = ["floor", "at_floor"]
+# Each headline arm against its random-init twin (pooled the same way): what pretraining bought.
+VERSUS_RANDOM_COLUMNS = [
+    "random_run", *Estimate.column_names("random_"), *Estimate.column_names("mlm_minus_random_"), "mlm_versus_random",
+    *Estimate.column_names("clm_minus_random_"), "clm_versus_random",
+]  # fmt: skip
 COMPARISON_COLUMNS = [
     "level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run",
     *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
-    *POWER_COLUMNS, *FLOOR_COLUMNS,
+    *POWER_COLUMNS, *FLOOR_COLUMNS, "pretraining_seeds", *VERSUS_RANDOM_COLUMNS,
 ]  # fmt: skip
 BASELINE_COLUMNS = [
     *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",
@@ -78,22 +99,31 @@ CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_
 # step is blank for a final model.
 MINIMAL_PAIR_OUTCOME_COLUMNS = ["run", "run_name", "size", "step", "method", "pair_id", "kind", "outcome"]
 # Per (model, method, kind or "all"): share of pairs won, in points, and the paired
-# difference to the random-init weights of its size scored the same way.
+# difference to the random-init weights it started from, scored the same way; an arm of
+# several pretraining replicates pooled over them (.zero_shot).
 MINIMAL_PAIRS_COLUMNS = [
     "run", "run_name", "objective_kind", "size", "step", "method", "kind", "num_pairs", *Estimate.column_names("accuracy_"),
-    "random_run", *Estimate.column_names("minus_random_"), "versus_random", "minus_random_mde",
+    "random_run", *Estimate.column_names("minus_random_"), "versus_random", "minus_random_mde", "pretraining_seeds",
 ]  # fmt: skip
-# Per (size, kind or "all"): the headline MLM and CLM final models, each scored its own way, paired by pair.
+# Per (size, kind or "all"): the headline MLM and CLM final models, each scored its own way,
+# paired by pair (one run per arm) or Welch over replicates; to_decide counts decide_unit.
 MINIMAL_PAIRS_COMPARISON_COLUMNS = [
     "size", "kind", "num_pairs", "mlm_run", "mlm_method", "clm_run", "clm_method",
     *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
-    "difference_mde", "difference_pairs_to_decide",
+    "difference_mde", "difference_to_decide", "decide_unit", "pretraining_seeds",
+]  # fmt: skip
+# Each headline contrast at every token budget measured (.budget_trend), and its fitted trend.
+BUDGET_TREND_COLUMNS = ["level", "name", "size", "contrast", "step", "tokens", *Estimate.column_names("effect_"), "side"]
+BUDGET_FIT_COLUMNS = [
+    "level", "name", "size", "contrast", "num_budgets", "final_tokens", "final_side", "slope_per_decade", "intercept",
+    "tokens_to_decide", "trend",
 ]  # fmt: skip
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed"]
 
 # Every CSV of results/tables/ by file stem, in the order Results holds them, claims last.
 TABLE_COLUMNS = {
     "finetune_grid": FINETUNE_GRID_COLUMNS,
+    "run_scores": RUN_SCORES_COLUMNS,
     "scores": SCORES_COLUMNS,
     "metric_details": DETAIL_COLUMNS,
     "family_scores": FAMILY_SCORES_COLUMNS,
@@ -107,6 +137,8 @@ TABLE_COLUMNS = {
     "tasks": TASKS_COLUMNS,
     "minimal_pairs": MINIMAL_PAIRS_COLUMNS,
     "minimal_pairs_comparison": MINIMAL_PAIRS_COMPARISON_COLUMNS,
+    "budget_trend": BUDGET_TREND_COLUMNS,
+    "budget_fit": BUDGET_FIT_COLUMNS,
     "claims": CLAIM_COLUMNS,
 }
 
@@ -120,7 +152,8 @@ class Results:
     """Every aggregated table, plus what the claim checks need besides them."""
 
     finetune_grid: pd.DataFrame
-    scores: pd.DataFrame
+    run_scores: pd.DataFrame  # per run, every pretraining replicate apart
+    scores: pd.DataFrame  # per arm: replicates pooled (.replicates)
     metric_details: pd.DataFrame
     family_scores: pd.DataFrame
     comparison: pd.DataFrame
@@ -133,6 +166,8 @@ class Results:
     tasks: pd.DataFrame
     minimal_pairs: pd.DataFrame
     minimal_pairs_comparison: pd.DataFrame
+    budget_trend: pd.DataFrame
+    budget_fit: pd.DataFrame
     confidence: float
     objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
 

@@ -12,6 +12,7 @@ import pandas as pd
 from pipeline.errors import PipelineError
 from pipeline.report.comparisons import by_level, comparison_table
 from pipeline.report.contract import CURVE_COMPARISON_COLUMNS, LEARNING_CURVE_COLUMNS
+from pipeline.report.replicates import pool_replicates
 from pipeline.report.scoring import family_table, score_table
 from pipeline.report.stats import Estimate
 
@@ -33,22 +34,24 @@ def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
 
 
 def curve_points(
-    curve_grid: pd.DataFrame, scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
+    curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
 ) -> Iterator[tuple[int, pd.DataFrame, pd.DataFrame]]:
     """(step, task scores, family averages) of the runs with curve scores, at every step
     any of them has a point: the checkpoints, scored by :func:`score_table` and
     :func:`family_table` like the final models, and each run's final model from
-    ``scores`` at its num_steps."""
+    ``run_scores`` at its num_steps; pretraining replicates pooled per step as the final
+    models' are (:func:`.replicates.pool_replicates`)."""
     budgets = pretraining.set_index("run")["num_steps"]
-    finals = scores[scores["run"].isin(curve_grid["run"])]
+    finals = run_scores[run_scores["run"].isin(curve_grid["run"])]
     points = [score_table(grid, confidence).assign(step=step) for step, grid in curve_grid.groupby("pretraining_step", sort=True)]
     for step, at_step in pd.concat([*points, finals.assign(step=finals["run"].map(budgets))], ignore_index=True).groupby("step", sort=True):
-        yield int(step), at_step, family_table(at_step, confidence)
+        pooled = pool_replicates(at_step, ["task"], confidence)
+        yield int(step), pooled, pool_replicates(family_table(at_step, confidence), ["family"], confidence)
 
 
 def learning_curve_tables(
     curve_grid: pd.DataFrame,
-    scores: pd.DataFrame,
+    run_scores: pd.DataFrame,
     comparison: pd.DataFrame,
     pretraining: pd.DataFrame,
     tasks: pd.DataFrame,
@@ -60,7 +63,7 @@ def learning_curve_tables(
     budgets = pretraining.set_index("run")["num_steps"]
     references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
     curves, gaps = [], []
-    for step, at_step, families in curve_points(curve_grid, scores, pretraining, confidence):
+    for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
         for level, name, _, group in by_level(at_step, families):
             for _, run in group.iterrows():
                 budget = budgets[run["run"]]

@@ -353,3 +353,48 @@ def needle_heatmaps(details: pd.DataFrame, cell_prefix: str, path: Path) -> Path
             ax.grid(False)
         figure.colorbar(image, ax=axes, shrink=0.8, label="exact match (%)")
     return save(figure, path)
+
+
+def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
+    """One panel per family average (and the minimal pairs): every contrast against
+    pretraining tokens, measured points with their intervals and the fitted trend line."""
+    shown = trend[trend["level"] != "task"]
+    panels = list(shown.groupby(["level", "name", "size"], sort=False))
+    colours = {"MLM − CLM": "#666666", "MLM − random init": KIND_COLOURS["mlm"], "CLM − random init": KIND_COLOURS["clm"]}
+    lines = fit.set_index(["level", "name", "size", "contrast"])
+    with plt.rc_context(STYLE):
+        figure, axes = panel_grid(len(panels))
+        for ax, ((level, name, size), points) in zip(axes, panels):
+            for contrast, series in points.groupby("contrast", sort=False):
+                series = series.sort_values("tokens")
+                colour = colours.get(contrast, "#1f78b4")
+                ax.errorbar(
+                    series["tokens"],
+                    series["effect_mean"],
+                    yerr=half_widths(series, "effect_"),
+                    fmt="o",
+                    color=colour,
+                    capsize=2,
+                    markersize=4,
+                    label=contrast,
+                )
+                line = lines.loc[(level, name, size, contrast)]
+                if not math.isnan(line["slope_per_decade"]):
+                    # Drawn out to the budget it says would decide, where it says one.
+                    right = (
+                        series["tokens"].max()
+                        if math.isnan(line["tokens_to_decide"])
+                        else max(series["tokens"].max(), line["tokens_to_decide"])
+                    )
+                    ends = [series["tokens"].min(), right]
+                    ax.plot(
+                        ends, [line["intercept"] + line["slope_per_decade"] * math.log10(x) for x in ends], "--", color=colour, linewidth=1
+                    )
+            ax.axhline(0, color="black", linewidth=0.8)
+            ax.set_xscale("log")
+            ax.set_title(f"{name} average, {size}" if level == "family" else f"{name}, {size}")
+            ax.set_xlabel("pretraining tokens")
+            ax.set_ylabel("difference (points)")
+        below_axes_legend(axes[0])
+        figure.tight_layout()
+        return save(figure, path)

@@ -28,7 +28,7 @@ from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
-from pipeline.report import appendix_tables, figures, tables
+from pipeline.report import appendix_tables, evidence_tables, figures, tables
 from pipeline.report.contract import TABLE_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
 from pipeline.report.records import NUMBER, validated
@@ -147,6 +147,7 @@ def draw_figures(
         "masking": figures.masking_scores(objectives, sizes, directory / "masking.png") if MASKING in sections else None,
         "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
         "needle": figures.needle_heatmaps(details, appendix_tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
+        "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png") if len(frames["budget_trend"]) else None,
         "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
     }  # fmt: skip
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
@@ -157,6 +158,7 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) 
     every heading's number come from this one list."""
     return [
         ("scale", "Scale of this run"),
+        ("evidence", "Evidence at this scale"),
         ("headline", "Headline: MLM vs CLM"),
         ("zero-shot", "Zero-shot: minimal pairs"),
         ("learning-curves", "Learning curves: CLM vs MLM during pretraining"),
@@ -217,6 +219,9 @@ def run(args: argparse.Namespace) -> None:
         "titles": dict(sections),
         "scale_text": args.scale,
         "scale_table": tables.scale_table(frames["pretraining"]),
+        "evidence_summary": evidence_tables.evidence_summary(frames["comparison"], frames["minimal_pairs_comparison"], frames["claims"]),
+        "versus_random_table": evidence_tables.versus_random_table(frames["comparison"], frames["minimal_pairs"], spec.confidence),
+        "budget_fit_table": evidence_tables.budget_fit_table(frames["budget_fit"], frames["budget_trend"], spec.confidence) if len(frames["budget_fit"]) else None,
         "headline_tables": tables.headline_tables(frames["comparison"], frames["baselines"], spec.confidence),
         "minimal_pairs_table": minimal_pairs_table(frames["minimal_pairs"], spec.confidence) if len(frames["minimal_pairs"]) else None,
         "minimal_pairs_comparison_table": (

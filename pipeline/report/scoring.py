@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.finetune.selection import best_on_validation
-from pipeline.report.contract import DETAIL_COLUMNS, FAMILY_SCORES_COLUMNS, RUN_COLUMNS, SCORES_COLUMNS
+from pipeline.report.contract import DETAIL_COLUMNS, RUN_COLUMNS, RUN_FAMILY_SCORES_COLUMNS, RUN_SCORES_COLUMNS
 from pipeline.report.stats import Estimate, average, mean_interval
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
             "n_seeds": len(test),
             **mean_interval(test, confidence).columns("test_"),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=SCORES_COLUMNS)
+    return pd.DataFrame(rows, columns=RUN_SCORES_COLUMNS)
 
 
 def detail_table(grid: pd.DataFrame, scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -101,7 +101,7 @@ def family_table(scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
             "num_tasks": len(group), "tasks": " ".join(sorted(group["task"])),
             **estimate.columns("test_"),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=FAMILY_SCORES_COLUMNS)
+    return pd.DataFrame(rows, columns=RUN_FAMILY_SCORES_COLUMNS)
 
 
 def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.report.contract import FLOOR_MARGIN
+from pipeline.report.replicates import variance_text
 from pipeline.report.text import (
     count_text,
     detectable_text,
@@ -131,9 +132,8 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
             note="Random init: the same backbone fine-tuned from its initial weights, what pretraining has to beat. Floor: the "
             f"trivial baseline (majority class, always abstain, zero; a family: its tasks' highest); a row where neither MLM nor "
             f"CLM clears it by {FLOOR_MARGIN:g} point is no evidence about the objectives, not a tie. Detectable: the smallest "
-            "MLM − CLM this many fine-tuning seeds would find 80% of the time, at the observed seed variance; for a tie, the seeds "
-            "per objective that would find the observed gap. Intervals count fine-tuning seeds only, so they hold each "
-            "objective's one pretraining run fixed: more fine-tuning seeds cannot average over another pretraining run.",
+            "MLM − CLM this many seeds would find 80% of the time, at the observed seed variance; for a tie, the seeds "
+            f"per objective that would find the observed gap. Intervals are {variance_text(at_size['pretraining_seeds'].max())}.",
         ))  # fmt: skip
     return tables
 

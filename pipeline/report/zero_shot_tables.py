@@ -11,11 +11,20 @@ from pipeline.report.text import detectable_text, interval_text, plus_minus_text
 from pipeline.report.zero_shot import ALL_KINDS
 
 METHOD_NAMES = {"sentence_log_likelihood": "log-likelihood", "pseudo_log_likelihood": "PLL (within-word l2r)"}
-VARIANCE_NOTE = (
-    "Intervals are over minimal pairs (paired where two models are compared): they hold the one pretraining run and the "
-    "one initialisation behind each model fixed, so they say how surely this model beats that one on such sentences, "
-    "not how surely another pretraining seed would."
-)
+
+
+def variance_note(pretraining_seeds: float) -> str:
+    """What the intervals of a zero-shot table include."""
+    if pretraining_seeds > 1:
+        return (
+            f"Intervals are over {pretraining_seeds:g} pretraining seeds per arm (each seed's model scored on every pair, its gain "
+            "measured against the random initialisation it started from): they include pretraining-seed variance."
+        )
+    return (
+        "Intervals are over minimal pairs (paired where two models are compared): they hold the one pretraining run and the "
+        "one initialisation behind each model fixed, so they say how surely this model beats that one on such sentences, "
+        "not how surely another pretraining seed would."
+    )
 
 
 def step_text(step: float) -> str:
@@ -55,7 +64,7 @@ def minimal_pairs_table(minimal_pairs: pd.DataFrame, confidence: float) -> Table
             )
         )
     return Table(
-        f"Minimal pairs won (%), ± {level} over pairs; a tie counts half, so a scorer that cannot tell the sentences apart gets 50",
+        f"Minimal pairs won (%), ± {level}; a tie counts half, so a scorer that cannot tell the sentences apart gets 50",
         (
             "Model",
             "Checkpoint",
@@ -65,7 +74,7 @@ def minimal_pairs_table(minimal_pairs: pd.DataFrame, confidence: float) -> Table
             "vs random",
         ),
         tuple(rows),
-        note=VARIANCE_NOTE,
+        note=variance_note(minimal_pairs["pretraining_seeds"].max()),
     )
 
 
@@ -75,7 +84,7 @@ def minimal_pairs_comparison_table(comparison: pd.DataFrame, confidence: float) 
     rows = [
         row(
             key(item["size"]), key(item["kind"].replace("_", " ")), num(f"{item['num_pairs']:,}"), *comparison_cells(item),
-            num(detectable_text(item["difference_mde"], item["difference_pairs_to_decide"], "pairs")),
+            num(detectable_text(item["difference_mde"], item["difference_to_decide"], item["decide_unit"])),
         )
         for _, item in comparison.iterrows()
     ]  # fmt: skip
@@ -87,11 +96,12 @@ def minimal_pairs_comparison_table(comparison: pd.DataFrame, confidence: float) 
             "Pairs",
             "MLM",
             "CLM",
-            f"MLM − CLM [{level}, paired]",
+            f"MLM − CLM [{level}]",
             "Winner",
-            "Detectable at 80% power (pairs to decide a tie)",
+            "Detectable at 80% power (pairs or seeds to decide a tie)",
         ),
         tuple(rows),
         note="Each model is scored the way its attention reads text, so the gap mixes the objective with the scoring rule; "
-        "the random-init rows of the table above show what each rule gives a model that learned nothing. " + VARIANCE_NOTE,
+        "the random-init rows of the table above show what each rule gives a model that learned nothing. "
+        + variance_note(comparison["pretraining_seeds"].max() if len(comparison) else 1),
     )
