@@ -80,6 +80,9 @@ rule pretrain:
         launcher=pretrain_launcher,
         device=job_device,
     threads: 1
+    # Pretraining is the critical path: with a core free, start the next run before the
+    # fine-tuning jobs of finished ones (priority reruns nothing).
+    priority: 10
     resources:
         gpu=pretrain_gpus,
     log:
