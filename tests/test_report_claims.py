@@ -78,6 +78,20 @@ def test_c01_inconclusive_when_the_ci_spans_zero(tmp_path: Path) -> None:
     assert verdict("c01", fake(tmp_path, score=mlm_ahead_by(0.5, seed_spread=6.0))) == "inconclusive"
 
 
+def test_every_claim_row_states_the_power_of_the_comparisons_behind_its_verdict(tmp_path: Path) -> None:
+    """detectable: the largest minimum detectable effect among what the check judged; for an
+    inconclusive verdict, the fine-tuning seeds per arm that would decide (one pretraining run per arm here)."""
+    results = fake(tmp_path, score=mlm_ahead_by(0.5, seed_spread=6.0))
+    rows = check_claims([CLAIMS["c01"]], results).set_index("id")
+    c01 = rows.loc["c01"]
+    assert c01["verdict"] == "inconclusive" and c01["decide_unit"] == "fine-tuning seeds"
+    family = results.comparison[results.comparison["level"] == "family"]
+    assert c01["detectable"] >= family["difference_mde"].max() - 1e-9 > 0
+    assert c01["to_decide"] > results.scores["n_seeds"].min()
+    decided = check_claims([CLAIMS["c01"]], fake(tmp_path / "decided", score=mlm_ahead_by(4.0, seed_spread=0.5))).iloc[0]
+    assert decided["verdict"] == "supported" and decided["detectable"] > 0 and decided["to_decide"] != decided["to_decide"]
+
+
 def test_c01_inconclusive_when_sizes_disagree(tmp_path: Path) -> None:
     assert verdict("c01", fake(tmp_path, score=mlm_ahead_by(4.0, -4.0))) == "inconclusive"
 

@@ -118,7 +118,9 @@ BUDGET_FIT_COLUMNS = [
     "level", "name", "size", "contrast", "num_budgets", "final_tokens", "final_side", "slope_per_decade", "intercept",
     "tokens_to_decide", "trend",
 ]  # fmt: skip
-CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed"]
+# detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
+# judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
+CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]
 
 # Every CSV of results/tables/ by file stem, in the order Results holds them, claims last.
 TABLE_COLUMNS = {

@@ -267,12 +267,16 @@ def claims_table(claims: pd.DataFrame) -> Table:
         needed = item["needed"] if isinstance(item["needed"], str) and item["needed"] else ""
         evidence = f"{item['evidence'].rstrip('.')}. Needed: {needed}." if needed else item["evidence"]
         verdict = item["verdict"]
-        rows.append(row(item["id"], item["claim"], Cell(verdict, f"verdict verdict-{verdict.replace(' ', '-')}"), evidence))
+        unit = item["decide_unit"] if isinstance(item["decide_unit"], str) else ""
+        power = num(detectable_text(item["detectable"], item["to_decide"], unit) if unit else "—")
+        rows.append(row(item["id"], item["claim"], Cell(verdict, f"verdict verdict-{verdict.replace(' ', '-')}"), power, evidence))
     return Table(
         "Claims checked against this run",
-        ("ID", "Claim", "Verdict", "Evidence"),
+        ("ID", "Claim", "Verdict", "Detectable at 80% power (seeds to decide)", "Evidence"),
         tuple(rows),
         note="Supported or contradicted only when the confidence interval excludes zero in that direction; a claimed "
-        "magnitude outside the interval contradicts the claim as stated. Mixed results across sizes are inconclusive.",
+        "magnitude outside the interval contradicts the claim as stated. Mixed results across sizes are inconclusive. "
+        "Detectable: the largest minimum detectable effect among the comparisons the verdict judged (in the claim's unit), "
+        "and for an inconclusive verdict the seeds per arm that would detect every gap it judged, variance as observed.",
         css="wide-text claims",
     )

@@ -15,7 +15,9 @@ about 210M-1B-parameter models, the embedded default trains models of a few mill
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pandas as pd
@@ -39,6 +41,23 @@ class Verdict:
     needed: str = ""
 
 
+# The estimates judged while one claim is checked (:func:`judged_estimates`), so that the
+# claim's power can be stated from exactly the comparisons its verdict rests on, whichever
+# check kind judged them.
+_JUDGED: ContextVar[list[Estimate] | None] = ContextVar("judged", default=None)
+
+
+@contextmanager
+def judged_estimates() -> Iterator[list[Estimate]]:
+    """Collect every estimate :func:`judge` sees inside the ``with`` block."""
+    judged: list[Estimate] = []
+    token = _JUDGED.set(judged)
+    try:
+        yield judged
+    finally:
+        _JUDGED.reset(token)
+
+
 def judge(estimate: Estimate, claimed_low: float = 0.0, claimed_high: float = math.inf) -> str:
     """Verdict for a positive claim about ``estimate`` (a direction, or a range).
 
@@ -46,6 +65,9 @@ def judge(estimate: Estimate, claimed_low: float = 0.0, claimed_high: float = ma
     direction-only claim: entirely below 0); supported when the CI excludes 0 on the
     positive side and meets the claimed range; inconclusive otherwise.
     """
+    judged = _JUDGED.get()
+    if judged is not None:
+        judged.append(estimate)
     if math.isnan(estimate.low):
         return "inconclusive"
     if estimate.high < claimed_low or estimate.low > claimed_high:
