@@ -37,6 +37,8 @@ def test_shipped_configs_parse():
     "edit, message",
     [
         (lambda c: c["pretraining"].update(num_stepz=3), "cfg.pretraining.num_stepz: unknown key"),
+        (lambda c: c["report"].update(tasks_left_out={"squad": "absent"}), "report.tasks_left_out: 'squad' is not defined"),
+        (lambda c: c["report"].update(tasks_left_out={"topic": "why"}), "'topic' is in finetuning.tasks too"),
         (lambda c: c["pretraining"].update(num_steps="abc"), "cfg.pretraining.num_steps: expected an integer, got 'abc'"),
         (lambda c: c["pretraining"].update(batch_size=True), "cfg.pretraining.batch_size: expected an integer, got True"),
         (lambda c: c["pretraining"].update(sizes=["huge"]), "pretraining.sizes: 'huge' is not defined"),

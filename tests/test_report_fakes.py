@@ -160,7 +160,8 @@ class FakeTree:
 
     def report_argv(self, tables: Path, reports: Path) -> list[str]:
         return [
-            "report", "--spec", json.dumps({"title": "Fake replication"}), "--scale", "Fake scale: two tiny sizes.",
+            "report", "--spec", json.dumps({"title": "Fake replication", "tasks_left_out": {"needle": "at zero for every model here"}}),
+            "--scale", "Fake scale: two tiny sizes.",
             "--tables", str(tables), "--logs", *map(str, self.logs), "--corpus-stats", str(self.corpus_stats),
             "--manifests", *map(str, self.manifests), "--benchmarks", *map(str, self.benchmarks),
             "--html", str(reports / "replication.html"), "--pdf", str(reports / "replication.pdf"),

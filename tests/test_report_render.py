@@ -28,6 +28,7 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert ">Task</th>" in html and ">MLM</th>" in html and ">CLM</th>" in html and ">Winner</th>" in html
     assert '<tr class="family">' in html and "SC average (2 tasks)" in html
     assert '<td class="winner-MLM">MLM</td>' in html
+    assert "<strong>needle</strong>: at zero for every model here." in html  # report.tasks_left_out, beside the headline
     assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
     for heading in (
         "Scale of this run",

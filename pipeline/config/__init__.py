@@ -60,6 +60,9 @@ class ReportSpec:
     title: str = "Pretraining objectives: CLM vs MLM"
     confidence: float = 0.95
     claims_file: str | None = None  # claims.yaml checked by the report, if present
+    # Tasks of task_dir this configuration does not fine-tune, each with why (e.g. at its floor
+    # for every model at this scale): the report lists them beside the headline.
+    tasks_left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,10 @@ class Config:
                 ("continued_pretraining.objective", (cpt.objective,), self.objectives),
                 ("continued_pretraining.bases", cpt.bases, self.objectives),
             ]
+        references.append(("report.tasks_left_out", tuple(self.report.tasks_left_out), self.tasks))
+        run_and_left_out = sorted(set(self.report.tasks_left_out) & set(self.finetuning.tasks))
+        if run_and_left_out:
+            raise ValueError(f"report.tasks_left_out: {run_and_left_out[0]!r} is in finetuning.tasks too")
         for where, names, known in references:
             for name in names:
                 if name not in known:
