@@ -17,6 +17,12 @@ def default_data() -> dict:
     return yaml.safe_load((REPO / "config" / "default.yaml").read_text())
 
 
+def own_tasks(task_dir, tasks: list[str]) -> dict:
+    """The default with a task directory of its own, running ``tasks`` and leaving none out."""
+    data = default_data()
+    return {**data, "task_dir": str(task_dir), "finetuning": {**data["finetuning"], "tasks": tasks}, "report": {**data["report"], "tasks_left_out": []}}
+
+
 def merged(base: dict, override: dict) -> dict:
     """Snakemake's --configfile merge: mappings key by key, everything else replaced."""
     out = copy.deepcopy(base)
@@ -37,8 +43,8 @@ def test_shipped_configs_parse():
     "edit, message",
     [
         (lambda c: c["pretraining"].update(num_stepz=3), "cfg.pretraining.num_stepz: unknown key"),
-        (lambda c: c["report"].update(tasks_left_out={"squad": "absent"}), "report.tasks_left_out: 'squad' is not defined"),
-        (lambda c: c["report"].update(tasks_left_out={"topic": "why"}), "'topic' is in finetuning.tasks too"),
+        (lambda c: c["report"].update(tasks_left_out=[{"task": "squad", "why": "absent"}]), "report.tasks_left_out: 'squad' is not defined"),
+        (lambda c: c["report"].update(tasks_left_out=[{"task": "topic", "why": "why"}]), "'topic' is in finetuning.tasks too"),
         (lambda c: c["pretraining"].update(num_steps="abc"), "cfg.pretraining.num_steps: expected an integer, got 'abc'"),
         (lambda c: c["pretraining"].update(batch_size=True), "cfg.pretraining.batch_size: expected an integer, got True"),
         (lambda c: c["pretraining"].update(sizes=["huge"]), "pretraining.sizes: 'huge' is not defined"),
@@ -115,7 +121,7 @@ def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them
     smoke = load_config(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())))
     assert smoke.tasks["topic"].max_length == 48 and smoke.tasks["topic"].description == config.tasks["topic"].description
     (tmp_path / "mine.yaml").write_text((REPO / "config" / "tasks" / "topic.yaml").read_text())
-    own = load_config({**default_data(), "task_dir": str(tmp_path), "finetuning": {**default_data()["finetuning"], "tasks": ["mine"]}})
+    own = load_config(own_tasks(tmp_path, ["mine"]))
     assert set(own.tasks) == {"mine"}
 
 
@@ -130,7 +136,7 @@ def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them
 def test_a_bad_task_file_is_one_line_naming_the_task(tmp_path, task_file, message):
     base = yaml.safe_load((REPO / "config" / "tasks" / "topic.yaml").read_text())
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump({**base, **yaml.safe_load(task_file)}))
-    data = {**default_data(), "task_dir": str(tmp_path), "finetuning": {**default_data()["finetuning"], "tasks": ["bad"]}}
+    data = own_tasks(tmp_path, ["bad"])
     with pytest.raises(PipelineError) as error:
         load_config(data, "cfg")
     assert message in str(error.value) and "\n" not in str(error.value)

@@ -160,7 +160,7 @@ class FakeTree:
 
     def report_argv(self, tables: Path, reports: Path) -> list[str]:
         return [
-            "report", "--spec", json.dumps({"title": "Fake replication", "tasks_left_out": {"needle": "at zero for every model here"}}),
+            "report", "--spec", json.dumps({"title": "Fake replication", "tasks_left_out": [{"task": "needle", "why": "at zero for every model here"}]}),
             "--scale", "Fake scale: two tiny sizes.",
             "--tables", str(tables), "--logs", *map(str, self.logs), "--corpus-stats", str(self.corpus_stats),
             "--manifests", *map(str, self.manifests), "--benchmarks", *map(str, self.benchmarks),

@@ -47,7 +47,7 @@ from pipeline.config.pretraining import (
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
 
 __all__ = [
-    "RANDOM_INIT", "Config", "ReportSpec",
+    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec",
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
@@ -56,13 +56,20 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class LeftOutTask:
+    task: str
+    why: str
+
+
+@dataclass(frozen=True)
 class ReportSpec:
     title: str = "Pretraining objectives: CLM vs MLM"
     confidence: float = 0.95
     claims_file: str | None = None  # claims.yaml checked by the report, if present
-    # Tasks of task_dir this configuration does not fine-tune, each with why (e.g. at its floor
-    # for every model at this scale): the report lists them beside the headline.
-    tasks_left_out: dict[str, str] = field(default_factory=dict)
+    # Tasks this configuration does not fine-tune, each with why (e.g. at its floor for every
+    # model at this scale): the report lists them beside the headline. A list, so that an
+    # override replaces it whole (Snakemake merges mappings key by key).
+    tasks_left_out: tuple[LeftOutTask, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,8 +119,9 @@ class Config:
                 ("continued_pretraining.objective", (cpt.objective,), self.objectives),
                 ("continued_pretraining.bases", cpt.bases, self.objectives),
             ]
-        references.append(("report.tasks_left_out", tuple(self.report.tasks_left_out), self.tasks))
-        run_and_left_out = sorted(set(self.report.tasks_left_out) & set(self.finetuning.tasks))
+        left_out = tuple(entry.task for entry in self.report.tasks_left_out)
+        references.append(("report.tasks_left_out", left_out, self.tasks))
+        run_and_left_out = sorted(set(left_out) & set(self.finetuning.tasks))
         if run_and_left_out:
             raise ValueError(f"report.tasks_left_out: {run_and_left_out[0]!r} is in finetuning.tasks too")
         for where, names, known in references:

@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> None:
         "versus_random_table": evidence_tables.versus_random_table(frames["comparison"], frames["minimal_pairs"], spec.confidence),
         "budget_fit_table": evidence_tables.budget_fit_table(frames["budget_fit"], frames["budget_trend"], spec.confidence) if len(frames["budget_fit"]) else None,
         "headline_tables": tables.headline_tables(frames["comparison"], frames["baselines"], spec.confidence),
-        "tasks_left_out": spec.tasks_left_out,
+        "tasks_left_out": {entry.task: entry.why for entry in spec.tasks_left_out},
         "minimal_pairs_table": minimal_pairs_table(frames["minimal_pairs"], spec.confidence) if len(frames["minimal_pairs"]) else None,
         "minimal_pairs_comparison_table": (
             minimal_pairs_comparison_table(frames["minimal_pairs_comparison"], spec.confidence) if len(frames["minimal_pairs_comparison"]) else None
