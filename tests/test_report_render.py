@@ -23,6 +23,13 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeTree, Path]:
     return tree, root / "reports"
 
 
+# The sections after the objective zoo's, in order.
+APPENDIX_HEADINGS = (
+    "Downstream suite: every number of every metric", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost",
+    "Reproducibility",
+)  # fmt: skip
+
+
 def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree, Path]) -> None:
     html = (rendered[1] / "replication.html").read_text()
     assert ">Task</th>" in html and ">MLM</th>" in html and ">CLM</th>" in html and ">Winner</th>" in html
@@ -30,16 +37,7 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert '<td class="winner-MLM">MLM</td>' in html
     assert "<strong>needle</strong>: at zero for every model here." in html  # report.tasks_left_out, beside the headline
     assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
-    for heading in (
-        "Scale of this run",
-        "Baselines",
-        "Pretraining",
-        "Fine-tuning",
-        "Claims checked",
-        "Data provenance",
-        "Cost",
-        "Reproducibility",
-    ):
+    for heading in ("Scale of this run", *APPENDIX_HEADINGS[1:]):
         assert heading in html
     assert "do not transfer" in html and "Fake scale: two tiny sizes." in html
     assert "PROXY for SST-2" in html and "verdict-supported" in html
@@ -64,16 +62,7 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
         "Every objective at a glance", "Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10",
         "Two-stage CLM→MLM", "Continued pretraining",
     ]  # fmt: skip
-    assert [title for _, title in headings[12:]] == [
-        "Downstream suite: every number of every metric",
-        "Baselines",
-        "Pretraining",
-        "Fine-tuning",
-        "Claims checked",
-        "Data provenance",
-        "Cost",
-        "Reproducibility",
-    ]
+    assert [title for _, title in headings[12:]] == list(APPENDIX_HEADINGS)
     assert html.count('<li><a href="#') == len(headings)
     for caption in (
         "Two-stage CLM→MLM: family average test score",
