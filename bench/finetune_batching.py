@@ -1,6 +1,6 @@
 """Side-by-side: fine-tuning one grid point with random vs length-grouped batches.
 
-    python bench/finetune_batching.py --model results/init/tiny --task-dir results/data/tasks/sentiment
+    python bench/finetune_batching.py --model results/init/random-tiny --task-dir results/data/tasks/sentiment
 
 Runs the same (LR, seed) point alternately with plain random batches
 (``LENGTH_GROUP_BATCHES = 1``: each pool is one batch) and with the default grouping, in

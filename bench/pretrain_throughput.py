@@ -1,7 +1,7 @@
 """Side-by-side pretraining throughput: this project's trainer against the transformers ``Trainer``.
 
-    # CPU, the embedded default's tiny preset (needs results/tokens and results/init/tiny):
-    python bench/pretrain_throughput.py --tokens results/tokens --init results/init/tiny --threads 2
+    # CPU, the embedded default's tiny preset (needs results/tokens and results/init/random-tiny):
+    python bench/pretrain_throughput.py --tokens results/tokens --init results/init/random-tiny --threads 2
     # one GPU, the study's 210M preset at 2,048 tokens in bf16 (fresh weights, any packed tokens):
     python bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer --size 210m \\
         --device cuda --precision bf16 --compile --fused-optimizer --sequence-length 2048 --batch-size 16
@@ -201,7 +201,7 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", required=True, help="packed token directory (results/tokens)")
-    parser.add_argument("--init", help="initial weights + tokenizer (results/init/tiny); or --size")
+    parser.add_argument("--init", help="initial weights + tokenizer (results/init/random-tiny); or --size")
     parser.add_argument("--size", help="a size of config/paper.yaml, built fresh (210m, 610m, 1b)")
     parser.add_argument("--tokenizer", help="tokenizer directory (default: --init)")
     parser.add_argument("--vocab-size", type=int, default=128256, help="model vocabulary with --size (the study's)")
