@@ -36,6 +36,9 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert '<tr class="family">' in html and "SC average (2 tasks)" in html
     assert '<td class="winner-MLM">MLM</td>' in html
     assert "<strong>needle</strong>: at zero for every model here." in html  # report.tasks_left_out, beside the headline
+    # A family row shows its random-init average too (comparison.csv's random_*), not a dash.
+    family_row = re.search(r'<tr class="family">(.*?)</tr>', section(html, "headline"), re.S).group(1)
+    assert re.findall(r"<td[^>]*>(.*?)</td>", family_row)[3] != "—"
     assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
     for heading in ("Scale of this run", *APPENDIX_HEADINGS[1:]):
         assert heading in html

@@ -118,9 +118,9 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
                 mlm, clm, gap, winner = comparison_cells(item)
                 if bool(item["at_floor"]):
                     winner = Cell("no evidence", "winner-none")
-                reference = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
+                lexical = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
                 rows.append(row(
-                    key(name), mlm, clm, *reference_cells(reference, item["floor"]), gap, winner,
+                    key(name), mlm, clm, *reference_cells(item, lexical), gap, winner,
                     num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")),
                     css="family" if is_family else "",
                 ))  # fmt: skip
@@ -138,14 +138,17 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
     return tables
 
 
-def reference_cells(reference: pd.Series | None, floor: float) -> tuple[Cell, Cell, Cell]:
-    """Random init, bag of words (a task row of baselines.csv; none for a family) and the floor."""
-    if reference is None:
-        return num("—"), num("—"), num(number_text(floor))
+def reference_cells(item: Mapping[str, Any], lexical: pd.Series | None) -> tuple[Cell, Cell, Cell]:
+    """Random init (comparison.csv's, pooled like the arms), the bag of words (a task row of
+    baselines.csv; none for a family) and the floor of a headline row."""
+    has_random = isinstance(item["random_run"], str) and item["random_run"]  # blank (NaN read back) without a random-init run
+    random = num(plus_minus_text(item["random_mean"], item["random_low"], item["random_high"])) if has_random else num("—")
+    if lexical is None:
+        return random, num("—"), num(number_text(item["floor"]))
     return (
-        num(plus_minus_text(reference["random_mean"], reference["random_low"], reference["random_high"])),
-        num(plus_minus_text(reference["bag_of_words_mean"], reference["bag_of_words_low"], reference["bag_of_words_high"])),
-        num(number_text(floor)),
+        random,
+        num(plus_minus_text(lexical["bag_of_words_mean"], lexical["bag_of_words_low"], lexical["bag_of_words_high"])),
+        num(number_text(item["floor"])),
     )
 
 
