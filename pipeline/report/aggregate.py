@@ -102,7 +102,7 @@ from pipeline.report.comparisons import baseline_table, by_size, comparison_tabl
 from pipeline.report.contract import Results
 from pipeline.report.curves import check_curve_tasks, learning_curve_tables
 from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_minimal_pairs, read_pretraining, read_tasks
-from pipeline.report.replicates import pool_replicates
+from pipeline.report.replicates import arm_names, pool_replicates
 from pipeline.report.runs import reference_runs, run_placements
 from pipeline.report.scoring import detail_table, family_table, lr_sensitivity_table, score_table
 from pipeline.report.zero_shot import minimal_pairs_comparison, minimal_pairs_table
@@ -149,7 +149,9 @@ def build_results(
     scores = pool_replicates(run_scores, ["task"], confidence)
     families = by_size(pool_replicates(family_table(run_scores, confidence), ["family"], confidence), pretraining, ["family"], ["run"])
     comparison = by_size(comparison_table(scores, families, pretraining, tasks, confidence), pretraining, [], ["family", "level", "name"])
-    objectives = objectives_table(scores, families, run_placements(pretraining, objective_configs), reference_runs(pretraining), confidence)
+    # An arm's pooled row carries replicate 0's name, so the sections place replicate 0 only.
+    first_replicates = pretraining[arm_names(pretraining["run_name"]) == pretraining["run_name"]]
+    objectives = objectives_table(scores, families, run_placements(first_replicates, objective_configs), reference_runs(first_replicates), confidence)
     curves, curve_comparison = learning_curve_tables(curve_grid, run_scores, comparison, pretraining, tasks, confidence)
     pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
     pairs_table = minimal_pairs_table(pair_outcomes, pretraining, confidence)

@@ -365,11 +365,13 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
     with plt.rc_context(STYLE):
         figure, axes = panel_grid(len(panels))
         for ax, ((level, name, size), points) in zip(axes, panels):
-            for contrast, series in points.groupby("contrast", sort=False):
+            contrasts = list(dict.fromkeys(points["contrast"]))
+            for index, (contrast, series) in enumerate(points.groupby("contrast", sort=False)):
                 series = series.sort_values("tokens")
                 colour = colours.get(contrast, "#1f78b4")
+                nudge = 10 ** (0.015 * (index - (len(contrasts) - 1) / 2))  # side by side, so bars do not hide each other
                 ax.errorbar(
-                    series["tokens"],
+                    series["tokens"] * nudge,
                     series["effect_mean"],
                     yerr=half_widths(series, "effect_"),
                     fmt="o",

@@ -123,11 +123,12 @@ def data_uri(path: Path) -> str:
 
 
 def headline_grid(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The fine-tuning grid of the headline MLM and CLM runs and random init: one line
-    per run of the whole zoo would make the learning-rate panels unreadable."""
+    """The fine-tuning grid of the headline MLM and CLM runs and random init (their first
+    pretraining replicate): one line per run of the whole zoo, or per replicate, would make
+    the learning-rate panels unreadable."""
     grid, comparison = frames["finetune_grid"], frames["comparison"]
-    shown = set(comparison["mlm_run"]) | set(comparison["clm_run"])
-    return grid[grid["run"].isin(shown) | (grid["objective_kind"] == "random")]
+    shown = set(comparison["mlm_run"]) | set(comparison["clm_run"]) | set(comparison["random_run"].dropna())
+    return grid[grid["run"].isin(shown)]
 
 
 def draw_figures(
@@ -148,7 +149,7 @@ def draw_figures(
         "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
         "needle": figures.needle_heatmaps(details, appendix_tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
         "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png") if len(frames["budget_trend"]) else None,
-        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
+        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
     }  # fmt: skip
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
 
@@ -234,7 +235,7 @@ def run(args: argparse.Namespace) -> None:
         "baselines_table": tables.baselines_table(frames["baselines"]),
         "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
         "pretraining_table": tables.pretraining_table(frames["pretraining"]),
-        "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["scores"]),
+        "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["run_scores"]),
         "claims_table": tables.claims_table(frames["claims"]),
         "verdict_counts": Counter(frames["claims"]["verdict"]),
         "sources_table": appendix_tables.sources_table(manifests),
