@@ -108,6 +108,8 @@ class Config:
         ]
         if self.zoo is not None:
             references += [("zoo.sizes", self.zoo.sizes, self.sizes), ("zoo.objectives", self.zoo.objectives, self.objectives)]
+            if self.zoo.num_steps is not None:
+                self._check_budget("zoo.num_steps", self.zoo.num_steps)
         if self.two_stage is not None:
             stage = self.two_stage
             references += [("two_stage.sizes", stage.sizes, self.sizes), ("two_stage", (stage.first, stage.second), self.objectives)]
@@ -133,19 +135,25 @@ class Config:
             if artifact is not None and artifact not in self.sources:
                 raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")
 
+    def _check_budget(self, where: str, budget: int) -> None:
+        """A step budget other runs are compared at: its CLM and MLM are decay branches of the
+        full runs, which start from a checkpoint the LR decay has not touched yet and after
+        the warmup (or their schedule would not be the WSD schedule of that budget)."""
+        schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
+        if budget != num_steps and schedule.kind != "wsd":
+            raise ValueError(f"{where}: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed checkpoint)")
+        shortest = schedule.num_warmup_steps + schedule.num_decay_steps
+        if not shortest <= budget <= num_steps:
+            raise ValueError(f"{where}: {budget} must lie between warmup + decay ({shortest}) and pretraining.num_steps ({num_steps})")
+
     def _check_two_stage_splits(self, stage: TwoStageSpec) -> None:
         """Every run of the study starts from a checkpoint the LR decay has not touched yet:
-        each split, and each shorter budget's decay branch (which must also start after the
-        warmup, or its schedule would not be the WSD schedule of that budget)."""
+        each split, and each shorter budget's decay branch."""
         schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
         if schedule.kind != "wsd":
             raise ValueError("two_stage needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed checkpoint)")
-        shortest = schedule.num_warmup_steps + schedule.num_decay_steps
         for budget in stage.budgets or (num_steps,):
-            if not shortest <= budget <= num_steps:
-                raise ValueError(
-                    f"two_stage.budgets: {budget} must lie between warmup + decay ({shortest}) and pretraining.num_steps ({num_steps})"
-                )
+            self._check_budget("two_stage.budgets", budget)
             decay_start = budget - schedule.num_decay_steps
             late = [f for f in stage.first_stage_fractions if round(f * budget) > decay_start]
             if late:

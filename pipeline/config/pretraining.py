@@ -143,10 +143,18 @@ class PretrainingSpec:
 
 @dataclass(frozen=True)
 class ZooSpec:
-    """More from-scratch runs, at fewer sizes than the main CLM-vs-MLM comparison."""
+    """More from-scratch runs, at fewer sizes (and perhaps a shorter budget) than the main
+    CLM-vs-MLM comparison.
+
+    ``num_steps`` below pretraining.num_steps trains the zoo to that budget under its own WSD
+    schedule, and plans each of pretraining.objectives decayed at that budget (the decay
+    branches of ``two_stage.budgets``), so that every zoo run is compared with a CLM and an
+    MLM of its own budget: a budget spends its steps on the comparison that needs them.
+    """
 
     sizes: tuple[str, ...]
     objectives: tuple[str, ...]
+    num_steps: int | None = None  # None: pretraining.num_steps
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A run is ``{name}-{size}``. Three studies produce four kinds of run, all expressed in config:
 
 - from scratch (``pretraining.objectives`` at ``pretraining.sizes``, plus ``zoo``):
-  the shared initial weights of the size, steps ``0 .. num_steps``; the CLM-vs-MLM runs
+  the shared initial weights of the size, steps ``0 .. num_steps`` (the zoo's to its own
+  ``zoo.num_steps`` where that is shorter); the CLM-vs-MLM runs
   once per pretraining seed (``pretraining.replicates``: ``clm``, ``clm_r1``, ...), each
   replicate from its own seed's initial weights, so that objectives still share weights
   and blocks within a replicate;
@@ -13,8 +14,9 @@ A run is ``{name}-{size}``. Three studies produce four kinds of run, all express
   (*before* any decay, as the study does), and trains steps ``k .. B`` on the same blocks
   and the WSD schedule of budget B, so every split of a budget spends the same steps on
   the same tokens in the same order;
-- short budget: for a budget B below num_steps, the single-objective ends of its splits
-  are each objective's from-scratch run branched at step B - num_decay_steps and decayed
+- short budget: for a budget B below num_steps (of the two-stage splits or of the zoo),
+  the single-objective ends of its splits, and the zoo's references, are each objective's
+  from-scratch run branched at step B - num_decay_steps and decayed
   to B. WSD's LR does not depend on the budget before its decay, so the branch is, up to
   float rounding, the run a B-step budget would have trained, at the cost of the decay only;
 - continued pretraining (``continued_pretraining``): an objective trained on a *decayed*
@@ -99,11 +101,20 @@ def continued_name(objective: str, base: str) -> str:
 def plan_runs(config: Config) -> dict[str, RunPlan]:
     """Every run of ``config`` by run name, bases before the runs that start from them."""
     pretraining = config.pretraining
-    scratch = [(o, s, i) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives]
-    if config.zoo is not None:
-        scratch += [(o, s, 0) for s in config.zoo.sizes for o in config.zoo.objectives if (o, s, 0) not in scratch]
-    split_steps: dict[str, list[int]] = {}
+    # (objective, size, replicate, step budget) of every from-scratch run
+    scratch = [(o, s, i, pretraining.num_steps) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives]
+    branches: dict[str, RunPlan] = {}  # decay branches by run name: the zoo and two-stage may share one
     later: list[RunPlan] = []
+
+    if config.zoo is not None:
+        zoo_steps = config.zoo.num_steps or pretraining.num_steps
+        planned = {(o, s) for o, s, _, _ in scratch}
+        scratch += [(o, s, 0, zoo_steps) for s in config.zoo.sizes for o in config.zoo.objectives if (o, s) not in planned]
+        if zoo_steps < pretraining.num_steps:
+            for size in config.zoo.sizes:
+                for objective in pretraining.objectives if size in pretraining.sizes else ():
+                    branch = decay_branch(objective, size, zoo_steps, pretraining)
+                    branches[branch.run] = branch
 
     if config.two_stage is not None:
         stage = config.two_stage
@@ -112,12 +123,8 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
                 if budget < pretraining.num_steps:
                     for objective in (stage.first, stage.second):
                         branch = decay_branch(objective, size, budget, pretraining)
-                        later.append(branch)
-                        split_steps.setdefault(run_name(objective, size), []).append(branch.first_step)
-                for fraction in stage.first_stage_fractions:
-                    split = second_stage(stage, size, fraction, budget, pretraining)
-                    later.append(split)
-                    split_steps.setdefault(run_name(stage.first, size), []).append(split.first_step)
+                        branches[branch.run] = branch
+                later += [second_stage(stage, size, fraction, budget, pretraining) for fraction in stage.first_stage_fractions]
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
@@ -141,8 +148,13 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
                     )
                 )
 
+    later = [*branches.values(), *later]
+    split_steps: dict[str, set[int]] = {}  # run -> the steps other runs start from (checkpoints with optimizer state)
+    for plan in later:
+        if plan.start.kind == "checkpoint":
+            split_steps.setdefault(plan.start.run, set()).add(plan.start.step)
     plans = {}
-    for objective, size, replicate in scratch:
+    for objective, size, replicate, num_steps in scratch:
         name = replicate_name(objective, replicate)
         run = run_name(name, size)
         seed = f", pretraining seed +{replicate}" if replicate else ""
@@ -152,13 +164,13 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             size=size,
             objective=objective,
             study="objectives",
-            description=f"{objective} from scratch for {pretraining.num_steps} steps{seed}",
+            description=f"{objective} from scratch for {num_steps} steps{seed}",
             start=Start("initial"),
             first_step=0,
-            last_step=pretraining.num_steps,
+            last_step=num_steps,
             schedule=pretraining.schedule,
-            schedule_steps=pretraining.num_steps,
-            stage_checkpoint_steps=tuple(sorted(set(split_steps.get(run, [])))),
+            schedule_steps=num_steps,
+            stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
             replicate=replicate,
         )
     missing = sorted({p.start.run for p in later} - set(plans))

@@ -23,7 +23,8 @@ SECTION_INTROS = {
     DENOISERS: "Prefix attention: bidirectional over a prefix, causal after it. Prefix LM predicts the suffix; span "
     "corruption (T5) drops spans from the input and predicts them after it; UL2 mixes span-corruption and prefix-LM denoisers.",
     MASKING: "MLM at several masking ratios with BERT's replacement rule ([MASK] / random token / kept), and with every "
-    "selected token replaced by [MASK]. The headline MLM run is repeated (grey) as its point of the sweep.",
+    "selected token replaced by [MASK]. The MLM run of the sweep's step budget is repeated (grey) as its point of the "
+    "sweep: the headline run, or, where the zoo trains a shorter budget, MLM decayed at that budget.",
     TWO_STAGE: "CLM for the first share of the step budget, then MLM from the CLM checkpoint taken before any learning-rate "
     "decay, to the same total steps on the same data. 0% is the MLM run and 100% the CLM run (grey). At a budget shorter "
     "than the full runs', the 0% and 100% ends are the MLM and CLM runs branched before their decay and decayed at that "
@@ -35,8 +36,8 @@ SECTION_INTROS = {
 SECTION_FIGURES = {TWO_STAGE: "two_stage", MASKING: "masking"}
 NO_BREAK = "\u00a0"
 VERSUS_NOTE = (
-    "Δ is the run minus the CLM (MLM) run of the same size (in the two-stage section, of the same step budget), with a "
-    "Welch interval; “better” or “worse” only when the "
+    "Δ is the run minus the CLM (MLM) run of the same size and step budget (at a budget shorter than the headline runs', "
+    "CLM or MLM branched before its decay and decayed at that budget), with a Welch interval; “better” or “worse” only when the "
     "interval excludes zero, else “no difference resolved”. Grey rows repeat a reference run."
 )
 

@@ -3,9 +3,10 @@ run, and what its objective's configuration says about it.
 
 The headline comparison needs exactly one MLM and one CLM run per size, while the zoo
 trains many runs of kind ``mlm`` (masking ratios, replacement rules, two-stage and
-continued runs); the reference is the run *named* like its kind. A two-stage split at a
-shorter step budget is measured against that budget's own MLM and CLM runs (the
-``short_budget`` decay branches), not the full-budget ones. Every other run is placed in
+continued runs); the reference is the run *named* like its kind. A run trained to a
+shorter step budget (a two-stage split, or the zoo at ``zoo.num_steps``) is measured
+against that budget's own MLM and CLM runs (the ``short_budget`` decay branches), not the
+full-budget ones, and a section repeats the references of its runs' budget. Every other run is placed in
 the section of the report that compares it with its peers (see objectives.csv in
 :mod:`.aggregate`).
 """
@@ -39,7 +40,6 @@ PLACEMENT_COLUMNS = [
     "run", "objective", "study", "num_steps", "section", "repeated", "clm_share", *MLM_DEFAULTS, "base_run", "base_kind",
 ]  # fmt: skip
 REFERENCE_KINDS = ("clm", "mlm")
-BUDGET_STUDIES = ("short_budget", "two_stage")  # runs trained to a step budget of the two-stage study
 
 
 def pick_run(group: pd.DataFrame, kind: str) -> pd.Series | None:
@@ -86,21 +86,32 @@ def named_references(runs: pd.DataFrame) -> dict[str, str | None]:
     return {kind: None if (run := pick_run(runs, kind)) is None else run["run"] for kind in REFERENCE_KINDS}
 
 
+def budget_references(at_size: pd.DataFrame) -> dict[int, dict[str, str | None]]:
+    """Per step budget at one size: its CLM and MLM runs, the decay branches (``short_budget``
+    runs) at their budgets, the runs named like their kind at theirs."""
+    branches = at_size[at_size["study"] == "short_budget"]
+    full = named_references(at_size)
+    steps = at_size.set_index("run")["num_steps"]
+    references = {int(budget): named_references(group) for budget, group in branches.groupby("num_steps")}
+    for kind, run in full.items():
+        if run is not None:
+            references.setdefault(int(steps[run]), dict.fromkeys(REFERENCE_KINDS))[kind] = run
+    return references
+
+
 def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]]:
     """Per run: the CLM and the MLM run it is measured against (None where its size has none).
 
-    Those of its size (:func:`pick_run`), except for a run of a two-stage budget that has
-    decay branches (``short_budget`` runs of that many steps): the branches, so that a
-    12k-step split is compared with MLM at 12k steps, not at 42k.
+    Those of its size and step budget (:func:`budget_references`), so that a 12k-step split
+    is compared with MLM at 12k steps, not at 42k; a run of a budget without its own (and a
+    continued run, which starts from the full runs) is measured against the size's named runs.
     """
     references = {}
     for _, at_size in pretraining.groupby("size", sort=False):
-        full = named_references(at_size)
-        branches = at_size[at_size["study"] == "short_budget"]
+        full, by_budget = named_references(at_size), budget_references(at_size)
         for _, run in at_size.iterrows():
-            same_budget = branches[branches["num_steps"] == run["num_steps"]]
-            use_branches = run["study"] in BUDGET_STUDIES and not same_budget.empty
-            references[run["run"]] = named_references(same_budget) if use_branches else full
+            own_budget = run["study"] != "continued" and int(run["num_steps"]) in by_budget
+            references[run["run"]] = by_budget[int(run["num_steps"])] if own_budget else full
     return references
 
 
@@ -119,22 +130,29 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
     """One row per (pretrained run, section showing it), with what that section plots.
 
     Each run is shown in its home section; at a size where a section of
-    :data:`REPEATED_REFERENCES` has runs, the reference MLM / CLM run is repeated there
-    as a point of comparison. A run starting from another gets that base's kind, and a
-    two-stage-section run its CLM share.
+    :data:`REPEATED_REFERENCES` has runs, the reference MLM / CLM run of each of their step
+    budgets is repeated there as a point of comparison (unless that section is its home
+    already). A run starting from another gets that base's kind, and a two-stage-section
+    run its CLM share.
     """
     kinds = pretraining.set_index("run")["objective_kind"]
     rows = []
     for _, at_size in pretraining.groupby("size", sort=False):
         references = named_references(at_size)
+        by_budget = budget_references(at_size)
         homes = {run["run"]: home_section(run, references["mlm"]) for _, run in at_size.iterrows()}
+        budgets = {section: {int(r["num_steps"]) for _, r in at_size.iterrows() if homes[r["run"]] == section} for section in REPEATED_REFERENCES}
+        repeats = {
+            (section, by_budget[budget][kind]): share
+            for section, points in REPEATED_REFERENCES.items()
+            for budget in sorted(budgets[section] & set(by_budget))
+            for kind, share in points.items()
+            if by_budget[budget][kind] is not None and homes[by_budget[budget][kind]] != section
+        }
         for _, run in at_size.iterrows():
             base_kind = kinds.get(run["started_from_run"], "")
             shown = [(homes[run["run"]], False, clm_share(run, homes[run["run"]], base_kind))] + [
-                (section, True, math.nan if points[kind] is None else points[kind])
-                for section, points in REPEATED_REFERENCES.items()
-                for kind in points
-                if section in homes.values() and references[kind] == run["run"]
+                (section, True, math.nan if share is None else share) for (section, reference), share in repeats.items() if reference == run["run"]
             ]
             masked = masking(configs, run["objective"], run["run"]) if run["objective_kind"] in MASKING_KINDS else dict.fromkeys(MLM_DEFAULTS, math.nan)
             for section, repeated, share in shown:
