@@ -58,8 +58,10 @@ def test_shipped_configs_parse():
         (lambda c: c["two_stage"].update(first_stage_fractions=[0.9]), "the split would fall after the decay starts (step 384 of 480)"),
         (lambda c: c["two_stage"].update(first_stage_fractions=[1.0]), "cfg.two_stage: first_stage_fractions [1.0] must lie strictly between 0 and 1"),
         (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small'] are the bases of two-stage or continued runs"),
-        (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "two_stage needs pretraining.schedule.kind 'wsd'"),
-        (lambda c: c["two_stage"].update(budgets=[480, 960]), "cfg: two_stage.budgets: 960 must lie between warmup + decay (144) and pretraining.num_steps (480)"),
+        (lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)), "two_stage needs pretraining.schedule.kind 'wsd'"),
+        (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'"),
+        (lambda c: c["zoo"].update(num_steps=2000), "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
+        (lambda c: c["two_stage"].update(budgets=[480, 2000]), "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
         (lambda c: c["two_stage"].update(budgets=[360]), "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)"),
         (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage: budgets [400, 400] must be a non-empty list of distinct step counts"),
@@ -67,7 +69,7 @@ def test_shipped_configs_parse():
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
         (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'ul2' is planned at none of the sizes small"),
         (lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2), "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2"),
-        (lambda c: c["learning_curves"].update(runs=["clm75_mlm"]), "cfg.learning_curves: run 'clm75_mlm-tiny' saves no pretraining.checkpoint_steps checkpoint"),
+        (lambda c: c["learning_curves"].update(runs=["clm75_mlm_480steps"]), "cfg.learning_curves: run 'clm75_mlm_480steps-tiny' saves no pretraining.checkpoint_steps checkpoint"),
     ],
 )
 def test_bad_config_names_the_culprit(edit, message):
@@ -196,10 +198,14 @@ def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
     from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 
     data = default_data()
-    data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm"]}
+    data["pretraining"]["checkpoint_steps"] = [240, 960]
+    data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm_480steps"]}
     config = load_config(data)
     checkpoints = [(p.run, step) for p, step in curve_checkpoints(config, plan_runs(config))]
-    assert checkpoints == [("clm-tiny", 240), ("mlm-tiny", 240), ("clm25_mlm-tiny", 240), ("clm-small", 240), ("mlm-small", 240)]
+    assert checkpoints == [
+        ("clm-tiny", 240), ("clm-tiny", 960), ("mlm-tiny", 240), ("mlm-tiny", 960), ("clm25_mlm_480steps-tiny", 240),
+        ("clm-small", 240), ("clm-small", 960), ("mlm-small", 240), ("mlm-small", 960),
+    ]  # fmt: skip
 
 
 def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
@@ -209,6 +215,8 @@ def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
     from pipeline.pretrain.plan import plan_runs
 
     data = default_data()
+    data["pretraining"].update(num_steps=480, checkpoint_steps=[240])
+    data["zoo"]["num_steps"] = None
     data["two_stage"].update(budgets=[400, 480], first_stage_fractions=[0.25, 0.5])
     plans = plan_runs(load_config(data))
     short = {run: p for run, p in plans.items() if p.size == "tiny" and p.last_step == 400}
@@ -226,3 +234,20 @@ def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
     assert plans["clm-tiny"].stage_checkpoint_steps == (100, 120, 200, 240, 304)
     assert plans["mlm-tiny"].stage_checkpoint_steps == (304,)
     assert plans["clm-small"].stage_checkpoint_steps == () and "clm_400steps-small" not in plans
+
+
+def test_a_shorter_zoo_budget_trains_the_zoo_to_it_and_shares_its_references_with_the_splits():
+    """The default: CLM and MLM for 1,440 steps, the zoo and the splits for 480; the zoo's
+    CLM and MLM of its budget are the splits' decay branches, planned once."""
+    from pipeline.pretrain.plan import plan_runs
+
+    plans = plan_runs(load_config(default_data()))
+    zoo = [p for p in plans.values() if p.study == "objectives" and p.objective not in ("clm", "mlm")]
+    assert zoo and {(p.last_step, p.schedule_steps, p.start.kind) for p in zoo} == {(480, 480, "initial")}
+    assert (plans["clm-tiny"].last_step, plans["clm-small"].last_step) == (1440, 1440)
+    assert sorted(run for run, p in plans.items() if p.study == "short_budget") == ["clm_480steps-tiny", "mlm_480steps-tiny"]
+    assert plans["clm-tiny"].stage_checkpoint_steps == (120, 240, 360, 384) and plans["mlm-tiny"].stage_checkpoint_steps == (384,)
+    data = default_data()
+    data["two_stage"] = None
+    plans = plan_runs(load_config(data))
+    assert plans["mlm_480steps-tiny"].start.step == 384 and "clm25_mlm_480steps-tiny" not in plans

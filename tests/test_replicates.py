@@ -34,6 +34,8 @@ def test_replicate_names_read_back():
 def replicated_config(replicates: int = 3):
     data = default_data()
     data["pretraining"]["replicates"] = replicates
+    data["pretraining"]["checkpoint_steps"] = [240, 960]
+    data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm_480steps"]}
     return load_config(data)
 
 
@@ -47,10 +49,10 @@ def test_each_replicate_of_the_headline_runs_starts_from_its_own_seed_and_the_zo
                 (objective, i, config.seed + i, "initial") for i in range(3)
             ]
     assert not any(p.replicate for p in plans.values() if p.study != "objectives" or p.objective not in ("clm", "mlm"))
-    assert "span_corruption_r1-tiny" not in plans and plans["clm25_mlm-tiny"].start.run == "clm-tiny"
+    assert "span_corruption_r1-tiny" not in plans and plans["clm25_mlm_480steps-tiny"].start.run == "clm-tiny"
     # Learning curves follow every replicate of the runs they name (two-stage runs have one).
     curves = {p.run for p, _ in curve_checkpoints(config, plans)}
-    assert {"clm_r1-tiny", "mlm_r2-small", "clm25_mlm-tiny"} <= curves and "clm25_mlm_r1-tiny" not in curves
+    assert {"clm_r1-tiny", "mlm_r2-small", "clm25_mlm_480steps-tiny"} <= curves and "clm25_mlm_480steps_r1-tiny" not in curves
 
 
 def test_a_task_that_names_a_run_takes_every_replicate_of_it():
