@@ -104,7 +104,8 @@ def minimal_pairs_table(outcomes: pd.DataFrame, pretraining: pd.DataFrame, confi
             **mean_interval(replicates["accuracy_mean"].to_numpy(), confidence).columns("accuracy_"),
             **versus_random_columns(gain, " ".join(replicates["random_run"]) if has_twin else None),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=MINIMAL_PAIRS_COLUMNS)
+    # A checkpoint's step stays an integer beside the final models' empty one (not 10.0).
+    return pd.DataFrame(rows, columns=MINIMAL_PAIRS_COLUMNS).astype({"step": "Int64"})
 
 
 def minimal_pairs_comparison(outcomes: pd.DataFrame, table: pd.DataFrame, confidence: float) -> pd.DataFrame:
