@@ -88,19 +88,26 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
     return count
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
-    """Read a JSONL file; a missing or empty file is an error naming it."""
+def iter_jsonl(path: str | Path) -> Iterator[dict]:
+    """The rows of a JSONL file one at a time, so that memory does not grow with the file;
+    a missing or empty file is an error naming it (raised when the iteration finds it)."""
     path = Path(path)
     if not path.is_file():
         raise PipelineError(f"{path}: file not found")
-    rows = []
+    found = False
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    row = json.loads(line)
                 except json.JSONDecodeError as error:
                     raise PipelineError(f"{path}:{number}: invalid JSON ({error.msg})") from None
-    if not rows:
+                found = True
+                yield row
+    if not found:
         raise PipelineError(f"{path}: file is empty")
-    return rows
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read a JSONL file whole; a missing or empty file is an error naming it."""
+    return list(iter_jsonl(path))

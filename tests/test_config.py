@@ -60,6 +60,7 @@ def test_shipped_configs_parse():
         (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small'] are the bases of two-stage or continued runs"),
         (lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)), "two_stage needs pretraining.schedule.kind 'wsd'"),
         (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'"),
+        (lambda c: c["tokenizer"].update(training_sample={"documents": 0}), "cfg.tokenizer.training_sample: documents must be at least 1, got 0"),
         (lambda c: c["zoo"].update(num_steps=2000), "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
         (lambda c: c["two_stage"].update(budgets=[480, 2000]), "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),

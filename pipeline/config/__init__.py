@@ -40,6 +40,7 @@ from pipeline.config.pretraining import (
     PretrainingSpec,
     ScheduleSpec,
     SizeSpec,
+    TokenizerSample,
     TokenizerSpec,
     TwoStageSpec,
     ZooSpec,
@@ -51,7 +52,7 @@ __all__ = [
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
-    "PretrainingSpec", "ScheduleSpec", "SizeSpec", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
+    "PretrainingSpec", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
 ]  # fmt: skip
 
 

@@ -9,10 +9,25 @@ from typing import Literal
 
 
 @dataclass(frozen=True)
+class TokenizerSample:
+    """The documents the BPE trains on: ``documents`` of the training corpus, drawn uniformly
+    by ``seed`` in one pass (reservoir sampling), so a 100B-token corpus trains its
+    tokenizer on a bounded, reproducible share of it."""
+
+    documents: int
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.documents < 1:
+            raise ValueError(f"documents must be at least 1, got {self.documents}")
+
+
+@dataclass(frozen=True)
 class TokenizerSpec:
     vocab_size: int = 4096
     min_frequency: int = 2
     num_sentinel_tokens: int = 16  # reserved <extra_id_N> for span-corruption objectives
+    training_sample: TokenizerSample | None = None  # None: every document of the training corpus
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,29 @@
 """``python -m pipeline train-tokenizer``: a byte-level BPE trained on the pretraining corpus.
 
 Trained with `tokenizers` (seconds on CPU, no hub) and saved as a
-``PreTrainedTokenizerFast`` so ``AutoTokenizer.from_pretrained(dir)`` loads it.
+``PreTrainedTokenizerFast`` so ``AutoTokenizer.from_pretrained(dir)`` loads it. The corpus
+is streamed into the trainer (its memory grows with the word counts, not the texts), or a
+``tokenizer.training_sample`` of it is drawn in one pass; either way the documents, characters
+and sha256 of what it trained on go into provenance.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
+import random
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
 from pipeline import strict
-from pipeline.config import TokenizerSpec
-from pipeline.files import atomic_path, read_jsonl
+from pipeline.config import TokenizerSample, TokenizerSpec
+from pipeline.files import atomic_path, iter_jsonl
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import BOS, EOS, MASK, PAD, UNK, special_token_list
 
@@ -28,7 +36,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output directory")
 
 
-def train_tokenizer(texts: list[str], spec: TokenizerSpec) -> PreTrainedTokenizerFast:
+@dataclass
+class TrainingText:
+    """A fingerprint of the texts a tokenizer trained on, taken as they stream past."""
+
+    documents: int = 0
+    characters: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)  # hashlib's sha256 object (its type is private)
+
+    def follow(self, texts: Iterable[str]) -> Iterator[str]:
+        for text in texts:
+            self.documents, self.characters = self.documents + 1, self.characters + len(text)
+            self.digest.update(text.encode("utf-8") + b"\0")  # \0 ends a document, so ["ab"] and ["a", "b"] differ
+            yield text
+
+    def summary(self) -> dict[str, int | str]:
+        return {"documents": self.documents, "characters": self.characters, "sha256": self.digest.hexdigest()}
+
+
+def reservoir_sample(texts: Iterable[str], sample: TokenizerSample) -> list[str]:
+    """``sample.documents`` texts drawn uniformly without replacement from a stream of unknown
+    length in one pass (Algorithm R), returned in stream order; the whole stream if shorter."""
+    rng = random.Random(sample.seed)
+    kept: list[tuple[int, str]] = []
+    for index, text in enumerate(texts):
+        if index < sample.documents:
+            kept.append((index, text))
+        elif (slot := rng.randrange(index + 1)) < sample.documents:
+            kept[slot] = (index, text)
+    return [text for _, text in sorted(kept)]
+
+
+def train_tokenizer(texts: Iterable[str], spec: TokenizerSpec) -> PreTrainedTokenizerFast:
     specials = special_token_list(spec.num_sentinel_tokens)
     tokenizer = Tokenizer(models.BPE(unk_token=UNK))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -58,10 +97,13 @@ def train_tokenizer(texts: list[str], spec: TokenizerSpec) -> PreTrainedTokenize
 
 def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(TokenizerSpec, args.spec, "tokenizer")
-    texts = [row["text"] for row in read_jsonl(args.corpus)]
-    log.info("training a %d-token BPE on %d documents", spec.vocab_size, len(texts))
-    tokenizer = train_tokenizer(texts, spec)
+    texts: Iterable[str] = (row["text"] for row in iter_jsonl(args.corpus))
+    if spec.training_sample is not None:
+        texts = reservoir_sample(texts, spec.training_sample)
+    trained_on = TrainingText()
+    log.info("training a %d-token BPE on %s", spec.vocab_size, "the whole corpus" if spec.training_sample is None else f"a sample of {len(texts)} documents")
+    tokenizer = train_tokenizer(trained_on.follow(texts), spec)
     with atomic_path(args.out) as out:
         tokenizer.save_pretrained(out)
-        write_provenance(out, strict.to_plain(spec), {"corpus": args.corpus})
-    log.info("saved %s (vocab %d)", Path(args.out), len(tokenizer))
+        write_provenance(out, strict.to_plain(spec), {"corpus": args.corpus}, trained_on=trained_on.summary())
+    log.info("saved %s (vocab %d), trained on %s", Path(args.out), len(tokenizer), trained_on.summary())
