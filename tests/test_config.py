@@ -33,8 +33,9 @@ def merged(base: dict, override: dict) -> dict:
 
 def test_shipped_configs_parse():
     config = read_config(REPO / "config" / "default.yaml")
-    assert config.pretraining.objectives == ("clm", "mlm")
-    assert len(config.pretraining.sizes) >= 2
+    assert config.pretraining.objectives == ("clm", "mlm") and "small" in config.sizes  # one size runs; the second is one line away
+    paper = load_config(merged(default_data(), yaml.safe_load((REPO / "config" / "paper.yaml").read_text())))
+    assert len(paper.pretraining.sizes) == 3
     smoke = load_config(merged(default_data(), yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())))
     assert smoke.pretraining.sizes == ("micro",)
 
@@ -57,7 +58,7 @@ def test_shipped_configs_parse():
         (lambda c: c["zoo"].update(objectives=["t5"]), "zoo.objectives: 't5' is not defined"),
         (lambda c: c["two_stage"].update(first_stage_fractions=[0.9]), "the split would fall after the decay starts (step 384 of 480)"),
         (lambda c: c["two_stage"].update(first_stage_fractions=[1.0]), "cfg.two_stage: first_stage_fractions [1.0] must lie strictly between 0 and 1"),
-        (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small'] are the bases of two-stage or continued runs"),
+        (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small', 'mlm-small'] are the bases of two-stage or continued runs"),
         (lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)), "two_stage needs pretraining.schedule.kind 'wsd'"),
         (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'"),
         (lambda c: c["tokenizer"].update(training_sample={"documents": 0}), "cfg.tokenizer.training_sample: documents must be at least 1, got 0"),
@@ -66,9 +67,9 @@ def test_shipped_configs_parse():
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
         (lambda c: c["two_stage"].update(budgets=[360]), "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)"),
         (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage: budgets [400, 400] must be a non-empty list of distinct step counts"),
-        (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['ul2-small']"),
+        (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['clm-small', 'ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
-        (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'ul2' is planned at none of the sizes small"),
+        (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'clm' is planned at none of the sizes small"),
         (lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2), "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2"),
         (lambda c: c["learning_curves"].update(runs=["clm75_mlm_480steps"]), "cfg.learning_curves: run 'clm75_mlm_480steps-tiny' saves no pretraining.checkpoint_steps checkpoint"),
     ],
@@ -199,7 +200,7 @@ def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
     from pipeline.pretrain.plan import curve_checkpoints, plan_runs
 
     data = default_data()
-    data["pretraining"]["checkpoint_steps"] = [240, 960]
+    data["pretraining"].update(sizes=["tiny", "small"], checkpoint_steps=[240, 960])
     data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm_480steps"]}
     config = load_config(data)
     checkpoints = [(p.run, step) for p, step in curve_checkpoints(config, plan_runs(config))]
@@ -216,7 +217,7 @@ def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
     from pipeline.pretrain.plan import plan_runs
 
     data = default_data()
-    data["pretraining"].update(num_steps=480, checkpoint_steps=[240])
+    data["pretraining"].update(sizes=["tiny", "small"], num_steps=480, checkpoint_steps=[240])
     data["zoo"]["num_steps"] = None
     data["two_stage"].update(budgets=[400, 480], first_stage_fractions=[0.25, 0.5])
     plans = plan_runs(load_config(data))
@@ -242,10 +243,12 @@ def test_a_shorter_zoo_budget_trains_the_zoo_to_it_and_shares_its_references_wit
     CLM and MLM of its budget are the splits' decay branches, planned once."""
     from pipeline.pretrain.plan import plan_runs
 
-    plans = plan_runs(load_config(default_data()))
+    data = default_data()
+    data["pretraining"]["sizes"] = ["tiny", "small"]
+    plans = plan_runs(load_config(data))
     zoo = [p for p in plans.values() if p.study == "objectives" and p.objective not in ("clm", "mlm")]
     assert zoo and {(p.last_step, p.schedule_steps, p.start.kind) for p in zoo} == {(480, 480, "initial")}
-    assert (plans["clm-tiny"].last_step, plans["clm-small"].last_step) == (1440, 1440)
+    assert (plans["clm-tiny"].last_step, plans["clm-small"].last_step) == (1440, 1440) and "mlm_480steps-small" not in plans
     assert sorted(run for run, p in plans.items() if p.study == "short_budget") == ["clm_480steps-tiny", "mlm_480steps-tiny"]
     assert plans["clm-tiny"].stage_checkpoint_steps == (120, 240, 360, 384) and plans["mlm-tiny"].stage_checkpoint_steps == (384,)
     data = default_data()

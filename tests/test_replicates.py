@@ -34,7 +34,7 @@ def test_replicate_names_read_back():
 def replicated_config(replicates: int = 3):
     data = default_data()
     data["pretraining"]["replicates"] = replicates
-    data["pretraining"]["checkpoint_steps"] = [240, 960]
+    data["pretraining"].update(sizes=["tiny", "small"], checkpoint_steps=[240, 960])
     data["learning_curves"] = {"sizes": ["tiny", "small"], "runs": ["clm", "mlm", "clm25_mlm_480steps"]}
     return load_config(data)
 
