@@ -88,9 +88,10 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
     return count
 
 
-def iter_jsonl(path: str | Path) -> Iterator[dict]:
+def iter_jsonl(path: str | Path, allow_empty: bool = False) -> Iterator[dict]:
     """The rows of a JSONL file one at a time, so that memory does not grow with the file;
-    a missing or empty file is an error naming it (raised when the iteration finds it)."""
+    a missing file, or an empty one unless ``allow_empty``, is an error naming it (raised
+    when the iteration finds it)."""
     path = Path(path)
     if not path.is_file():
         raise PipelineError(f"{path}: file not found")
@@ -104,7 +105,7 @@ def iter_jsonl(path: str | Path) -> Iterator[dict]:
                     raise PipelineError(f"{path}:{number}: invalid JSON ({error.msg})") from None
                 found = True
                 yield row
-    if not found:
+    if not found and not allow_empty:
         raise PipelineError(f"{path}: file is empty")
 
 

@@ -39,7 +39,7 @@ REPORT_SPEC = dataclasses.replace(CFG.report, claims_file=CLAIMS_FILE)
 
 CODE = {
     "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config"),
-    "tokenize": source_hash("tokenization", "files.py", "provenance.py"),
+    "tokenize": source_hash("tokenization", "data/corpus_files.py", "files.py", "provenance.py"),
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
     # objectives/: the batches NIAH trains on (collate, prefix examples) and the attention kinds.
@@ -131,6 +131,10 @@ def minimal_pairs_scores():
         return []
     models = [f"{n}-{s}" for n, s in FINETUNE_RUNS] + [f"{n}-{s}-step{step}" for n, s, step in curve_points()]
     return [f"results/zeroshot/minimal_pairs/{model}/scores.json" for model in models]
+
+
+def corpus_shards():
+    return [f"results/data/corpus/shards/{i}" for i in range(CFG.corpus.num_shards)]
 
 
 def task_stats():

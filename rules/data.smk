@@ -43,18 +43,35 @@ rule prepare_corpus:
         sources=corpus_source_inputs,
         tasks=task_stats(),
     output:
-        train="results/data/corpus/train.jsonl",
-        heldout="results/data/corpus/heldout.jsonl",
-        stats="results/data/corpus/stats.json",
+        directory("results/data/corpus/shards/{shard}"),
+    wildcard_constraints:
+        shard=r"\d+",
     params:
         spec=as_json(CFG.corpus),
         tasks=[f"results/data/tasks/{t}" for t in CFG.finetuning.tasks],
+        code=CODE["data"],
+    log:
+        "logs/prepare_corpus/{shard}.log",
+    benchmark:
+        "benchmarks/prepare_corpus/{shard}.tsv"
+    shell:
+        "{PYTHON} -m pipeline prepare-corpus --spec {params.spec:q} --sources results/sources"
+        " --tasks {params.tasks} --shard {wildcards.shard} --out {output} > {log} 2>&1"
+
+
+# Exact duplicates across shards, from their hashes only; index.json lays the shards out as one corpus.
+rule gather_corpus:
+    input:
+        corpus_shards(),
+    output:
+        index="results/data/corpus/index.json",
+        stats="results/data/corpus/stats.json",
+    params:
         out="results/data/corpus",
         code=CODE["data"],
     log:
-        "logs/prepare_corpus.log",
+        "logs/gather_corpus.log",
     benchmark:
-        "benchmarks/prepare_corpus/corpus.tsv"
+        "benchmarks/gather_corpus/corpus.tsv"
     shell:
-        "{PYTHON} -m pipeline prepare-corpus --spec {params.spec:q} --sources results/sources"
-        " --tasks {params.tasks} --out {params.out} > {log} 2>&1"
+        "{PYTHON} -m pipeline gather-corpus --shards {input} --out {params.out} > {log} 2>&1"

@@ -64,7 +64,7 @@ rule initialize:
 
 rule pretrain:
     input:
-        tokens="results/tokens",
+        tokens="results/tokens/meta.json",
         start=pretrain_start,
     output:
         model=directory("results/pretrain/{name}-{size}/model"),
@@ -90,5 +90,5 @@ rule pretrain:
     benchmark:
         "benchmarks/pretrain/{name}-{size}.tsv"
     shell:
-        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens {input.tokens} --init {params.start}"
+        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens results/tokens --init {params.start}"
         " --work-dir {params.work_dir} --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"

@@ -1,35 +1,55 @@
-# Tokenizer trained on the pretraining corpus, then the corpus packed into token arrays.
+# Tokenizer trained on the pretraining corpus, then each corpus shard packed into token
+# arrays, and the arrays indexed as one stream per split.
 
 
 rule train_tokenizer:
     input:
-        "results/data/corpus/train.jsonl",
+        index="results/data/corpus/index.json",
+        shards=corpus_shards(),
     output:
         directory("results/tokenizer"),
     params:
         spec=as_json(CFG.tokenizer),
+        corpus="results/data/corpus",
         code=CODE["tokenize"],
     log:
         "logs/train_tokenizer.log",
     benchmark:
         "benchmarks/train_tokenizer/tokenizer.tsv"
     shell:
-        "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} --corpus {input} --out {output} > {log} 2>&1"
+        "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} --corpus {params.corpus} --out {output} > {log} 2>&1"
 
 
 rule pack:
     input:
-        train="results/data/corpus/train.jsonl",
-        heldout="results/data/corpus/heldout.jsonl",
+        index="results/data/corpus/index.json",
+        shard="results/data/corpus/shards/{shard}",
         tokenizer="results/tokenizer",
     output:
-        directory("results/tokens"),
+        directory("results/tokens/shards/{shard}"),
+    wildcard_constraints:
+        shard=r"\d+",
     params:
         corpus="results/data/corpus",
         code=CODE["tokenize"],
     log:
-        "logs/pack.log",
+        "logs/pack/{shard}.log",
     benchmark:
-        "benchmarks/pack/tokens.tsv"
+        "benchmarks/pack/{shard}.tsv"
     shell:
-        "{PYTHON} -m pipeline pack --corpus {params.corpus} --tokenizer {input.tokenizer} --out {output} > {log} 2>&1"
+        "{PYTHON} -m pipeline pack --corpus {params.corpus} --shard {wildcards.shard} --tokenizer {input.tokenizer}"
+        " --out {output} > {log} 2>&1"
+
+
+rule index_tokens:
+    input:
+        expand("results/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
+    output:
+        "results/tokens/meta.json",
+    params:
+        out="results/tokens",
+        code=CODE["tokenize"],
+    log:
+        "logs/index_tokens.log",
+    shell:
+        "{PYTHON} -m pipeline index-tokens --shards {input} --out {params.out} > {log} 2>&1"

@@ -10,7 +10,8 @@ MINIMAL_PAIRS_COMMAND = (
 
 rule prepare_minimal_pairs:
     input:
-        "results/data/corpus/heldout.jsonl",
+        index="results/data/corpus/index.json",
+        shards=corpus_shards(),
     output:
         pairs="results/data/minimal_pairs/pairs.jsonl",
         stats="results/data/minimal_pairs/stats.json",
@@ -24,7 +25,7 @@ rule prepare_minimal_pairs:
     benchmark:
         "benchmarks/prepare_minimal_pairs/pairs.tsv"
     shell:
-        "{PYTHON} -m pipeline prepare-minimal-pairs --spec {params.spec:q} --seed {params.seed} --heldout {input}"
+        "{PYTHON} -m pipeline prepare-minimal-pairs --spec {params.spec:q} --seed {params.seed} --corpus results/data/corpus"
         " --out {params.out} > {log} 2>&1"
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from pipeline import strict
 from pipeline.config import ScheduleSpec, SizeSpec, TokenizerSpec
-from pipeline.files import write_jsonl
 from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
 from pipeline.pretrain.plan import RunPlan, Start
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -54,16 +53,40 @@ def special(tokenizer) -> SpecialIds:
     return SpecialIds.from_tokenizer(tokenizer)
 
 
+def write_corpus(corpus: Path, train: list[str], heldout: list[str]) -> Path:
+    """A prepared corpus (index.json over two shards) with exactly these train and held-out
+    texts, written by the prepare-corpus and gather-corpus code: shard 0 holds the train
+    texts, shard 1 the held-out ones (a held-out fraction of 0, then of 1)."""
+    from pipeline.__main__ import main
+    from pipeline.config import CorpusSpec
+    from pipeline.data.corpus_files import shard_dir
+    from pipeline.data.decontaminate import ContaminationIndex
+    from pipeline.data.prepare_corpus import CorpusShard
+
+    shards = []
+    for number, (split, texts) in enumerate((("train", train), ("heldout", heldout))):
+        spec = CorpusSpec(documents=(), heldout_fraction=float(number), min_characters=1)
+        shard, out = CorpusShard(spec, ContaminationIndex(8)), shard_dir(corpus, number)
+        out.mkdir(parents=True)
+        shard.write_source(out, 0, "text", ({"id": f"{split}-{i}", "text": t} for i, t in enumerate(texts)), "document")
+        shard.write_counts(out)
+        shards.append(str(out))
+    assert main(["gather-corpus", "--shards", *shards, "--out", str(corpus)]) == 0
+    return corpus
+
+
 @pytest.fixture(scope="session")
 def tokens_dir(tmp_path_factory, tokenizer_dir) -> Path:
-    """A packed corpus (train.bin, heldout.bin, meta.json) made by the real `pack` stage."""
+    """Packed tokens (meta.json over one shard's arrays) made by the real `pack` and `index-tokens` stages."""
     from pipeline.__main__ import main
 
     root = tmp_path_factory.mktemp("tokens")
     texts = corpus_texts()
-    write_jsonl(root / "corpus" / "train.jsonl", ({"id": str(i), "text": t} for i, t in enumerate(texts[:-12])))
-    write_jsonl(root / "corpus" / "heldout.jsonl", ({"id": str(i), "text": t} for i, t in enumerate(texts[-12:])))
-    assert main(["pack", "--corpus", str(root / "corpus"), "--tokenizer", str(tokenizer_dir), "--out", str(root / "tokens")]) == 0
+    corpus = write_corpus(root / "corpus", texts[:-12], texts[-12:])
+    shards = [root / "tokens" / "shards" / str(i) for i in range(2)]
+    for i, shard in enumerate(shards):
+        assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer_dir), "--out", str(shard)]) == 0
+    assert main(["index-tokens", "--shards", *map(str, shards), "--out", str(root / "tokens")]) == 0
     return root / "tokens"
 
 

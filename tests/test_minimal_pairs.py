@@ -9,13 +9,12 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import PARAGRAPHS
+from conftest import PARAGRAPHS, write_corpus
 
 from pipeline.__main__ import main
 from pipeline.config import MinimalPairsSpec
 from pipeline.data.corruptions import adjacent_swap, apply_edit, article, determiner_number, pronoun_verb_agreement
 from pipeline.data.minimal_pairs import build_pairs
-from pipeline.files import write_jsonl
 from pipeline.model.backbone import load_language_model
 from pipeline.zeroshot.likelihood import encode_sentences, masked_copies, pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import PSEUDO_LOG_LIKELIHOOD, SENTENCE_LOG_LIKELIHOOD, scoring_methods
@@ -64,10 +63,9 @@ def test_pairs_are_deterministic_capped_and_from_whole_sentences():
 
 
 def test_no_pair_of_a_requested_kind_is_an_error_naming_the_kind(tmp_path, capsys):
-    heldout = tmp_path / "heldout.jsonl"
-    write_jsonl(heldout, [{"id": "0", "text": "The market rose sharply on Monday morning in London."}])
+    corpus = write_corpus(tmp_path / "corpus", ["A training text."], ["The market rose sharply on Monday morning in London."])
     spec = json.dumps({"kinds": ["adjacent_swap", "pronoun_verb_agreement"]})
-    assert main(["prepare-minimal-pairs", "--spec", spec, "--seed", "0", "--heldout", str(heldout), "--out", str(tmp_path / "out")]) == 2
+    assert main(["prepare-minimal-pairs", "--spec", spec, "--seed", "0", "--corpus", str(corpus), "--out", str(tmp_path / "out")]) == 2
     assert "pronoun_verb_agreement" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 

@@ -18,6 +18,7 @@ from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokeniz
 
 from pipeline import strict
 from pipeline.__main__ import main
+from pipeline.errors import PipelineError
 from pipeline.files import read_json
 from pipeline.objectives import registered_kinds
 from pipeline.pretrain.plan import Start
@@ -53,9 +54,27 @@ def test_token_blocks_order_depends_only_on_seed_and_step(tokens_dir):
     again = TokenBlocks(tokens_dir, "train", 32, seed=0)
     assert all(np.array_equal(x, y) for s in (0, 5, len(per_step) - 1) for x, y in zip(per_step[s], again.blocks_for_step(s, 4)))
     first_epoch = np.concatenate([b for step in per_step for b in step][: blocks.num_blocks])
-    assert sorted(first_epoch.tolist()) == sorted(np.asarray(blocks.tokens[: blocks.num_blocks * 32]).tolist())
+    assert sorted(first_epoch.tolist()) == sorted(blocks.tokens.slice(0, blocks.num_blocks * 32).tolist())
     other = TokenBlocks(tokens_dir, "train", 32, seed=1)
     assert not all(np.array_equal(x, y) for x, y in zip(per_step[0], other.blocks_for_step(0, 4)))
+
+
+def test_a_block_may_span_two_shards_arrays_as_in_their_concatenation(tmp_path):
+    """Shards' arrays read as one stream: every block equals that of the concatenated array."""
+    from pipeline.files import write_json
+    from pipeline.tokenization.token_index import fingerprint
+
+    stream = np.arange(100, dtype=np.uint16)
+    segments = []
+    for number, (start, stop) in enumerate(((0, 37), (37, 38), (38, 100))):  # one array of a single token
+        stream[start:stop].tofile(tmp_path / f"part-{number}.bin")
+        segments.append({"file": f"part-{number}.bin", "num_tokens": stop - start, "sha256": str(number)})
+    write_json(tmp_path / "meta.json", {"dtype": "uint16", "splits": {"train": {"fingerprint": fingerprint(segments), "segments": segments}}})
+    blocks = TokenBlocks(tmp_path, "train", 16, seed=0)
+    assert blocks.num_blocks == 6 and all(np.array_equal(blocks.block(i), stream[16 * i : 16 * i + 16]) for i in range(6))
+    (tmp_path / "part-1.bin").write_bytes(b"")
+    with pytest.raises(PipelineError, match=r"part-1.bin: 0 bytes, meta.json lists 2 bytes; rerun pack"):
+        TokenBlocks(tmp_path, "train", 16, seed=0)
 
 
 @pytest.mark.parametrize("kind", sorted(OBJECTIVES))

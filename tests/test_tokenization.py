@@ -27,12 +27,14 @@ def test_specials_take_the_lowest_ids_and_sentinels_count_down(tokenizer):
 def test_packing_is_deterministic_and_separates_documents(tokens_dir, tokenizer_dir, tokenizer, tmp_path):
     meta = read_json(tokens_dir / "meta.json")
     again = tmp_path / "again"
-    assert main(["pack", "--corpus", str(tokens_dir.parent / "corpus"), "--tokenizer", str(tokenizer_dir), "--out", str(again)]) == 0
-    assert read_json(again / "meta.json") == meta
-    assert (again / "train.bin").read_bytes() == (tokens_dir / "train.bin").read_bytes()
-    tokens = np.fromfile(tokens_dir / "heldout.bin", dtype=meta["dtype"])
+    assert main(["pack", "--corpus", str(tokens_dir.parent / "corpus"), "--shard", "1", "--tokenizer", str(tokenizer_dir), "--out", str(again)]) == 0
+    assert read_json(again / "meta.json") == read_json(tokens_dir / "shards" / "1" / "meta.json")
+    [segment] = meta["splits"]["heldout"]["segments"]  # the fixture's held-out texts are shard 1's
+    assert segment["file"] == "shards/1/heldout-source-0.bin"
+    assert (again / "heldout-source-0.bin").read_bytes() == (tokens_dir / segment["file"]).read_bytes()
+    tokens = np.fromfile(tokens_dir / segment["file"], dtype=meta["dtype"])
     assert len(tokens) == meta["splits"]["heldout"]["num_tokens"]
-    assert int((tokens == tokenizer.eos_token_id).sum()) == meta["splits"]["heldout"]["num_documents"]
+    assert int((tokens == tokenizer.eos_token_id).sum()) == meta["splits"]["heldout"]["num_documents"] == 12
     assert tokens[-1] == tokenizer.eos_token_id
 
 
@@ -75,15 +77,14 @@ def test_train_tokenizer_records_what_it_trained_on(tmp_path):
     """The whole corpus or a sample of it: provenance says how many documents and characters, and their hash."""
     import json
 
-    from pipeline.files import write_jsonl
-    from tests.conftest import corpus_texts
+    from tests.conftest import corpus_texts, write_corpus
 
     texts = corpus_texts(copies=4)
-    write_jsonl(tmp_path / "train.jsonl", ({"id": str(i), "text": t} for i, t in enumerate(texts)))
+    corpus = write_corpus(tmp_path / "corpus", texts, ["A held-out text the tokenizer never sees."])
     trained_on = {}
     for name, sample in (("whole", None), ("sample", {"documents": 10, "seed": 3})):
         spec = json.dumps({"vocab_size": 300, "min_frequency": 2, "num_sentinel_tokens": 4, "training_sample": sample})
-        assert main(["train-tokenizer", "--spec", spec, "--corpus", str(tmp_path / "train.jsonl"), "--out", str(tmp_path / name)]) == 0
+        assert main(["train-tokenizer", "--spec", spec, "--corpus", str(corpus), "--out", str(tmp_path / name)]) == 0
         trained_on[name] = read_json(tmp_path / name / "provenance.json")["trained_on"]
     whole_digest = hashlib.sha256(b"".join(t.encode() + b"\0" for t in texts)).hexdigest()
     assert trained_on["whole"] == {"documents": len(texts), "characters": sum(map(len, texts)), "sha256": whole_digest}

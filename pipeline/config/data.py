@@ -67,6 +67,13 @@ class CorpusSpec:
     decontamination_ngram: int = 8  # a document sharing one word n-gram with a task's
     #                                 validation/test text is removed from pretraining
     split_seed: int = 0
+    # Jobs the corpus is cleaned, decontaminated and tokenized in: each takes a contiguous
+    # slice of every source (of its rows, or of a hub dataset's files; pipeline/data/shards.py).
+    num_shards: int = 1
+
+    def validate(self) -> None:
+        if self.num_shards < 1:
+            raise ValueError(f"num_shards must be at least 1, got {self.num_shards}")
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,17 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 
 from pipeline import strict
 from pipeline.config import MinimalPairsSpec
+from pipeline.data.corpus_files import read_corpus
 from pipeline.data.corruptions import CORRUPTIONS, apply_edit
 from pipeline.data.sentences import split_sentences
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_jsonl, write_json, write_jsonl
+from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the minimal_pairs section")
     parser.add_argument("--seed", type=int, required=True, help="the config's seed: picks an edit where a kind has several")
-    parser.add_argument("--heldout", required=True, help="heldout.jsonl of the prepared corpus")
+    parser.add_argument("--corpus", required=True, help="the prepared corpus (results/data/corpus), whose held-out documents it reads")
     parser.add_argument("--out", required=True, help="output directory for pairs.jsonl and stats.json")
 
 
@@ -70,14 +72,14 @@ def build_pairs(documents: list[dict], spec: MinimalPairsSpec, seed: int) -> lis
 
 def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(MinimalPairsSpec, args.spec, "minimal_pairs")
-    pairs = build_pairs(read_jsonl(args.heldout), spec, args.seed)
+    pairs = build_pairs(list(read_corpus(args.corpus, "heldout")), spec, args.seed)
     counts = Counter(pair["kind"] for pair in pairs)
     missing = [kind for kind in spec.kinds if counts[kind] == 0]
     if missing:
-        raise PipelineError(f"{args.heldout}: no held-out sentence allows minimal_pairs.kinds {missing}")
+        raise PipelineError(f"{args.corpus}: no held-out sentence allows minimal_pairs.kinds {missing}")
     with atomic_path(args.out) as out:
         out.mkdir()
         write_jsonl(out / "pairs.jsonl", pairs)
         write_json(out / "stats.json", {"pairs": len(pairs), "by_kind": {kind: counts[kind] for kind in spec.kinds}})
-        write_provenance(out, {"minimal_pairs": strict.to_plain(spec), "seed": args.seed}, {"heldout": args.heldout})
+        write_provenance(out, {"minimal_pairs": strict.to_plain(spec), "seed": args.seed}, {"corpus_index": Path(args.corpus) / "index.json"})
     log.info("%d minimal pairs: %s", len(pairs), ", ".join(f"{kind} {counts[kind]}" for kind in spec.kinds))

@@ -1,40 +1,46 @@
-"""``python -m pipeline prepare-corpus``: the pretraining corpus, clean and decontaminated.
+"""``python -m pipeline prepare-corpus``: one shard of the pretraining corpus, clean and decontaminated.
 
-Each configured source is read in order and cleaned like task text; stubs shorter than
-``min_characters`` and exact duplicates (across sources) are dropped; so is every
-document containing any text of a downstream task's validation or test rows (see
-:mod:`pipeline.data.decontaminate`), so that no objective is scored on text it was
-pretrained on. A hash of each document's id sends ``heldout_fraction`` of documents to
-the held-out file: the split of a document never changes when others come or go.
+Shard ``i`` of ``corpus.num_shards`` reads its contiguous slice of every configured source
+(:mod:`pipeline.data.shards`), in order, and cleans it like task text; stubs shorter than
+``min_characters`` are dropped, and so is every document containing any text of a
+downstream task's validation or test rows (see :mod:`pipeline.data.decontaminate`), so that
+no objective is scored on text it was pretrained on. A hash of each document's id sends
+``heldout_fraction`` of documents to the held-out split: the split of a document never
+changes when others come or go. Exact duplicates (across sources and shards) are left to
+``gather-corpus``, which needs every shard's text hashes and nothing else. The job writes
+as it reads: its memory does not grow with its shard (:mod:`pipeline.data.corpus_files`).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pipeline import strict
 from pipeline.config import CorpusSpec, DataSourceSpec
+from pipeline.data.corpus_files import KEY, documents_file, keys_file
 from pipeline.data.decontaminate import ContaminationIndex
-from pipeline.data.sources import HUB_READER, describe_source, read_source
+from pipeline.data.shards import shard_rows
+from pipeline.data.sources import HUB_READER, describe_source
 from pipeline.data.splits import uniform
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_jsonl, write_json, write_jsonl
+from pipeline.files import atomic_path, read_jsonl, write_json
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
 EVALUATION_SPLITS = ("validation", "test")
 # The text fields of every task type's rows (token_classification's "tokens" aside).
 TEXT_FIELDS = ("text", "text_pair", "question", "context", "query", "document")
-SOURCE_COUNTS = (
-    "documents_read", "too_short", "duplicates", "contaminated", "contaminated_lines", "train", "heldout", "words",
-)  # fmt: skip
+SHARD_COUNTS = ("documents_read", "too_short", "contaminated", "contaminated_lines", "kept")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,82 +49,78 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tasks", nargs="*", default=[], type=Path, help="prepared task directories to decontaminate against"
     )
-    parser.add_argument("--out", required=True, type=Path, help="results/data/corpus")
+    parser.add_argument("--shard", required=True, type=int, help="which of corpus.num_shards this job prepares")
+    parser.add_argument("--out", required=True, type=Path, help="results/data/corpus/shards/<shard>")
 
 
 def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     spec: CorpusSpec = strict.parse_json(CorpusSpec, args.spec, "corpus")
+    if not 0 <= args.shard < spec.num_shards:
+        raise PipelineError(f"--shard {args.shard}: corpus.num_shards is {spec.num_shards}")
     index, inputs = build_index(args.tasks, spec.decontamination_ngram)
     logger.info("%s evaluation %d-grams from %d tasks", f"{index.num_ngrams:,}", index.n, len(index.tasks))
-    corpus = Corpus(spec, index)
-    source_records: dict[str, Any] = {}
-    for number, source in enumerate(spec.documents):
-        name, where = source_name(source), f"corpus.documents[{number}]"
-        if name in source_records:
-            raise PipelineError(f"{where}: source {name!r} is listed twice")
-        rows = read_source(source, args.sources, where)
-        source_records[name], source_inputs = describe_source(source, args.sources)
-        inputs.update(source_inputs)
-        corpus.add(name, rows, where, source.decontaminate_by)
-    stats = corpus.stats()
-    with atomic_path(args.out) as temporary:
-        temporary.mkdir()
-        for split, rows in corpus.documents.items():
-            write_jsonl(temporary / f"{split}.jsonl", rows)
-        write_json(temporary / "stats.json", stats)
-        write_provenance(temporary, strict.to_plain(spec), inputs, sources=source_records)
-    totals = stats["totals"]
-    logger.info(
-        "corpus: %d train + %d held-out documents, %s words, in %.1f s",
-        totals["train_documents"],
-        totals["heldout_documents"],
-        f"{totals['words']:,}",
-        time.perf_counter() - started,
-    )
+    names = [source_name(source) for source in spec.documents]
+    for number, name in enumerate(names):
+        if name in names[:number]:
+            raise PipelineError(f"corpus.documents[{number}]: source {name!r} is listed twice")
+    with atomic_path(args.out) as out:
+        out.mkdir()
+        shard = CorpusShard(spec, index)
+        source_records: dict[str, Any] = {}
+        for number, (source, name) in enumerate(zip(spec.documents, names)):
+            where = f"corpus.documents[{number}]"
+            rows = shard_rows(source, args.sources, where, spec.num_shards, args.shard)
+            source_records[name], source_inputs = describe_source(source, args.sources)
+            inputs.update(source_inputs)
+            shard.write_source(out, number, name, rows, source.decontaminate_by)
+        shard.write_counts(out)
+        write_provenance(out, strict.to_plain(spec), inputs, shard=args.shard, sources=source_records)
+    kept = sum(counts["kept"] for counts in shard.counts.values())
+    logger.info("shard %d of %d: %d documents kept before deduplication, in %.1f s", args.shard, spec.num_shards, kept, time.perf_counter() - started)
 
 
-class Corpus:
-    """The documents kept so far, split, with per-source counts of what was dropped and why."""
+class CorpusShard:
+    """One shard's documents, written as they pass, with per-source counts of what was dropped and why."""
 
     def __init__(self, spec: CorpusSpec, index: ContaminationIndex) -> None:
         self.spec = spec
         self.index = index
-        self.documents: dict[str, list[dict[str, str]]] = {"train": [], "heldout": []}
         self.counts: dict[str, dict[str, int]] = {}
         self.contaminated_by_task = dict.fromkeys(index.tasks, 0)
-        self._seen_texts: set[bytes] = set()  # digests of dedup keys: memory stays flat at scale
-        self._seen_ids: set[str] = set()
 
-    def add(self, source: str, rows: Iterable[dict[str, str]], where: str, decontaminate_by: str) -> None:
-        counts = self.counts[source] = dict.fromkeys(SOURCE_COUNTS, 0)
-        for row in rows:
-            counts["documents_read"] += 1
-            text = clean_text(row["text"])
-            if len(text) < self.spec.min_characters:
-                counts["too_short"] += 1
-                continue
-            digest = hashlib.blake2b(dedup_key(text).encode(), digest_size=16).digest()
-            if digest in self._seen_texts:
-                counts["duplicates"] += 1
-                continue
-            self._seen_texts.add(digest)
-            if decontaminate_by == "line":
-                text = self._remove_contaminated_lines(text, counts)
-            elif self._contaminating_tasks(text):
-                text = ""
-            if len(text) < self.spec.min_characters:
-                counts["contaminated"] += 1
-                continue
-            document_id = f"{source}/{row['id']}"
-            if document_id in self._seen_ids:
-                raise PipelineError(f"{where}: document id {document_id!r} occurs twice")
-            self._seen_ids.add(document_id)
-            split = "heldout" if is_heldout(document_id, self.spec.heldout_fraction, self.spec.split_seed) else "train"
-            self.documents[split].append({"id": document_id, "source": source, "text": text})
-            counts[split] += 1
-            counts["words"] += count_words(text)
+    def write_source(self, out: Path, number: int, source: str, rows: Iterable[dict[str, str]], decontaminate_by: str) -> None:
+        """Append the source's kept documents to source-<number>.jsonl and their keys to .keys."""
+        counts = self.counts[source] = dict.fromkeys(SHARD_COUNTS, 0)
+        with open(documents_file(out, number), "w", encoding="utf-8") as documents, open(keys_file(out, number), "wb") as keys:
+            for row in rows:
+                counts["documents_read"] += 1
+                text = clean_text(row["text"])
+                if len(text) < self.spec.min_characters:
+                    counts["too_short"] += 1
+                    continue
+                text_hash = hash_of(dedup_key(text))  # before line removal: what "the same document" means
+                if decontaminate_by == "line":
+                    text = self._remove_contaminated_lines(text, counts)
+                elif self._contaminating_tasks(text):
+                    text = ""
+                if len(text) < self.spec.min_characters:
+                    counts["contaminated"] += 1
+                    continue
+                document_id = f"{source}/{row['id']}"
+                heldout = is_heldout(document_id, self.spec.heldout_fraction, self.spec.split_seed)
+                documents.write(json_line({"id": document_id, "source": source, "text": text, "split": "heldout" if heldout else "train"}))
+                record = np.array([(text_hash, hash_of(document_id), count_words(text), len(text), heldout)], dtype=KEY)
+                keys.write(record.tobytes())
+                counts["kept"] += 1
         logger.info("%s: %s", source, ", ".join(f"{key} {value:,}" for key, value in counts.items()))
+
+    def write_counts(self, out: Path) -> None:
+        """counts.json: the sources in order, what each lost to which filter, what decontamination removed."""
+        write_json(out / "counts.json", {
+            "sources": list(self.counts), "counts": self.counts, "contaminated_by_task": self.contaminated_by_task,
+            "decontamination_ngram": self.spec.decontamination_ngram,
+        })  # fmt: skip
 
     def _contaminating_tasks(self, text: str) -> list[str]:
         tasks = self.index.tasks_in(text)
@@ -136,22 +138,14 @@ class Corpus:
                 kept.append(line)
         return "\n".join(kept).strip()
 
-    def stats(self) -> dict[str, Any]:
-        """stats.json; a corpus with an empty split is an error, not a statistic."""
-        for split, rows in self.documents.items():
-            if not rows:
-                raise PipelineError(f"corpus: 0 {split} documents left (heldout_fraction {self.spec.heldout_fraction})")
-        return {
-            "sources": self.counts,
-            "contaminated_by_task": self.contaminated_by_task,
-            "decontamination_ngram": self.spec.decontamination_ngram,
-            "totals": {
-                "train_documents": len(self.documents["train"]),
-                "heldout_documents": len(self.documents["heldout"]),
-                "words": sum(counts["words"] for counts in self.counts.values()),
-                "characters": sum(len(d["text"]) for rows in self.documents.values() for d in rows),
-            },
-        }
+
+def hash_of(text: str) -> bytes:
+    """16 bytes of BLAKE2b: what two documents share when they are the same (memory stays flat at scale)."""
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def json_line(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict[str, Path]]:

@@ -62,7 +62,7 @@ class PretrainRunSpec:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the run (objective, size, pretraining section, seed)")
-    parser.add_argument("--tokens", required=True, help="packed token directory (train.bin, heldout.bin, meta.json)")
+    parser.add_argument("--tokens", required=True, help="packed token directory (meta.json listing each split's arrays)")
     parser.add_argument("--init", required=True, help="weights the run starts from: the size's initial weights or another run's checkpoint")
     parser.add_argument("--work-dir", required=True, help="resumable state; kept across interrupted attempts")
     parser.add_argument("--out", required=True, help="run directory: model/, checkpoints/, log.csv, summary.json")

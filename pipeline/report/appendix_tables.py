@@ -34,7 +34,8 @@ def corpus_table(corpus: Mapping[str, Any]) -> Table:
         tuple(rows),
         note=f"Decontamination removed every document (or, for sources of independent lines such as review lists, every "
         f"line) sharing a {corpus['decontamination_ngram']}-word n-gram with a task's validation or test text; a document "
-        f"left shorter than the minimum length counts as contaminated. Removals per task: {removed}. "
+        f"left shorter than the minimum length counts as contaminated; duplicates are counted among the documents that "
+        f"passed it, across every shard of the corpus. Removals per task: {removed}. "
         f"Corpus: {corpus['totals']['train_documents']:,} training and {corpus['totals']['heldout_documents']:,} held-out documents, "
         f"{corpus['totals']['words']:,} words.",
     )

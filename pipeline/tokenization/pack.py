@@ -1,10 +1,11 @@
-"""``python -m pipeline pack``: tokenize the corpus into flat token arrays read by memmap.
+"""``python -m pipeline pack``: tokenize one shard of the corpus into flat token arrays.
 
 Each document becomes its tokens followed by ``</s>``; documents are concatenated in
-corpus order (nanoGPT / OLMo style). The corpus is read and written a batch of documents
-at a time (batched encoding through the Rust tokenizer), so memory does not grow with
-it. ``meta.json`` records counts, dtype and the sha256 of each array: the fingerprint
-that resumed training checks.
+corpus order (nanoGPT / OLMo style), one array per (split, source) of the shard
+(``{split}-source-<k>.bin``), so that ``index-tokens`` can lay the shards' arrays out in
+corpus order, source by source (:mod:`pipeline.data.corpus_files`). The shard is read and
+written a batch of documents at a time (batched encoding through the Rust tokenizer), so
+memory does not grow with it. ``meta.json`` records each array's counts and sha256.
 """
 
 from __future__ import annotations
@@ -19,23 +20,28 @@ from pathlib import Path
 import numpy as np
 from transformers import AutoTokenizer
 
+from pipeline.data.corpus_files import SPLITS, corpus_index, read_entry, shard_dir
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, iter_jsonl, write_json
+from pipeline.files import atomic_path, write_json
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
-SPLITS = ("train", "heldout")
 ENCODE_BATCH_DOCUMENTS = 512
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", required=True, help="directory with train.jsonl and heldout.jsonl")
+    parser.add_argument("--corpus", required=True, help="results/data/corpus (its index.json and shards)")
+    parser.add_argument("--shard", required=True, type=int, help="which shard of the corpus to tokenize")
     parser.add_argument("--tokenizer", required=True, help="tokenizer directory")
-    parser.add_argument("--out", required=True, help="output directory for {split}.bin and meta.json")
+    parser.add_argument("--out", required=True, help="output directory for the shard's arrays and meta.json")
 
 
 def token_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16) if vocab_size <= np.iinfo(np.uint16).max + 1 else np.dtype(np.uint32)
+
+
+def segment_name(split: str, source: int) -> str:
+    return f"{split}-source-{source}.bin"
 
 
 def write_tokens(texts: Iterable[str], tokenizer, dtype: np.dtype, path: Path) -> tuple[int, int, str]:
@@ -59,15 +65,22 @@ def write_tokens(texts: Iterable[str], tokenizer, dtype: np.dtype, path: Path) -
 def run(args: argparse.Namespace) -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     dtype = token_dtype(len(tokenizer))
-    meta = {"dtype": dtype.name, "vocab_size": len(tokenizer), "splits": {}}
+    entries = [entry for entry in corpus_index(args.corpus)["files"] if entry["shard"] == args.shard]
+    if not entries:
+        raise PipelineError(f"--shard {args.shard}: {args.corpus}/index.json lists no files of that shard")
+    meta = {"dtype": dtype.name, "vocab_size": len(tokenizer), "shard": args.shard, "segments": []}
     with atomic_path(args.out) as out:
         out.mkdir()
         for split in SPLITS:
-            source = Path(args.corpus) / f"{split}.jsonl"
-            num_documents, num_tokens, sha256 = write_tokens((row["text"] for row in iter_jsonl(source)), tokenizer, dtype, out / f"{split}.bin")
-            if num_tokens == 0:
-                raise PipelineError(f"{source}: no tokens after encoding")
-            meta["splits"][split] = {"num_documents": num_documents, "num_tokens": num_tokens, "sha256": sha256}
-            log.info("%s: %d documents -> %d tokens", split, num_documents, num_tokens)
+            for entry in entries:
+                name = segment_name(split, entry["source"])
+                texts = (row["text"] for row in read_entry(args.corpus, entry, split))
+                num_documents, num_tokens, sha256 = write_tokens(texts, tokenizer, dtype, out / name)
+                meta["segments"].append({
+                    "split": split, "source": entry["source"], "file": name, "num_documents": num_documents,
+                    "num_tokens": num_tokens, "sha256": sha256,
+                })  # fmt: skip
+                log.info("shard %d, %s, source %d: %d documents -> %d tokens", args.shard, split, entry["source"], num_documents, num_tokens)
         write_json(out / "meta.json", meta)
-        write_provenance(out, {}, {"corpus": args.corpus, "tokenizer": args.tokenizer})
+        inputs = {"corpus_index": Path(args.corpus) / "index.json", "corpus_shard": shard_dir(args.corpus, args.shard), "tokenizer": args.tokenizer}
+        write_provenance(out, {"shard": args.shard}, inputs)

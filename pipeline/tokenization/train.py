@@ -23,7 +23,8 @@ from transformers import PreTrainedTokenizerFast
 
 from pipeline import strict
 from pipeline.config import TokenizerSample, TokenizerSpec
-from pipeline.files import atomic_path, iter_jsonl
+from pipeline.data.corpus_files import read_corpus
+from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import BOS, EOS, MASK, PAD, UNK, special_token_list
 
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the tokenizer section")
-    parser.add_argument("--corpus", required=True, help="train.jsonl of the pretraining corpus")
+    parser.add_argument("--corpus", required=True, help="the prepared corpus (results/data/corpus), whose train documents it reads")
     parser.add_argument("--out", required=True, help="output directory")
 
 
@@ -97,7 +98,7 @@ def train_tokenizer(texts: Iterable[str], spec: TokenizerSpec) -> PreTrainedToke
 
 def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(TokenizerSpec, args.spec, "tokenizer")
-    texts: Iterable[str] = (row["text"] for row in iter_jsonl(args.corpus))
+    texts: Iterable[str] = (row["text"] for row in read_corpus(args.corpus, "train"))
     if spec.training_sample is not None:
         texts = reservoir_sample(texts, spec.training_sample)
     trained_on = TrainingText()
@@ -105,5 +106,5 @@ def run(args: argparse.Namespace) -> None:
     tokenizer = train_tokenizer(trained_on.follow(texts), spec)
     with atomic_path(args.out) as out:
         tokenizer.save_pretrained(out)
-        write_provenance(out, strict.to_plain(spec), {"corpus": args.corpus}, trained_on=trained_on.summary())
+        write_provenance(out, strict.to_plain(spec), {"corpus_index": Path(args.corpus) / "index.json"}, trained_on=trained_on.summary())
     log.info("saved %s (vocab %d), trained on %s", Path(args.out), len(tokenizer), trained_on.summary())

@@ -22,15 +22,18 @@ from pipeline.errors import PipelineError
 logger = logging.getLogger(__name__)
 
 
-def load_rows(spec: HubSpec, where: str) -> Iterator[dict[str, Any]]:
+def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -> Iterator[dict[str, Any]]:
     """Rows ``{"id", "split", <our fields>}`` of every split in ``spec.splits``, in order.
 
     ``id`` is ``<hub split>/<value>``, the value being that of the column mapped to our
-    ``id`` if any (hub ids may repeat across splits), else the row number.
+    ``id`` if any (hub ids may repeat across splits), else the row number (within the
+    shard's files, with the shard's number in front). ``shard`` = (N, i) streams only
+    the i-th of N contiguous slices of each split's data files; ``max_rows`` then caps
+    each shard.
     """
     for ours, theirs in spec.splits.items():
         count = 0
-        for row in _stream(spec, theirs, f"{where}.hub"):
+        for row in _stream(spec, theirs, f"{where}.hub", shard):
             count += 1
             yield {"split": ours, **row}
         logger.info("%s: %d rows from %s split %r", where, count, spec.path, theirs)
@@ -38,17 +41,26 @@ def load_rows(spec: HubSpec, where: str) -> Iterator[dict[str, Any]]:
             raise PipelineError(f"{where}.hub: {spec.path} split {theirs!r} has no rows")
 
 
-def _stream(spec: HubSpec, split: str, where: str) -> Iterator[dict[str, Any]]:
+def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None) -> Iterator[dict[str, Any]]:
     import datasets  # late: only hub sources pay for importing it
 
     try:
         dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.data_files, split=split, streaming=True)
+        prefix = ""
+        if shard is not None:
+            num_shards, index = shard
+            if dataset.num_shards < num_shards:
+                raise PipelineError(
+                    f"{where}: corpus.num_shards is {num_shards} but {spec.path!r} split {split!r} has {dataset.num_shards} data "
+                    f"file(s), the unit a shard reads; set corpus.num_shards to at most {dataset.num_shards}"
+                )
+            dataset, prefix = dataset.shard(num_shards, index, contiguous=True), f"{index}-"
         if spec.max_rows is not None:
             dataset = dataset.take(spec.max_rows)
         names = _class_names(spec, dataset.features or {}, datasets.ClassLabel)
         for number, record in enumerate(dataset):
             row = _rename(record, spec.fields, names, where)
-            yield {**row, "id": f"{split}/{row.get('id', number)}"}
+            yield {**row, "id": f"{split}/{row.get('id', f'{prefix}{number}')}"}
     except PipelineError:
         raise
     except Exception as error:  # datasets raises many types (network, file, split, schema)
