@@ -96,8 +96,12 @@ def iter_jsonl(path: str | Path, allow_empty: bool = False) -> Iterator[dict]:
     if not path.is_file():
         raise PipelineError(f"{path}: file not found")
     found = False
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise PipelineError(f"{path}:{number}: not UTF-8 text (byte {error.start + 1} of the line)") from None
             if line.strip():
                 try:
                     row = json.loads(line)

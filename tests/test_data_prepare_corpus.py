@@ -273,3 +273,21 @@ def test_tagged_tokens_and_retrieval_documents_contaminate_like_text(tmp_path):
     (retrieval / "test.jsonl").write_text(json.dumps({"id": "d", "answer": "1234"}) + "\n")
     with pytest.raises(PipelineError, match=r"title_search/test.jsonl:1: row has none of the text fields text, text_pair, "):
         build_index([retrieval], 8)
+
+
+def test_a_shard_with_no_rows_is_an_error_and_leaves_no_shard(tmp_path, capsys):
+    """12 BBC articles cut in 13 shards: the last has none."""
+    assert prepare(tmp_path, [BBC], num_shards=13) == 2
+    assert capsys.readouterr().err == (
+        "error: corpus shard 12 of 13: no rows in any source; corpus.num_shards is larger than the sources allow\n"
+    )
+    assert (tmp_path / "corpus" / "corpus" / "shards" / "11").is_dir() and not (tmp_path / "corpus" / "corpus" / "shards" / "12").exists()
+
+
+def test_a_corpus_file_that_is_not_utf8_is_an_error_naming_its_line(tmp_path):
+    from pipeline.files import read_jsonl
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "caf\xe9"}\n')
+    with pytest.raises(PipelineError, match=r"rows.jsonl:2: not UTF-8 text \(byte 25 of the line\)$"):
+        read_jsonl(path)

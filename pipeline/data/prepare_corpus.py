@@ -74,6 +74,10 @@ def run(args: argparse.Namespace) -> None:
             source_records[name], source_inputs = describe_source(source, args.sources)
             inputs.update(source_inputs)
             shard.write_source(out, number, name, rows, source.decontaminate_by)
+        if not any(counts["documents_read"] for counts in shard.counts.values()):
+            raise PipelineError(
+                f"corpus shard {args.shard} of {spec.num_shards}: no rows in any source; corpus.num_shards is larger than the sources allow"
+            )
         shard.write_counts(out)
         write_provenance(out, strict.to_plain(spec), inputs, shard=args.shard, sources=source_records)
     kept = sum(counts["kept"] for counts in shard.counts.values())
