@@ -78,12 +78,17 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
         raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
 
 
+def json_line(row: dict) -> str:
+    """One row of a JSONL file, newline included."""
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
     count = 0
     with atomic_path(path) as temporary:
         with open(temporary, "w", encoding="utf-8") as handle:
             for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                handle.write(json_line(row))
                 count += 1
     return count
 

@@ -44,12 +44,12 @@ def run(args: argparse.Namespace) -> None:
     repeated_ids = repeats(everything["id"][~duplicate])
     if repeated_ids.any():
         raise PipelineError(f"{locate(files, keys, np.flatnonzero(~duplicate)[repeated_ids][0])}: document id occurs twice in the corpus")
-    stats = corpus_stats(names, shards, files, keys, duplicate)
-    entries, start = [], 0
-    for (number, shard, directory), records in zip(files, keys):
-        dropped = np.flatnonzero(duplicate[start : start + len(records)])
-        entries.append({"source": number, "shard": shard, "path": str(documents_file(directory, number).relative_to(args.out)), "rows": len(records), "duplicates": dropped.tolist()})
-        start += len(records)
+    duplicate_by_file = np.split(duplicate, np.cumsum([len(records) for records in keys])[:-1])  # one mask per file of `files`
+    stats = corpus_stats(names, shards, files, keys, duplicate_by_file)
+    entries = [
+        {"source": number, "shard": shard, "path": str(documents_file(directory, number).relative_to(args.out)), "rows": len(records), "duplicates": np.flatnonzero(dropped).tolist()}
+        for (number, shard, directory), records, dropped in zip(files, keys, duplicate_by_file)
+    ]
     with atomic_path(args.out / INDEX) as index:
         write_json(index, {"num_shards": len(args.shards), "sources": names, "files": entries})
     write_json(args.out / "stats.json", stats)
@@ -77,19 +77,20 @@ def locate(files: list[tuple[int, int, Path]], keys: list[np.ndarray], position:
     raise AssertionError("position beyond the corpus")
 
 
-def corpus_stats(names: list[str], shards: list[dict[str, Any]], files: list[tuple[int, int, Path]], keys: list[np.ndarray], duplicate: np.ndarray) -> dict[str, Any]:
+def corpus_stats(
+    names: list[str], shards: list[dict[str, Any]], files: list[tuple[int, int, Path]], keys: list[np.ndarray], duplicate_by_file: list[np.ndarray]
+) -> dict[str, Any]:
     """stats.json; a corpus with an empty split is an error, not a statistic."""
     counts = {name: {key: sum(shard["counts"][name][key] for shard in shards) for key in SHARD_COUNTS if key != "kept"} for name in names}
-    characters, start = 0, 0
-    for (number, _, _), records in zip(files, keys):
-        kept = records[~duplicate[start : start + len(records)]]
+    characters = 0
+    for (number, _, _), records, duplicate in zip(files, keys, duplicate_by_file):
+        kept = records[~duplicate]
         source = counts[names[number]]
         source["duplicates"] = source.get("duplicates", 0) + int(len(records) - len(kept))
         source["heldout"] = source.get("heldout", 0) + int(kept["heldout"].sum())
         source["train"] = source.get("train", 0) + int(len(kept) - kept["heldout"].sum())
         source["words"] = source.get("words", 0) + int(kept["words"].sum())
         characters += int(kept["characters"].sum())
-        start += len(records)
     totals = {
         "train_documents": sum(c["train"] for c in counts.values()),
         "heldout_documents": sum(c["heldout"] for c in counts.values()),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Iterable
@@ -33,7 +32,7 @@ from pipeline.data.sources import HUB_READER, describe_source
 from pipeline.data.splits import uniform
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_jsonl, write_json
+from pipeline.files import atomic_path, json_line, read_jsonl, write_json
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
@@ -147,9 +146,6 @@ def hash_of(text: str) -> bytes:
     """16 bytes of BLAKE2b: what two documents share when they are the same (memory stays flat at scale)."""
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
-
-def json_line(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False) + "\n"
 
 
 def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict[str, Path]]:
