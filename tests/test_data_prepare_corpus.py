@@ -190,6 +190,32 @@ def test_any_number_of_shards_gives_the_corpus_of_one(tmp_path):
     assert [row for shard in range(3) for row in read_corpus(three, "train", shard=shard)] == read_rows(three, "train")
 
 
+def test_hub_rows_without_ids_give_the_corpus_of_one_shard_for_any_number_of_shards(tmp_path):
+    """FineWeb-Edu's schema without its id column, in four data files: a row is named by its
+    file and its row within it, so its held-out split, the duplicate dropped (file 3 repeats
+    file 0's first document, in another shard of four) and the contaminated document (the
+    topic task's test article, in file 2) are the same for one shard and for four."""
+    lines = (FIXTURES / "fineweb_edu.jsonl").read_text().splitlines()
+    texts = [json.loads(line)["text"] for line in lines]
+    article = tasks(tmp_path / "article")[0] / "test.jsonl"
+    contaminated = json.loads(article.read_text().splitlines()[0])["text"] + " It was shown in a large hall."
+    contents = [[texts[0], texts[1]], [texts[2]], [contaminated, texts[1] + " Plants also need soil nutrients."], [texts[0]]]
+    files = []
+    for number, content in enumerate(contents):
+        files.append(tmp_path / f"part-{number}.jsonl")
+        files[-1].write_text("".join(json.dumps({"text": text, "url": "http://example.org"}) + "\n" for text in content))
+    source = {"reader": "hf", "hub": {"path": "json", "data_files": {"train": [str(f) for f in files]}}}
+    for num_shards in (1, 4):
+        assert prepare(tmp_path, [source], out=f"n{num_shards}", num_shards=num_shards, heldout_fraction=0.5, min_characters=50) == 0
+    one, four = tmp_path / "n1" / "corpus", tmp_path / "n4" / "corpus"
+    for split in ("train", "heldout"):
+        assert read_rows(one, split) == read_rows(four, split)
+    kept = sorted(row["id"] for split in ("train", "heldout") for row in read_rows(four, split))
+    assert kept == ["hf:json/train/0-0", "hf:json/train/0-1", "hf:json/train/1-0", "hf:json/train/2-1"]
+    stats = [json.loads((corpus / "stats.json").read_text())["sources"]["hf:json"] for corpus in (one, four)]
+    assert stats[0] == stats[1] and (stats[0]["duplicates"], stats[0]["contaminated"]) == (1, 1)
+
+
 def test_a_hub_source_is_sharded_by_its_files_and_refuses_more_shards_than_files(tmp_path, capsys):
     assert prepare(tmp_path, [FINEWEB], out="many", num_shards=2, heldout_fraction=0.5) == 2
     assert capsys.readouterr().err == (

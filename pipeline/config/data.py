@@ -32,7 +32,7 @@ class HubSpec:
 
     path: str
     name: str | None = None
-    data_files: dict[str, str] | None = None  # hub split -> local file (path: json/csv/parquet)
+    data_files: dict[str, str | list[str]] | None = None  # hub split -> local file(s) (path: json/csv/parquet)
     splits: dict[str, str] = field(default_factory=lambda: {"train": "train"})  # ours -> hub's
     fields: dict[str, str] = field(default_factory=lambda: {"text": "text"})  # ours -> hub column
     max_rows: int | None = None  # per split, taken from the start (the hub's order)

@@ -14,16 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.config import DataSourceSpec
+from pipeline.data.contiguous import contiguous_range
 from pipeline.data.sources import HUB_READER, Row, read_source
 from pipeline.data.sources.hub import load_rows
-
-
-def contiguous_range(length: int, num_shards: int, index: int) -> range:
-    """Shard ``index`` of ``length`` items cut in ``num_shards`` contiguous pieces, the first
-    ``length % num_shards`` one item longer (as ``datasets`` cuts its files)."""
-    size, longer = divmod(length, num_shards)
-    start = size * index + min(index, longer)
-    return range(start, start + size + (1 if index < longer else 0))
 
 
 def shard_rows(source: DataSourceSpec, sources_dir: Path, where: str, num_shards: int, index: int) -> Iterator[Row]:

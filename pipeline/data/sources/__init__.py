@@ -97,7 +97,8 @@ def describe_source(source: DataSourceSpec, sources_dir: Path) -> tuple[dict[str
     """What a stage records about a source: (its manifest or hub spec, input files by role)."""
     if source.reader == HUB_READER:
         assert source.hub is not None
-        local = {f"data_files:{p}": Path(p) for p in (source.hub.data_files or {}).values() if Path(p).is_file()}
+        files = [file for value in (source.hub.data_files or {}).values() for file in ([value] if isinstance(value, str) else value)]
+        local = {f"data_files:{file}": Path(file) for file in files if Path(file).is_file()}
         return {"hub": strict.to_plain(source.hub)}, local
     manifest = Path(sources_dir) / str(source.artifact) / "manifest.json"
     return read_json(manifest), {f"manifest:{source.artifact}": manifest}

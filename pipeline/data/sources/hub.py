@@ -12,11 +12,13 @@ dataset's ClassLabel features (a label, or a sequence of them such as CoNLL-2003
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator
 from typing import Any
 
 from pipeline.config import HubSpec
+from pipeline.data.contiguous import contiguous_range
 from pipeline.errors import PipelineError
 
 logger = logging.getLogger(__name__)
@@ -26,10 +28,9 @@ def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -
     """Rows ``{"id", "split", <our fields>}`` of every split in ``spec.splits``, in order.
 
     ``id`` is ``<hub split>/<value>``, the value being that of the column mapped to our
-    ``id`` if any (hub ids may repeat across splits), else the row number (within the
-    shard's files, with the shard's number in front). ``shard`` = (N, i) streams only
-    the i-th of N contiguous slices of each split's data files; ``max_rows`` then caps
-    each shard.
+    ``id`` if any (hub ids may repeat across splits), else the row's number in its data file (after the file's number when the split has
+    several): the same for any number of shards. ``shard`` = (N, i) streams only the i-th of N contiguous slices of each
+    split's data files; ``max_rows`` then caps each shard.
     """
     for ours, theirs in spec.splits.items():
         count = 0
@@ -45,27 +46,37 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
     import datasets  # late: only hub sources pay for importing it
 
     try:
-        dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.data_files, split=split, streaming=True)
-        prefix = ""
+        data_files = {name: value if isinstance(value, str) else list(value) for name, value in (spec.data_files or {}).items()}
+        dataset = datasets.load_dataset(spec.path, spec.name, data_files=data_files or None, split=split, streaming=True)
+        num_files = dataset.num_shards
+        files = range(num_files)
         if shard is not None:
             num_shards, index = shard
-            if dataset.num_shards < num_shards:
+            if num_files < num_shards:
                 raise PipelineError(
-                    f"{where}: corpus.num_shards is {num_shards} but {spec.path!r} split {split!r} has {dataset.num_shards} data "
-                    f"file(s), the unit a shard reads; set corpus.num_shards to at most {dataset.num_shards}"
+                    f"{where}: corpus.num_shards is {num_shards} but {spec.path!r} split {split!r} has {num_files} data "
+                    f"file(s), the unit a shard reads; set corpus.num_shards to at most {num_files}"
                 )
-            dataset, prefix = dataset.shard(num_shards, index, contiguous=True), f"{index}-"
-        if spec.max_rows is not None:
-            dataset = dataset.take(spec.max_rows)
+            files = contiguous_range(num_files, num_shards, index)
         names = _class_names(spec, dataset.features or {}, datasets.ClassLabel)
-        for number, record in enumerate(dataset):
+        records = itertools.chain.from_iterable(_numbered(dataset, num_files, file) for file in files)
+        for name, record in itertools.islice(records, spec.max_rows):
             row = _rename(record, spec.fields, names, where)
-            yield {**row, "id": f"{split}/{row.get('id', f'{prefix}{number}')}"}
+            yield {**row, "id": f"{split}/{row.get('id', name)}"}
     except PipelineError:
         raise
     except Exception as error:  # datasets raises many types (network, file, split, schema)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {message}") from None
+
+
+def _numbered(dataset: Any, num_files: int, file: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(name, record) for every record of one data file, the name being the row's number in
+    the file, after the file's (``3-41``) when the split has several: the name of a row
+    without an id of its own, which no number of shards changes."""
+    prefix = f"{file}-" if num_files > 1 else ""
+    for number, record in enumerate(dataset.shard(num_files, file, contiguous=True)):
+        yield f"{prefix}{number}", record
 
 
 def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> dict[str, tuple[str, ...]]:
