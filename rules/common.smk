@@ -137,6 +137,14 @@ def corpus_shards():
     return [f"results/data/corpus/shards/{i}" for i in range(CFG.corpus.num_shards)]
 
 
+def tokenizer_inputs():
+    """A BPE trains on the corpus; a ready-made tokenizer needs only its directory, if local."""
+    ready_made = CFG.tokenizer.ready_made
+    if ready_made is None:
+        return ["results/data/corpus/index.json", *corpus_shards()]
+    return [ready_made.path] if Path(ready_made.path).is_dir() else []
+
+
 def task_stats():
     return [f"results/data/tasks/{t}/stats.json" for t in CFG.finetuning.tasks]
 

@@ -1,23 +1,22 @@
-# Tokenizer trained on the pretraining corpus, then each corpus shard packed into token
+# Tokenizer trained on the pretraining corpus (or taken ready-made), then each corpus shard packed into token
 # arrays, and the arrays indexed as one stream per split.
 
 
 rule train_tokenizer:
     input:
-        index="results/data/corpus/index.json",
-        shards=corpus_shards(),
+        tokenizer_inputs(),
     output:
         directory("results/tokenizer"),
     params:
         spec=as_json(CFG.tokenizer),
-        corpus="results/data/corpus",
+        corpus="--corpus results/data/corpus" if CFG.tokenizer.ready_made is None else "",
         code=CODE["tokenize"],
     log:
         "logs/train_tokenizer.log",
     benchmark:
         "benchmarks/train_tokenizer/tokenizer.tsv"
     shell:
-        "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} --corpus {params.corpus} --out {output} > {log} 2>&1"
+        "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} {params.corpus} --out {output} > {log} 2>&1"
 
 
 rule pack:

@@ -38,6 +38,7 @@ from pipeline.config.pretraining import (
     LearningCurveSpec,
     OptimizerSpec,
     PretrainingSpec,
+    ReadyMadeTokenizer,
     ScheduleSpec,
     SizeSpec,
     TokenizerSample,
@@ -52,7 +53,7 @@ __all__ = [
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
-    "PretrainingSpec", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
+    "PretrainingSpec", "ReadyMadeTokenizer", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
 ]  # fmt: skip
 
 

@@ -23,11 +23,29 @@ class TokenizerSample:
 
 
 @dataclass(frozen=True)
+class ReadyMadeTokenizer:
+    """A tokenizer taken as it is (the study's Llama-3 one) instead of a BPE trained on the
+    corpus: ``path`` is a hub id or a local directory that ``AutoTokenizer`` loads. The roles
+    our objectives need (mask, pad, UL2 modes, sentinels, ...) that it does not name itself
+    take its unused added special tokens, those whose text contains ``reserved``, in id
+    order, so that its vocabulary, and every id in it, stays as it is."""
+
+    path: str
+    revision: str | None = None  # a hub revision (commit, tag or branch); None: the default branch
+    reserved: str = "reserved"
+
+
+@dataclass(frozen=True)
 class TokenizerSpec:
-    vocab_size: int = 4096
+    vocab_size: int = 4096  # of a ready-made tokenizer: what it must have (checked when it is taken)
     min_frequency: int = 2
     num_sentinel_tokens: int = 16  # reserved <extra_id_N> for span-corruption objectives
     training_sample: TokenizerSample | None = None  # None: every document of the training corpus
+    ready_made: ReadyMadeTokenizer | None = None  # None: train a BPE on the corpus
+
+    def validate(self) -> None:
+        if self.ready_made is not None and self.training_sample is not None:
+            raise ValueError("training_sample and ready_made exclude each other: a ready-made tokenizer is not trained")
 
 
 @dataclass(frozen=True)

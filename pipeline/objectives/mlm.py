@@ -45,8 +45,9 @@ def select_and_corrupt(
     # Draw all uniforms up front (fixed count per block) so the RNG stream, and thus
     # the mask, depends only on the block length, never on its contents.
     select_u, action_u = rng.random(input_ids.shape), rng.random(input_ids.shape)
-    random_tokens = rng.integers(special.num_special, special.vocab_size, size=input_ids.shape)
-    selected = (select_u < params.mask_ratio) & (input_ids >= special.num_special)
+    text = special.text_ids
+    random_tokens = rng.integers(text.start, text.stop, size=input_ids.shape)
+    selected = (select_u < params.mask_ratio) & (input_ids >= text.start) & (input_ids < text.stop)
     labels = np.where(selected, input_ids, IGNORE)
     to_mask = selected & (action_u < params.mask_token_fraction)
     to_random = selected & ~to_mask & (action_u < params.mask_token_fraction + params.random_token_fraction)

@@ -1,4 +1,5 @@
-"""``python -m pipeline train-tokenizer``: a byte-level BPE trained on the pretraining corpus.
+"""``python -m pipeline train-tokenizer``: a byte-level BPE trained on the pretraining corpus,
+or a ready-made tokenizer taken as it is (``tokenizer.ready_made``, :mod:`.ready_made`).
 
 Trained with `tokenizers` (seconds on CPU, no hub) and saved as a
 ``PreTrainedTokenizerFast`` so ``AutoTokenizer.from_pretrained(dir)`` loads it. The corpus
@@ -24,8 +25,10 @@ from transformers import PreTrainedTokenizerFast
 from pipeline import strict
 from pipeline.config import TokenizerSample, TokenizerSpec
 from pipeline.data.corpus_files import read_corpus
+from pipeline.errors import PipelineError
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
+from pipeline.tokenization.ready_made import take_ready_made
 from pipeline.tokenization.special_tokens import BOS, EOS, MASK, PAD, UNK, special_token_list
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,7 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the tokenizer section")
-    parser.add_argument("--corpus", required=True, help="the prepared corpus (results/data/corpus), whose train documents it reads")
+    parser.add_argument("--corpus", help="the prepared corpus (results/data/corpus), whose train documents a BPE trains on")
     parser.add_argument("--out", required=True, help="output directory")
 
 
@@ -81,7 +84,13 @@ def train_tokenizer(texts: Iterable[str], spec: TokenizerSpec) -> PreTrainedToke
         show_progress=False,
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    # Fine-tuning inputs are framed <s> text </s>; pretraining packs raw text + </s> itself.
+    return with_our_specials(tokenizer, spec.num_sentinel_tokens)
+
+
+def with_our_specials(tokenizer: Tokenizer, num_sentinel_tokens: int) -> PreTrainedTokenizerFast:
+    """``tokenizer``, whose vocabulary holds every token of ``special_token_list``, as a
+    ``transformers`` tokenizer that names them in their roles and frames one text
+    ``<s> text </s>`` (fine-tuning inputs; pretraining packs raw text + ``</s>`` itself)."""
     tokenizer.post_processor = processors.TemplateProcessing(
         single=f"{BOS} $A {EOS}", special_tokens=[(BOS, tokenizer.token_to_id(BOS)), (EOS, tokenizer.token_to_id(EOS))]
     )
@@ -92,12 +101,22 @@ def train_tokenizer(texts: Iterable[str], spec: TokenizerSpec) -> PreTrainedToke
         pad_token=PAD,
         unk_token=UNK,
         mask_token=MASK,
-        additional_special_tokens=specials[5:],
+        additional_special_tokens=special_token_list(num_sentinel_tokens)[5:],
     )
 
 
 def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(TokenizerSpec, args.spec, "tokenizer")
+    if spec.ready_made is not None:
+        tokenizer, record = take_ready_made(spec)
+        with atomic_path(args.out) as out:
+            tokenizer.save_pretrained(out)
+            local = {"ready_made": Path(spec.ready_made.path)} if Path(spec.ready_made.path).is_dir() else {}
+            write_provenance(out, strict.to_plain(spec), local, ready_made=record)
+        log.info("saved %s: %s (vocab %d) as it is, roles %s", Path(args.out), spec.ready_made.path, len(tokenizer), record["roles"])
+        return
+    if args.corpus is None:
+        raise PipelineError("--corpus: a BPE trains on the corpus (or set tokenizer.ready_made)")
     texts: Iterable[str] = (row["text"] for row in read_corpus(args.corpus, "train"))
     if spec.training_sample is not None:
         texts = reservoir_sample(texts, spec.training_sample)

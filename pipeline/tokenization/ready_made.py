@@ -1,0 +1,87 @@
+"""A ready-made tokenizer (the study's Llama-3 one, by hub id or local directory), taken as
+it is: the same vocabulary, the same ids, the same tokens for any text.
+
+Our objectives need roles a causal LM's tokenizer lacks (a mask, a pad, UL2's mode tokens,
+span corruption's sentinels). The roles it names itself (Llama-3's ``<|begin_of_text|>``
+and ``<|end_of_text|>``) keep their tokens; each other role takes one of its unused added
+special tokens (Llama-3's ``<|reserved_special_token_K|>``), in id order, ``<mask>`` first:
+Llama-3's first reserved token, id 128002, is the mask, as in the study's released models.
+The roles are recorded as tokenizer attributes (``mask_token``, ``nlu_token``,
+``extra_id_0_token``, ...), saved in ``tokenizer_config.json``, rather than by renaming
+tokens: renaming ``<|begin_of_text|>`` to ``<s>`` would turn every ``<s>`` of web text into
+a special token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from tokenizers import processors
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+from pipeline.config import TokenizerSpec
+from pipeline.errors import PipelineError
+from pipeline.tokenization.special_tokens import sentinel_role
+
+# The order in which the roles a tokenizer lacks take its reserved tokens.
+ROLE_ORDER = ("mask_token", "pad_token", "unk_token", "bos_token", "eos_token", "nlu_token", "nlg_token", "s2s_token")
+
+
+def take_ready_made(spec: TokenizerSpec) -> tuple[PreTrainedTokenizerFast, dict[str, Any]]:
+    """The tokenizer ``spec.ready_made`` names, with every role of ours on one of its tokens,
+    and what provenance records of it: where it came from, its size, the sha256 of its
+    serialized vocabulary, merges and rules as loaded, and which token plays which role."""
+    assert spec.ready_made is not None
+    where, path = "tokenizer.ready_made.path", spec.ready_made.path
+    if path.startswith(("/", ".", "~")) and not Path(path).expanduser().is_dir():
+        raise PipelineError(f"{where}: {path!r}: no such directory (a hub id has the form owner/name)")
+    try:
+        original = AutoTokenizer.from_pretrained(spec.ready_made.path, revision=spec.ready_made.revision)
+    except (OSError, ValueError) as error:  # transformers: no such directory or hub id, no network, gated
+        raise PipelineError(f"{where}: cannot load {spec.ready_made.path!r}: {str(error).strip().splitlines()[0]}") from None
+    if not isinstance(original, PreTrainedTokenizerFast):
+        raise PipelineError(f"{where}: {spec.ready_made.path!r} has no fast (Rust) tokenizer, which packing needs")
+    if len(original) != spec.vocab_size:
+        raise PipelineError(
+            f"tokenizer.vocab_size: {spec.vocab_size}, but {spec.ready_made.path!r} has {len(original)} tokens; set it to {len(original)}"
+        )
+    roles = assign_roles(original, spec)
+    backend = original.backend_tokenizer
+    record = {
+        "path": spec.ready_made.path, "revision": spec.ready_made.revision, "vocab_size": len(original),
+        "tokenizer_sha256": hashlib.sha256(backend.to_str().encode()).hexdigest(),
+        "roles": {role: [token, backend.token_to_id(token)] for role, token in roles.items()},
+    }  # fmt: skip
+    # Fine-tuning frames one text <bos> text <eos>, whichever tokenizer; packing adds neither.
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"{roles['bos_token']} $A {roles['eos_token']}",
+        special_tokens=[(roles[role], backend.token_to_id(roles[role])) for role in ("bos_token", "eos_token")],
+    )
+    return PreTrainedTokenizerFast(tokenizer_object=backend, **roles), record
+
+
+def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec) -> dict[str, str]:
+    """Role attribute -> token: the tokenizer's own where it names one (a pad that is its eos
+    does not count: padding must not look like the end of a document), else the next unused
+    added special token whose text holds ``spec.ready_made.reserved``."""
+    assert spec.ready_made is not None
+    own: dict[str, str] = {}
+    for role in ("bos_token", "eos_token", "pad_token", "unk_token", "mask_token"):
+        token = getattr(original, role, None)
+        if token and token not in own.values():
+            own[role] = token
+    wanted = [role for role in ROLE_ORDER if role not in own]
+    wanted += [sentinel_role(index) for index in range(spec.num_sentinel_tokens)]
+    reserved = [
+        token.content
+        for _, token in sorted(original.added_tokens_decoder.items())
+        if token.special and spec.ready_made.reserved in token.content and token.content not in own.values()
+    ]
+    if len(reserved) < len(wanted):
+        raise PipelineError(
+            f"tokenizer.ready_made.reserved: {spec.ready_made.path!r} has {len(reserved)} unused special tokens containing "
+            f"{spec.ready_made.reserved!r}, and {len(wanted)} roles need one (its missing roles and {spec.num_sentinel_tokens} sentinels)"
+        )
+    return {**own, **dict(zip(wanted, reserved))}
