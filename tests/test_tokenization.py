@@ -49,7 +49,7 @@ def test_tokens_are_written_a_batch_at_a_time_with_the_same_bytes_as_one_pass(to
     for batch in (1, 3, 512):
         monkeypatch.setattr(pack, "ENCODE_BATCH_DOCUMENTS", batch)
         path = tmp_path / f"batch-{batch}.bin"
-        counts = pack.write_tokens(iter(texts), tokenizer, np.dtype(np.uint16), path)
+        counts = pack.write_tokens(iter(texts), tokenizer.backend_tokenizer, tokenizer.eos_token_id, np.dtype(np.uint16), path)
         assert counts == (len(texts), len(expected), hashlib.sha256(expected.tobytes()).hexdigest())
         written[batch] = path.read_bytes()
     assert written[1] == written[3] == written[512] == expected.tobytes()

@@ -110,6 +110,11 @@ def test_a_model_pretrains_on_tokens_packed_with_it(adopted, tmp_path):
     for i, shard in enumerate(shards):
         assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(adopted), "--out", str(shard)]) == 0
     assert main(["index-tokens", "--shards", *map(str, shards), "--out", str(tmp_path / "tokens")]) == 0
+    meta = read_json(tmp_path / "tokens" / "meta.json")
+    [segment] = meta["splits"]["heldout"]["segments"]
+    packed = np.fromfile(tmp_path / "tokens" / segment["file"], dtype=meta["dtype"])
+    end_of_text = AutoTokenizer.from_pretrained(adopted).convert_tokens_to_ids("<|end_of_text|>")
+    assert int((packed == end_of_text).sum()) == 12 and packed[-1] == end_of_text  # each document closed by its EOS
     size = {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 1, "ffn_size": 64}
     init = tmp_path / "init"
     assert main(["initialize", "--size", json.dumps(size), "--max-length", "64", "--seed", "0", "--tokenizer", str(adopted), "--out", str(init)]) == 0

@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-from transformers import AutoTokenizer
+from tokenizers import Tokenizer
 
 from pipeline.data.corpus_files import SPLITS, corpus_index, read_entry, shard_dir
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, write_json
+from pipeline.files import atomic_path, read_json, write_json
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
@@ -44,38 +44,55 @@ def segment_name(split: str, source: int) -> str:
     return f"{split}-source-{source}.bin"
 
 
-def write_tokens(texts: Iterable[str], tokenizer, dtype: np.dtype, path: Path) -> tuple[int, int, str]:
+def write_tokens(texts: Iterable[str], backend: Tokenizer, eos: int, dtype: np.dtype, path: Path) -> tuple[int, int, str]:
     """Append ``tokens(doc) + [eos]`` of every document to ``path``, one batch of
     ``ENCODE_BATCH_DOCUMENTS`` at a time: memory holds one batch whatever the corpus size.
     Returns (documents, tokens, sha256 of the file)."""
-    backend, eos = tokenizer.backend_tokenizer, tokenizer.eos_token_id
     digest, num_documents, num_tokens = hashlib.sha256(), 0, 0
     texts = iter(texts)
     with open(path, "wb") as handle:
         while batch := list(itertools.islice(texts, ENCODE_BATCH_DOCUMENTS)):
-            encodings = backend.encode_batch(batch, add_special_tokens=False)
+            ids: list[int] = []
+            for encoding in backend.encode_batch(batch, add_special_tokens=False):
+                ids += encoding.ids
+                ids.append(eos)
             # (sum of len(ids) + 1,): the batch's documents back to back, each closed by </s>
-            tokens = np.concatenate([np.asarray([*encoding.ids, eos], dtype=dtype) for encoding in encodings]).tobytes()
+            tokens = np.array(ids, dtype=dtype).tobytes()
             handle.write(tokens)
             digest.update(tokens)
-            num_documents, num_tokens = num_documents + len(batch), num_tokens + len(tokens) // dtype.itemsize
+            num_documents, num_tokens = num_documents + len(batch), num_tokens + len(ids)
     return num_documents, num_tokens, digest.hexdigest()
 
 
+def load_for_packing(tokenizer_dir: str | Path) -> tuple[Tokenizer, int]:
+    """The saved tokenizer's Rust core and its end-of-document id (``eos_token`` of
+    ``tokenizer_config.json``: ours ``</s>``, Llama-3's ``<|end_of_text|>``), read without
+    importing transformers, whose import costs a shard job seconds of CPU."""
+    directory = Path(tokenizer_dir)
+    backend = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    eos = read_json(directory / "tokenizer_config.json")["eos_token"]
+    eos = eos["content"] if isinstance(eos, dict) else eos  # some versions save an AddedToken's fields
+    eos_id = backend.token_to_id(eos)
+    if eos_id is None:
+        raise PipelineError(f"{directory / 'tokenizer_config.json'}: eos_token {eos!r} is not in the vocabulary")
+    return backend, eos_id
+
+
 def run(args: argparse.Namespace) -> None:
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    dtype = token_dtype(len(tokenizer))
+    backend, eos = load_for_packing(args.tokenizer)
+    vocab_size = backend.get_vocab_size(with_added_tokens=True)
+    dtype = token_dtype(vocab_size)
     entries = [entry for entry in corpus_index(args.corpus)["files"] if entry["shard"] == args.shard]
     if not entries:
         raise PipelineError(f"--shard {args.shard}: {args.corpus}/index.json lists no files of that shard")
-    meta = {"dtype": dtype.name, "vocab_size": len(tokenizer), "shard": args.shard, "segments": []}
+    meta = {"dtype": dtype.name, "vocab_size": vocab_size, "shard": args.shard, "segments": []}
     with atomic_path(args.out) as out:
         out.mkdir()
         for split in SPLITS:
             for entry in entries:
                 name = segment_name(split, entry["source"])
                 texts = (row["text"] for row in read_entry(args.corpus, entry, split))
-                num_documents, num_tokens, sha256 = write_tokens(texts, tokenizer, dtype, out / name)
+                num_documents, num_tokens, sha256 = write_tokens(texts, backend, eos, dtype, out / name)
                 meta["segments"].append({
                     "split": split, "source": entry["source"], "file": name, "num_documents": num_documents,
                     "num_tokens": num_tokens, "sha256": sha256,
