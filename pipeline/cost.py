@@ -1,6 +1,6 @@
 """``python -m pipeline cost``: what a configuration will cost on GPUs, before anything runs.
 
-Two estimates, both from the config alone (no data, no GPU):
+Three estimates, all from the config alone (no data, no GPU):
 
 * **GPU-hours per stage.** Training FLOPs are ``6 * N * tokens`` (forward 2, backward 4
   FLOPs per parameter and token; Kaplan et al. 2020), with ``N`` the parameters that take
@@ -15,6 +15,9 @@ Two estimates, both from the config alone (no data, no GPU):
   itemised estimate (weights, gradients and AdamW moments; bf16 weight copies; activations
   kept for the backward pass; the float32 logits of the loss), not a measurement: the GPU
   benchmark prints ``torch.cuda.max_memory_allocated`` to compare against it.
+* **The data stage's CPU-hours and disk**, when ``corpus.expected_tokens`` is set: the
+  tokens over the stage's rate per core, and the prepared text and packed tokens they fill,
+  at the rates ``hardware`` holds (measured by ``bench/data_stage.py``).
 
 The Snakemake workflow prints the same table when ``hardware.print_cost_estimate`` is set
 (config/paper.yaml sets it), so ``snakemake -n --configfile config/paper.yaml`` shows it.
@@ -33,6 +36,7 @@ from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
+from pipeline.tokenization.pack import token_dtype
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
@@ -193,6 +197,36 @@ def loss_fractions(config: Config, plans: Plans, size_name: str) -> list[float]:
     return [parse_objective(config.objectives[o]).params.expected_loss_fraction(length) for o in sorted(objectives)]
 
 
+# ------------------------------------------------------------------------- data stage
+
+
+@dataclass(frozen=True)
+class DataStageCost:
+    """The CPU data stage over ``corpus.expected_tokens``: one prepare_corpus and one pack job per shard."""
+
+    num_shards: int
+    tokens: float
+    cpu_hours: float
+    text_gb: float  # the prepared corpus: cleaned text as JSONL (the hub's files are streamed, not kept)
+    tokens_gb: float  # the packed arrays
+    token_bytes: int  # 2 (uint16) below 65,536 ids, else 4 (uint32)
+
+
+def data_stage_cost(config: Config) -> DataStageCost | None:
+    tokens = config.corpus.expected_tokens
+    if tokens is None:
+        return None
+    hardware, token_bytes = config.hardware, token_dtype(config.tokenizer.vocab_size).itemsize
+    return DataStageCost(
+        num_shards=config.corpus.num_shards,
+        tokens=tokens,
+        cpu_hours=tokens / hardware.data_tokens_per_cpu_second / 3600,
+        text_gb=tokens * hardware.data_text_bytes_per_token / GB,
+        tokens_gb=tokens * token_bytes / GB,
+        token_bytes=token_bytes,
+    )
+
+
 # ------------------------------------------------------------------------------ report
 
 
@@ -224,6 +258,15 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
             f"  {m.size:<8}{m.num_parameters / 1e6:>8.0f}M{m.micro_batch_size:>13}{m.sharding:>10}{m.states_gb:>13.1f}GB"
             f"{m.activations_gb:>11.1f}GB{m.logits_gb:>6.1f}GB{m.total_gb:>6.1f}GB  {verdict}"
         )
+    data = data_stage_cost(config)
+    if data is not None:
+        lines += [
+            f"Data stage (CPU; {hardware.data_tokens_per_cpu_second:,.0f} tokens/s per core and {hardware.data_text_bytes_per_token:g} bytes"
+            " of text per token, as bench/data_stage.py measured them):",
+            f"  {data.num_shards} prepare_corpus + {data.num_shards} pack jobs over {data.tokens:.3g} tokens: {data.cpu_hours:,.0f} CPU-hours"
+            f" ({data.cpu_hours / data.num_shards:,.1f} per shard); disk {data.text_gb:,.0f} GB of prepared text"
+            f" + {data.tokens_gb:,.0f} GB of tokens (uint{8 * data.token_bytes})",
+        ]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.config import SizeSpec
 from pipeline.configure import Resolved, read_configs, resolve
-from pipeline.cost import over_memory, parameters, peak_memory, stage_costs
+from pipeline.cost import data_stage_cost, over_memory, parameters, peak_memory, stage_costs
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from tests.conftest import REPO
 
@@ -69,12 +69,25 @@ def test_memory_is_checked_against_the_gpu(paper, resolved):
     assert peak_memory(paper, plans, "1b", 8).states_gb < peak_memory(paper, plans, "1b", 1).states_gb / 4  # FSDP shards weights and AdamW state
 
 
+def test_the_data_stage_costs_the_expected_tokens_at_the_measured_rates(paper):
+    data = data_stage_cost(paper)
+    hardware = paper.hardware
+    assert (data.num_shards, data.tokens, data.token_bytes) == (64, 1e11, 4)  # Llama-3's 128,256 ids need uint32
+    assert data.cpu_hours == pytest.approx(1e11 / hardware.data_tokens_per_cpu_second / 3600)
+    assert (data.text_gb, data.tokens_gb) == pytest.approx((1e11 * hardware.data_text_bytes_per_token / 1e9, 400.0))
+    assert data_stage_cost(resolve(read_configs([]), "default").config) is None  # the default states no expected size
+
+
 def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", "--configfile", "config/paper.yaml", "-n", "-p"],
                             cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     assert "GPU-hours" in output and "Peak memory per GPU" in output and "EXCEEDS" not in output
+    assert "64 prepare_corpus + 64 pack jobs over 1e+11 tokens" in output and "GB of tokens (uint32)" in output
+    for rule in ("prepare_corpus", "pack"):  # one job per shard
+        assert len({line for line in output.splitlines() if line.startswith(f"rule {rule}:")}) == 1
+        assert sum(line.startswith(f"rule {rule}:") for line in output.splitlines()) == 64
     assert "-m torch.distributed.run --standalone --nproc-per-node 8 -m pipeline pretrain" in output and "--device cuda" in output
     finetune_commands = [line for line in output.splitlines() if "-m pipeline finetune " in line]
     assert finetune_commands and all("--device cuda" in line for line in finetune_commands)  # hardware.finetune_gpus: 1

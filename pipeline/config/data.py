@@ -70,10 +70,15 @@ class CorpusSpec:
     # Jobs the corpus is cleaned, decontaminated and tokenized in: each takes a contiguous
     # slice of every source (of its rows, or of a hub dataset's files; pipeline/data/shards.py).
     num_shards: int = 1
+    # Tokens the sources hold (FineWeb-Edu sample-100BT: 1e11), for the data stage's CPU-hour
+    # and disk estimate (pipeline/cost.py); None: not estimated.
+    expected_tokens: float | None = None
 
     def validate(self) -> None:
         if self.num_shards < 1:
             raise ValueError(f"num_shards must be at least 1, got {self.num_shards}")
+        if self.expected_tokens is not None and self.expected_tokens <= 0:
+            raise ValueError(f"expected_tokens must be positive, got {self.expected_tokens}")
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,11 @@ class HardwareSpec:
     assumed_mfu: float = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: float = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+    # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
+    # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
+    # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
+    data_tokens_per_cpu_second: float = 171_000.0
+    data_text_bytes_per_token: float = 4.8
 
     def validate(self) -> None:
         if self.finetune_gpus not in (0, 1):
