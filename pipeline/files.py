@@ -7,6 +7,7 @@ stage never leaves a file or directory that looks complete.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -34,11 +35,14 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``final``; rename it onto ``final`` on success.
 
     Works for files and directories alike. On error the temporary is removed and
-    ``final`` is left untouched.
+    ``final`` is left untouched. A process killed outright (SIGKILL, out of memory) cannot
+    remove its temporary; the next write of ``final`` does, when the process whose id the
+    temporary's name holds is gone (Snakemake never runs two jobs for one output).
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    remove_stale_temporaries(final)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
     temporary.rmdir()
     try:
         yield temporary
@@ -50,6 +54,28 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
             shutil.rmtree(temporary, ignore_errors=True)
         elif temporary.exists():
             temporary.unlink()
+
+
+def remove_stale_temporaries(final: Path) -> None:
+    """Delete the temporaries ``atomic_path`` left beside ``final`` in processes that no longer run."""
+    for temporary in final.parent.glob(f".{glob.escape(final.name)}.*.tmp"):
+        pid = temporary.name[len(final.name) + 2 :].split(".")[0]
+        if not pid.isdigit() or process_is_running(int(pid)):
+            continue
+        if temporary.is_dir():
+            shutil.rmtree(temporary, ignore_errors=True)
+        else:
+            temporary.unlink(missing_ok=True)
+
+
+def process_is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: checks the process exists, sends nothing
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -5,6 +5,12 @@ number of shards."""
 from __future__ import annotations
 
 import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +19,7 @@ from pipeline.__main__ import main
 from pipeline.data.corpus_files import read_corpus
 from pipeline.data.prepare_corpus import build_index, evaluation_texts, is_heldout
 from pipeline.errors import PipelineError
+from tests.conftest import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 SOURCES = FIXTURES / "sources"
@@ -317,3 +324,47 @@ def test_a_corpus_file_that_is_not_utf8_is_an_error_naming_its_line(tmp_path):
     path.write_bytes(b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "caf\xe9"}\n')
     with pytest.raises(PipelineError, match=r"rows.jsonl:2: not UTF-8 text \(byte 25 of the line\)$"):
         read_jsonl(path)
+
+
+def kill_midway(argv: list[str], out: Path, written: str) -> None:
+    """Start a CLI job and SIGKILL it once its temporary output holds ``written`` (a glob)."""
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", *argv], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and process.poll() is None:
+        if any(path.stat().st_size > 0 for path in out.parent.glob(f".{out.name}.*.tmp/{written}")):
+            break
+        time.sleep(0.01)
+    assert process.poll() is None, "the job finished before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_a_shard_job_killed_midway_leaves_nothing_complete_and_its_rerun_is_identical(tmp_path, tokenizer_dir):
+    """prepare-corpus, then pack, killed while writing: no shard directory, and a rerun (which
+    also removes the dead job's temporary) writes the bytes of an uninterrupted run."""
+    source = tmp_path / "web.jsonl"
+    rng = random.Random(0)
+    words = (FIXTURES / "fineweb_edu.jsonl").read_text().split()
+    with open(source, "w") as handle:
+        for number in range(15_000):
+            handle.write(json.dumps({"id": str(number), "text": " ".join(rng.choices(words, k=60))}) + "\n")
+    spec = {"documents": [{"reader": "hf", "hub": {"path": "json", "data_files": {"train": str(source)}, "fields": {"text": "text", "id": "id"}}}],
+            "heldout_fraction": 0.1, "num_shards": 1}  # fmt: skip
+    prepare = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(tmp_path), "--shard", "0"]
+    for name in ("reference", "killed"):
+        corpus = tmp_path / name / "corpus"
+        shard = corpus / "shards" / "0"
+        if name == "killed":
+            kill_midway([*prepare, "--out", str(shard)], shard, "source-0.jsonl")
+            assert not shard.exists() and list(shard.parent.glob(".0.*.tmp"))
+        assert main([*prepare, "--out", str(shard)]) == 0
+        assert not list(shard.parent.glob(".0.*.tmp"))
+        assert main(["gather-corpus", "--shards", str(shard), "--out", str(corpus)]) == 0
+        tokens = tmp_path / name / "tokens" / "0"
+        pack = ["pack", "--corpus", str(corpus), "--shard", "0", "--tokenizer", str(tokenizer_dir), "--out", str(tokens)]
+        if name == "killed":
+            kill_midway(pack, tokens, "train-source-0.bin")
+            assert not tokens.exists()
+        assert main(pack) == 0
+    for name in ("corpus/shards/0/source-0.jsonl", "corpus/shards/0/source-0.keys", "corpus/index.json", "tokens/0/train-source-0.bin", "tokens/0/meta.json"):
+        assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "reference" / name).read_bytes(), name
