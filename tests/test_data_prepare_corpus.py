@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipeline.__main__ import main
@@ -324,6 +325,44 @@ def test_a_corpus_file_that_is_not_utf8_is_an_error_naming_its_line(tmp_path):
     path.write_bytes(b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "caf\xe9"}\n')
     with pytest.raises(PipelineError, match=r"rows.jsonl:2: not UTF-8 text \(byte 25 of the line\)$"):
         read_jsonl(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"id": "a", "text": "fine"}\n{"id": "b"}\n', "{path}:2: no value in column 'text'"),
+        (b'{"id": "a", "text": "caf\xe9"}\n', "{path}: cannot read: 'utf-8' codec can't decode byte 0xe9 in position "),
+    ],
+    ids=["row-without-text", "not-utf8"],
+)
+def test_a_bad_hub_file_is_a_one_line_error_naming_it_and_leaves_no_shard(content, message, tmp_path, capsys):
+    path = tmp_path / "part-0.jsonl"
+    path.write_bytes(content)
+    source = {"reader": "hf", "hub": {"path": "json", "data_files": {"train": [str(path)]}, "fields": {"text": "text", "id": "id"}}}
+    assert prepare(tmp_path, [source]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: corpus.documents[0].hub: {message.format(path=path)}") and err.count("\n") == 1
+    assert not (tmp_path / "corpus" / "corpus" / "shards" / "0").exists()
+
+
+def test_the_token_stream_of_any_number_of_shards_is_that_of_one(tmp_path, tokenizer_dir):
+    """pack per shard + index-tokens: each split's arrays, read in the index's order, are the
+    tokens of the one-shard run (sports/004, a duplicate of sports/001, is skipped in both)."""
+    streams = {}
+    for num_shards in (1, 3):
+        corpus = tmp_path / f"n{num_shards}" / "corpus"
+        assert prepare(tmp_path, [BBC], out=f"n{num_shards}", num_shards=num_shards) == 0
+        packed = [tmp_path / f"n{num_shards}" / "tokens" / "shards" / str(i) for i in range(num_shards)]
+        for i, out in enumerate(packed):
+            assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer_dir), "--out", str(out)]) == 0
+        assert main(["index-tokens", "--shards", *map(str, packed), "--out", str(packed[0].parent.parent)]) == 0
+        meta = json.loads((packed[0].parent.parent / "meta.json").read_text())
+        streams[num_shards] = {
+            split: np.concatenate([np.fromfile(packed[0].parent.parent / s["file"], dtype=meta["dtype"]) for s in meta["splits"][split]["segments"]])
+            for split in ("train", "heldout")
+        }
+    for split in ("train", "heldout"):
+        assert len(streams[1][split]) and np.array_equal(streams[1][split], streams[3][split])
 
 
 def kill_midway(argv: list[str], out: Path, written: str) -> None:

@@ -59,24 +59,42 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
                 )
             files = contiguous_range(num_files, num_shards, index)
         names = _class_names(spec, dataset.features or {}, datasets.ClassLabel)
-        records = itertools.chain.from_iterable(_numbered(dataset, num_files, file) for file in files)
-        for name, record in itertools.islice(records, spec.max_rows):
-            row = _rename(record, spec.fields, names, where)
+        labels = _file_labels(spec, split, num_files)
+        records = itertools.chain.from_iterable(_numbered(dataset, num_files, file, f"{where}: {labels[file]}") for file in files)
+        for name, location, record in itertools.islice(records, spec.max_rows):
+            row = _rename(record, spec.fields, names, where, location)
             yield {**row, "id": f"{split}/{row.get('id', name)}"}
     except PipelineError:
         raise
     except Exception as error:  # datasets raises many types (network, file, split, schema)
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {message}") from None
+        raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {_first_line(error)}") from None
 
 
-def _numbered(dataset: Any, num_files: int, file: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(name, record) for every record of one data file, the name being the row's number in
-    the file, after the file's (``3-41``) when the split has several: the name of a row
-    without an id of its own, which no number of shards changes."""
+def _file_labels(spec: HubSpec, split: str, num_files: int) -> list[str]:
+    """How errors name each data file of ``split``: its path where the config lists its files, else its number."""
+    value = (spec.data_files or {}).get(split)
+    listed = [value] if isinstance(value, str) else list(value or [])
+    return listed if len(listed) == num_files else [f"{spec.path!r} split {split!r} data file {file}" for file in range(num_files)]
+
+
+def _numbered(dataset: Any, num_files: int, file: int, label: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(name, location, record) for every record of one data file. The name is the row's
+    number in the file, after the file's (``3-41``) when the split has several: the name of a
+    row without an id of its own, which no number of shards changes. The location
+    (``file:row``) is what an error about the row names; a file that cannot be read (not
+    UTF-8, not JSON) is an error naming the file."""
     prefix = f"{file}-" if num_files > 1 else ""
-    for number, record in enumerate(dataset.shard(num_files, file, contiguous=True)):
-        yield f"{prefix}{number}", record
+    try:
+        for number, record in enumerate(dataset.shard(num_files, file, contiguous=True)):
+            yield f"{prefix}{number}", f"{label}:{number + 1}", record
+    except PipelineError:
+        raise
+    except Exception as error:  # the reader's own (UnicodeDecodeError, pyarrow's ArrowInvalid, ...)
+        raise PipelineError(f"{label}: cannot read: {_first_line(error)}") from None
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> dict[str, tuple[str, ...]]:
@@ -91,10 +109,13 @@ def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> 
     return {**names, **(spec.class_names or {})}
 
 
-def _rename(record: dict[str, Any], fields: dict[str, str], names: dict[str, tuple[str, ...]], where: str) -> dict[str, Any]:
+def _rename(record: dict[str, Any], fields: dict[str, str], names: dict[str, tuple[str, ...]], where: str, location: str) -> dict[str, Any]:
     missing = sorted(column for column in fields.values() if column not in record)
     if missing:
         raise PipelineError(f"{where}.fields: no column {missing[0]!r} (columns: {', '.join(sorted(record))})")
+    empty = sorted(column for column in fields.values() if record[column] is None)
+    if empty:  # a row without the field, in a file whose other rows have it
+        raise PipelineError(f"{location}: no value in column {empty[0]!r}")
     return {ours: _value(record[column], names.get(ours, ())) for ours, column in fields.items()}
 
 
