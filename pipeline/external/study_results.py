@@ -1,0 +1,99 @@
+"""``python -m pipeline study-results``: the study's released fine-tuning results, recomputed
+with this harness's protocol.
+
+From EncodEval's per-run files (:mod:`.encodeval`), three tables in ``--out``:
+
+* ``grid.csv``: every (model, dataset, LR, seed) point with its validation and test score;
+* ``scores.csv``: per (model, dataset), this harness's selection rule (the LR with the best
+  mean validation score over the seeds that ran every LR; :mod:`pipeline.report.scoring`) and
+  the test mean at it with a t-interval over fine-tuning seeds (pretraining is one run per
+  model: the interval says nothing about another pretraining seed);
+* ``paired.csv``: for each pair of ``--pairs`` (``modelA:modelB``, e.g. the study's CLM and MLM
+  at one size) and each dataset both have, the per-example difference of their scores
+  (averaged over each model's seeds at its chosen LR), mean and t-interval over examples:
+  a paired test on the same test examples, which Welch's interval between two seed means
+  cannot be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.errors import PipelineError
+from pipeline.external.encodeval import example_scores, read_grid
+from pipeline.files import atomic_path
+from pipeline.provenance import write_provenance
+from pipeline.report.scoring import chosen_on_validation
+from pipeline.report.stats import Estimate, mean_interval
+
+logger = logging.getLogger(__name__)
+TASK = ["model", "family", "dataset", "training_set"]
+SCORE_COLUMNS = [*TASK, "best_learning_rate", "validation_mean", "n_seeds", "test_examples", *Estimate.column_names("test_")]
+PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", required=True, type=Path, help="EncodEval's results/ directory (branch MLM_vs_CLM)")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--pairs", nargs="*", default=[], help="modelA:modelB pairs to compare example by example")
+    parser.add_argument("--out", required=True, type=Path, help="results/study: grid.csv, scores.csv, paired.csv")
+
+
+def run(args: argparse.Namespace) -> None:
+    grid = read_grid(args.root)
+    scores = score_table(grid, args.confidence)
+    paired = paired_table(grid, scores, [parse_pair(pair) for pair in args.pairs], args.confidence)
+    with atomic_path(args.out) as out:
+        out.mkdir()
+        grid.drop(columns="path").to_csv(out / "grid.csv", index=False)
+        scores.drop(columns="paths").to_csv(out / "scores.csv", index=False)
+        paired.to_csv(out / "paired.csv", index=False)
+        write_provenance(out, {"confidence": args.confidence, "pairs": args.pairs}, {"encodeval_results": args.root})
+    logger.info("%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons",
+                len(grid), grid["model"].nunique(), grid["dataset"].nunique(), len(scores), len(paired))  # fmt: skip
+
+
+def parse_pair(text: str) -> tuple[str, str]:
+    first, separator, second = text.partition(":")
+    if not separator or not first or not second:
+        raise PipelineError(f"--pairs: {text!r} is not modelA:modelB")
+    return first, second
+
+
+def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (model, dataset): the LR chosen on mean validation, the test seed mean and CI at it,
+    and the files of its seeds (``paths``, for the paired table)."""
+    rows = []
+    for keys, points in grid.groupby(TASK, sort=True):
+        learning_rate, validation, test = chosen_on_validation(points, "learning_rate")
+        chosen = points[points["learning_rate"] == learning_rate]
+        rows.append({
+            **dict(zip(TASK, keys)), "best_learning_rate": learning_rate, "validation_mean": validation, "n_seeds": len(test),
+            "test_examples": int(chosen["test_examples"].iloc[0]), **mean_interval(test, confidence).columns("test_"),
+            "paths": list(chosen["path"]),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=[*SCORE_COLUMNS, "paths"])
+
+
+def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str, str]], confidence: float) -> pd.DataFrame:
+    """Per pair and shared dataset: first − second, example by example, at each one's chosen LR."""
+    models = set(grid["model"])
+    rows = []
+    for first, second in pairs:
+        for name in (first, second):
+            if name not in models:
+                raise PipelineError(f"--pairs: no model {name!r} in the results (models: {', '.join(sorted(models))})")
+        by_model = {name: scores[scores["model"] == name].set_index(TASK[1:]) for name in (first, second)}
+        for task in sorted(set(by_model[first].index) & set(by_model[second].index)):
+            a, b = (example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
+            if len(a) != len(b):
+                raise PipelineError(f"{task[1]}: {first} has {len(a)} test examples and {second} {len(b)}: they cannot be paired")
+            rows.append({
+                "first": first, "second": second, **dict(zip(TASK[1:], task)), "examples": len(a),
+                **mean_interval(a - b, confidence).columns("difference_"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)

@@ -1,0 +1,103 @@
+"""The study's released per-run results (EncodEval's schema), read and recomputed with this
+harness's selection rule, CIs and a paired per-example test; bad files refused by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.__main__ import main
+
+# validation / test per-example scores of (model, LR, seed): SST-2-like accuracies (0/1) on 4
+# validation and 5 test examples. 210m-clm-42k is best at 5e-05 on mean validation (0.75
+# against 0.5); 210m-mlm40-42k at 1e-04.
+SST2 = {
+    ("210m-clm-42k", "5e-05", 0): ([1, 1, 0, 1], [1, 1, 1, 0, 1]),
+    ("210m-clm-42k", "5e-05", 1): ([1, 0, 1, 1], [1, 1, 0, 0, 1]),
+    ("210m-clm-42k", "1e-04", 0): ([1, 0, 0, 1], [1, 1, 1, 1, 1]),
+    ("210m-clm-42k", "1e-04", 1): ([0, 1, 0, 1], [1, 1, 1, 1, 1]),
+    ("210m-mlm40-42k", "5e-05", 0): ([0, 0, 0, 1], [0, 1, 1, 1, 1]),
+    ("210m-mlm40-42k", "5e-05", 1): ([0, 0, 1, 0], [0, 1, 1, 1, 1]),
+    ("210m-mlm40-42k", "1e-04", 0): ([1, 1, 1, 1], [0, 0, 1, 0, 1]),
+    ("210m-mlm40-42k", "1e-04", 1): ([1, 1, 1, 0], [0, 1, 1, 0, 0]),
+}
+
+
+def write_point(root: Path, model: str, family: str, dataset: str, point: str, validation: list, test: list) -> Path:
+    """One results.json exactly as EncodEval writes it (indent 4, score then scores_i)."""
+    path = root / model / family / dataset / point / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {split: {"score": sum(values) / len(values), "scores_i": values} for split, values in (("validation", validation), ("test", test))}
+    path.write_text(json.dumps(data, indent=4))
+    return path
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    root = tmp_path / "EncodEval" / "results"
+    for (model, rate, seed), (validation, test) in SST2.items():
+        write_point(root, model, "SC", "sst2", f"lr{rate}_sd{seed}", validation, test)
+    # IR names its training pairs before the LR; QA F1s are fractions
+    write_point(root, "210m-clm-42k", "IR", "msmarco", "msmarco_pairs_lr2e-05_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
+    write_point(root, "210m-clm-42k", "QA", "squad", "lr1e-05_sd3", [0.9354838709677419, 0], [1.0, 0.5])
+    return root
+
+
+def read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"training_set": str}).fillna({"training_set": ""})
+
+
+def study_results(root: Path, out: Path, *pairs: str) -> int:
+    return main(["study-results", "--root", str(root), "--pairs", *pairs, "--out", str(out)])
+
+
+def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
+    assert study_results(results, tmp_path / "study", "210m-clm-42k:210m-mlm40-42k") == 0
+    grid = read(tmp_path / "study" / "grid.csv")
+    assert len(grid) == 10 and set(grid["family"]) == {"SC", "IR", "QA"}
+    ir = grid[grid["family"] == "IR"].iloc[0]
+    assert (ir["training_set"], ir["learning_rate"], ir["seed"], ir["test_examples"]) == ("msmarco_pairs", 2e-05, 0, 3)
+    assert ir["test"] == pytest.approx(0.4)
+    scores = read(tmp_path / "study" / "scores.csv").set_index(["model", "dataset"])
+    clm, mlm = scores.loc[("210m-clm-42k", "sst2")], scores.loc[("210m-mlm40-42k", "sst2")]
+    assert (clm["best_learning_rate"], clm["validation_mean"], clm["n_seeds"]) == (5e-05, 0.75, 2)
+    assert (mlm["best_learning_rate"], mlm["validation_mean"]) == (1e-04, 0.875)
+    assert clm["test_mean"] == pytest.approx((0.8 + 0.6) / 2)  # the seeds' test scores at 5e-05
+    half_width = 12.706204736174707 * 0.1  # t(0.975, 1) x standard error, sd(0.8, 0.6) / sqrt(2) = 0.1
+    assert clm["test_high"] - clm["test_mean"] == pytest.approx(half_width)
+    [paired] = read(tmp_path / "study" / "paired.csv").to_dict("records")
+    # per example, each model's seed mean at its LR: clm (1, 1, .5, 0, 1), mlm (0, .5, 1, 0, .5)
+    assert (paired["dataset"], paired["examples"]) == ("sst2", 5)
+    assert paired["difference_mean"] == pytest.approx((1 + 0.5 - 0.5 + 0 + 0.5) / 5)
+    assert paired["difference_df"] == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not a JSON file"),
+        ('{"validation": {"score": 0.5, "scores_i": [1]}}', "no 'test' object"),
+        ('{"validation": {"score": "high", "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}', "validation.score is 'high', not a number"),
+        ('{"validation": {"score": 0.5, "scores_i": []}, "test": {"score": 1, "scores_i": [1]}}', "validation.scores_i is not a non-empty list of numbers"),
+    ],
+)
+def test_a_file_outside_the_schema_is_a_one_line_error_naming_it(content, message, results, tmp_path, capsys):
+    bad = results / "210m-clm-42k" / "SC" / "sst2" / "lr5e-05_sd0" / "results.json"
+    bad.write_text(content)
+    assert study_results(results, tmp_path / "study") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: {message}") and err.count("\n") == 1
+    assert not (tmp_path / "study").exists()
+
+
+def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_path, capsys):
+    assert study_results(results, tmp_path / "study", "210m-clm-42k:1b-clm-42k") == 2
+    assert "--pairs: no model '1b-clm-42k' in the results (models: 210m-clm-42k, 210m-mlm40-42k)" in capsys.readouterr().err
+    (results / "210m-clm-42k" / "SC" / "sst2" / "lr5e-05_sd0").rename(results / "210m-clm-42k" / "SC" / "sst2" / "best")
+    assert study_results(results, tmp_path / "study") == 2
+    assert "directory 'best' is not [<training set>_]lr<LR>_sd<seed>" in capsys.readouterr().err
+    assert study_results(tmp_path / "absent", tmp_path / "study") == 2
+    assert "absent: no such directory" in capsys.readouterr().err
