@@ -46,7 +46,7 @@ CODE = {
     "finetune": source_hash("finetune", "model", "metrics", "objectives/base.py", "objectives/prefix_lm.py", "optimization.py", "schedules.py"),
     "baselines": source_hash("baselines", "finetune/sweep.py", "finetune/task_data.py", "metrics", "files.py", "provenance.py"),
     "zeroshot": source_hash("zeroshot", "model", "objectives", "pretrain/losses", "tokenization/special_tokens.py", "files.py", "provenance.py"),
-    "report": source_hash("report", "zeroshot/outcomes.py", "finetune/selection.py", "files.py", "provenance.py"),
+    "report": source_hash("report", "external", "zeroshot/outcomes.py", "finetune/selection.py", "files.py", "provenance.py"),
 }
 
 

@@ -28,9 +28,28 @@ rule aggregate:
         " --out {output} > {log} 2>&1"
 
 
+if CFG.study_results is not None:
+
+    rule study_results:
+        input:
+            CFG.study_results.path,
+        output:
+            directory("results/study"),
+        params:
+            pairs=" ".join(CFG.study_results.pairs),
+            confidence=CFG.report.confidence,
+            code=CODE["report"],
+        log:
+            "logs/study_results.log",
+        shell:
+            "{PYTHON} -m pipeline study-results --root {input} --confidence {params.confidence} --pairs {params.pairs}"
+            " --out {output} > {log} 2>&1"
+
+
 rule report:
     input:
         tables="results/tables",
+        study=["results/study"] if CFG.study_results is not None else [],
         logs=pretrain_logs(),
         corpus_stats="results/data/corpus/stats.json",
         manifests=source_manifests(),
@@ -41,6 +60,7 @@ rule report:
     params:
         spec=as_json(REPORT_SPEC),
         scale=CFG.scale,
+        study="--study results/study" if CFG.study_results is not None else "",
         code=CODE["report"],
     log:
         "logs/report.log",
@@ -52,4 +72,4 @@ rule report:
         "{PYTHON} -m pipeline report --spec {params.spec:q} --scale {params.scale:q} --tables {input.tables}"
         " --logs {input.logs} --corpus-stats {input.corpus_stats} --manifests {input.manifests}"
         " --benchmarks $(find benchmarks -name '*.tsv' | sort) --html {output.html} --pdf {output.pdf}"
-        " --figures-dir {output.figures} > {log} 2>&1"
+        " --figures-dir {output.figures} {params.study} > {log} 2>&1"

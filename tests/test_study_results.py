@@ -60,18 +60,18 @@ def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
     assert len(grid) == 10 and set(grid["family"]) == {"SC", "IR", "QA"}
     ir = grid[grid["family"] == "IR"].iloc[0]
     assert (ir["training_set"], ir["learning_rate"], ir["seed"], ir["test_examples"]) == ("msmarco_pairs", 2e-05, 0, 3)
-    assert ir["test"] == pytest.approx(0.4)
+    assert ir["test"] == pytest.approx(40.0)  # in points
     scores = read(tmp_path / "study" / "scores.csv").set_index(["model", "dataset"])
     clm, mlm = scores.loc[("210m-clm-42k", "sst2")], scores.loc[("210m-mlm40-42k", "sst2")]
-    assert (clm["best_learning_rate"], clm["validation_mean"], clm["n_seeds"]) == (5e-05, 0.75, 2)
-    assert (mlm["best_learning_rate"], mlm["validation_mean"]) == (1e-04, 0.875)
-    assert clm["test_mean"] == pytest.approx((0.8 + 0.6) / 2)  # the seeds' test scores at 5e-05
-    half_width = 12.706204736174707 * 0.1  # t(0.975, 1) x standard error, sd(0.8, 0.6) / sqrt(2) = 0.1
+    assert (clm["best_learning_rate"], clm["validation_mean"], clm["n_seeds"]) == (5e-05, 75.0, 2)
+    assert (mlm["best_learning_rate"], mlm["validation_mean"]) == (1e-04, 87.5)
+    assert clm["test_mean"] == pytest.approx((80 + 60) / 2)  # the seeds' test scores at 5e-05
+    half_width = 12.706204736174707 * 10  # t(0.975, 1) x standard error, sd(80, 60) / sqrt(2) = 10
     assert clm["test_high"] - clm["test_mean"] == pytest.approx(half_width)
     [paired] = read(tmp_path / "study" / "paired.csv").to_dict("records")
     # per example, each model's seed mean at its LR: clm (1, 1, .5, 0, 1), mlm (0, .5, 1, 0, .5)
     assert (paired["dataset"], paired["examples"]) == ("sst2", 5)
-    assert paired["difference_mean"] == pytest.approx((1 + 0.5 - 0.5 + 0 + 0.5) / 5)
+    assert paired["difference_mean"] == pytest.approx(100 * (1 + 0.5 - 0.5 + 0 + 0.5) / 5)
     assert paired["difference_df"] == 4
 
 
@@ -101,3 +101,34 @@ def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_p
     assert "directory 'best' is not [<training set>_]lr<LR>_sd<seed>" in capsys.readouterr().err
     assert study_results(tmp_path / "absent", tmp_path / "study") == 2
     assert "absent: no such directory" in capsys.readouterr().err
+
+
+def test_the_report_shows_them_in_their_own_section(results, tmp_path):
+    from tests.test_report_fakes import write_fake_results
+
+    assert study_results(results, tmp_path / "study", "210m-clm-42k:210m-mlm40-42k") == 0
+    tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    assert main([*tree.report_argv(tmp_path / "tables", tmp_path / "reports"), "--study", str(tmp_path / "study")]) == 0
+    html = (tmp_path / "reports" / "replication.html").read_text()
+    study = html[html.index('<section id="study">') :].split("</section>", 1)[0]
+    assert "The study&#39;s released results, recomputed" in study and "SC: the study&#39;s released results, recomputed" in study
+    # 210m-clm-42k on SST-2: seeds at 80 and 60 points, t(0.975, 1) x 10 = 127.1 either side
+    assert '<td class="key">210m-clm-42k</td><td class="num">70.0 [−57.1, 197.1]</td>' in study
+    assert "<td class=\"num\">+30.0 [−40.8, +100.8]</td><td class=\"\">no difference resolved</td>" in study  # 5 examples resolve nothing
+    assert '<a href="#study">' in html
+
+
+def test_the_workflow_plans_them_when_the_config_names_them(results, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    overlay = tmp_path / "study.yaml"
+    overlay.write_text(f"study_results: {{path: {results}, pairs: ['210m-clm-42k:210m-mlm40-42k']}}\n")
+    command = [sys.executable, "-m", "snakemake", "-n", "-p", "--configfile", str(overlay), "--directory", str(tmp_path / "work"), "--snakefile", str(REPO / "Snakefile")]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "rule study_results:" in result.stdout and f"study-results --root {results}" in result.stdout
+    assert "--study results/study" in result.stdout

@@ -49,7 +49,7 @@ from pipeline.config.pretraining import (
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
 
 __all__ = [
-    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec",
+    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec",
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
@@ -75,6 +75,23 @@ class ReportSpec:
 
 
 @dataclass(frozen=True)
+class StudyResultsSpec:
+    """The study's released per-run fine-tuning results (the ``results/`` directory of
+    EncodEval's ``MLM_vs_CLM`` branch, cloned by the user: git, not a package registry),
+    recomputed with this harness's protocol for the report; each of ``pairs``
+    (``modelA:modelB``) is compared example by example on the datasets both have."""
+
+    path: str
+    pairs: tuple[str, ...] = ()
+
+    def validate(self) -> None:
+        for pair in self.pairs:
+            first, separator, second = pair.partition(":")
+            if not (first and separator and second):
+                raise ValueError(f"pairs: {pair!r} is not modelA:modelB")
+
+
+@dataclass(frozen=True)
 class Config:
     scale: str  # one line on what this configuration is, printed in the report
     seed: int
@@ -92,6 +109,7 @@ class Config:
     bag_of_words: BagOfWordsSpec | None = None  # absent: no lexical reference in the report
     minimal_pairs: MinimalPairsSpec | None = None  # absent: no zero-shot family
     report: ReportSpec = ReportSpec()
+    study_results: StudyResultsSpec | None = None  # absent: the report shows no released results of the study
     hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them

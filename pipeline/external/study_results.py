@@ -3,7 +3,8 @@ with this harness's protocol.
 
 From EncodEval's per-run files (:mod:`.encodeval`), three tables in ``--out``:
 
-* ``grid.csv``: every (model, dataset, LR, seed) point with its validation and test score;
+* ``grid.csv``: every (model, dataset, LR, seed) point with its validation and test score
+  (in points, x100, as this harness's tables);
 * ``scores.csv``: per (model, dataset), this harness's selection rule (the LR with the best
   mean validation score over the seeds that ran every LR; :mod:`pipeline.report.scoring`) and
   the test mean at it with a t-interval over fine-tuning seeds (pretraining is one run per
@@ -27,13 +28,13 @@ from pipeline.errors import PipelineError
 from pipeline.external.encodeval import example_scores, read_grid
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
+from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_TASK_COLUMNS
 from pipeline.report.scoring import chosen_on_validation
-from pipeline.report.stats import Estimate, mean_interval
+from pipeline.report.stats import mean_interval
 
 logger = logging.getLogger(__name__)
-TASK = ["model", "family", "dataset", "training_set"]
-SCORE_COLUMNS = [*TASK, "best_learning_rate", "validation_mean", "n_seeds", "test_examples", *Estimate.column_names("test_")]
-PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
+TASK = STUDY_TASK_COLUMNS
+POINTS = 100.0  # EncodEval's scores are fractions; this harness's tables are in points
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     grid = read_grid(args.root)
+    grid[["validation", "test"]] *= POINTS
     scores = score_table(grid, args.confidence)
     paired = paired_table(grid, scores, [parse_pair(pair) for pair in args.pairs], args.confidence)
     with atomic_path(args.out) as out:
@@ -76,7 +78,7 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
             "test_examples": int(chosen["test_examples"].iloc[0]), **mean_interval(test, confidence).columns("test_"),
             "paths": list(chosen["path"]),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=[*SCORE_COLUMNS, "paths"])
+    return pd.DataFrame(rows, columns=[*STUDY_SCORE_COLUMNS, "paths"])
 
 
 def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str, str]], confidence: float) -> pd.DataFrame:
@@ -89,11 +91,11 @@ def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str
                 raise PipelineError(f"--pairs: no model {name!r} in the results (models: {', '.join(sorted(models))})")
         by_model = {name: scores[scores["model"] == name].set_index(TASK[1:]) for name in (first, second)}
         for task in sorted(set(by_model[first].index) & set(by_model[second].index)):
-            a, b = (example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
+            a, b = (POINTS * example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
             if len(a) != len(b):
                 raise PipelineError(f"{task[1]}: {first} has {len(a)} test examples and {second} {len(b)}: they cannot be paired")
             rows.append({
                 "first": first, "second": second, **dict(zip(TASK[1:], task)), "examples": len(a),
                 **mean_interval(a - b, confidence).columns("difference_"),
             })  # fmt: skip
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+    return pd.DataFrame(rows, columns=STUDY_PAIRED_COLUMNS)

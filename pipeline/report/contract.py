@@ -23,6 +23,11 @@ import pandas as pd
 from pipeline.report.runs import MLM_DEFAULTS
 from pipeline.report.stats import Estimate
 
+# The study's released results recomputed (results/study/, pipeline.external.study_results):
+# per (model, dataset) at the LR chosen on validation, and paired per-example differences.
+STUDY_TASK_COLUMNS = ["model", "family", "dataset", "training_set"]
+STUDY_SCORE_COLUMNS = [*STUDY_TASK_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", "test_examples", *Estimate.column_names("test_")]
+STUDY_PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
 # What identifies a fine-tuned (task, run) pair in every per-run table.
 RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", "size"]
 # One fine-tuning grid point, as scores.json gives it.

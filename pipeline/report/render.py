@@ -29,10 +29,11 @@ from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures, tables
-from pipeline.report.contract import TABLE_COLUMNS, size_parameters
+from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, TABLE_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
+from pipeline.report.study_tables import study_paired_table, study_score_tables
 from pipeline.report.zero_shot_tables import minimal_pairs_comparison_table, minimal_pairs_table
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -92,6 +93,12 @@ def read_corpus_stats(path: Path) -> dict[str, Any]:
         validated(counts, CORPUS_SOURCE_FIELDS, path, f"sources.{name}.")
     validated(stats["totals"], CORPUS_TOTAL_FIELDS, path, "totals.")
     return stats
+
+
+def read_study(directory: Path) -> dict[str, pd.DataFrame]:
+    """scores.csv and paired.csv of ``study-results``; a dataset without a named training set reads as ""."""
+    names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS}
+    return {name: read_csv(directory / f"{name}.csv", columns, dtype={"training_set": str}).fillna({"training_set": ""}) for name, columns in names.items()}
 
 
 def benchmark_rule(path: Path) -> str:
@@ -154,7 +161,7 @@ def draw_figures(
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
 
 
-def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) -> list[tuple[str, str]]:
+def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, has_study: bool = False) -> list[tuple[str, str]]:
     """(anchor, title) of every numbered section, in order: the table of contents and
     every heading's number come from this one list."""
     return [
@@ -167,6 +174,7 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool) 
         *((section.anchor, section.title) for section in zoo_sections),
         ("downstream", "Downstream suite: every number of every metric"),
         ("baselines", "Baselines"),
+        *([("study", "The study's released results, recomputed")] if has_study else []),
         ("pretraining", "Pretraining"),
         ("finetuning", "Fine-tuning"),
         ("claims", "Claims checked"),
@@ -195,6 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus-stats", type=Path, required=True, help="results/data/corpus/stats.json")
     parser.add_argument("--manifests", nargs="*", type=Path, default=[], help="results/sources/{name}/manifest.json files")
     parser.add_argument("--benchmarks", nargs="*", type=Path, default=[], help="benchmarks/<rule>/<name>.tsv files")
+    parser.add_argument("--study", type=Path, help="results/study, written by `study-results` (the study's released results)")
     parser.add_argument("--html", type=Path, required=True, help="output HTML, e.g. reports/replication.html")
     parser.add_argument("--pdf", type=Path, required=True, help="output PDF, e.g. reports/replication.pdf")
     parser.add_argument("--figures-dir", type=Path, required=True, help="output directory for the PNG figures")
@@ -211,7 +220,8 @@ def run(args: argparse.Namespace) -> None:
         directory.mkdir()
         images = draw_figures(frames, logs, spec.confidence, directory)
     zoo_sections = objective_sections(frames["objectives"], frames["pretraining"], spec.confidence)
-    sections = report_sections(zoo_sections, len(frames["objectives"]) > 0)
+    study = read_study(args.study) if args.study is not None else None
+    sections = report_sections(zoo_sections, len(frames["objectives"]) > 0, study is not None)
     html = render_html({
         "title": spec.title,
         "confidence": f"{100 * spec.confidence:g}%",
@@ -233,6 +243,8 @@ def run(args: argparse.Namespace) -> None:
         "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
         "objective_sections": zoo_sections,
         "baselines_table": tables.baselines_table(frames["baselines"]),
+        "study_tables": study_score_tables(study["scores"]) if study else [],
+        "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
         "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
         "pretraining_table": tables.pretraining_table(frames["pretraining"]),
         "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["run_scores"]),
