@@ -144,7 +144,7 @@ class HardwareSpec:
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
-    data_tokens_per_cpu_second: float = 171_000.0
+    data_tokens_per_cpu_second: float = 257_000.0
     data_text_bytes_per_token: float = 4.8
 
     def validate(self) -> None:
