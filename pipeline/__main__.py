@@ -23,6 +23,7 @@ STAGES = {
     "train-tokenizer": ("pipeline.tokenization.train", "train the BPE tokenizer on the pretraining corpus"),
     "pack": ("pipeline.tokenization.pack", "tokenize one corpus shard into flat memmap token arrays"),
     "index-tokens": ("pipeline.tokenization.token_index", "list every shard's token arrays as one stream per split"),
+    "import-model": ("pipeline.model.outside", "take a checkpoint made outside this harness as a model of its backbone"),
     "initialize": ("pipeline.pretrain.initialize", "save the shared initial weights of one model size"),
     "pretrain": ("pipeline.pretrain.run", "pretrain one backbone under one objective"),
     "finetune": ("pipeline.finetune.run", "fine-tune one model on one task over the LR x seed grid"),

@@ -144,3 +144,21 @@ def pretrain_spec_json(objective: dict, num_steps: int = 12, plan: dict | None =
             "seed": 0,
         }
     )
+
+
+def write_llama_like_tokenizer(out: Path, num_reserved: int = 30) -> Path:
+    """A byte-level BPE laid out as Llama-3's: text ids first, then <|begin_of_text|>,
+    <|end_of_text|> and reserved specials at the top; its own framing adds the BOS only."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=380, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    backend.train_from_iterator(corpus_texts(), trainer=trainer)
+    backend.add_special_tokens(["<|begin_of_text|>", "<|end_of_text|>", *(f"<|reserved_special_token_{i}|>" for i in range(num_reserved))])
+    begin = backend.token_to_id("<|begin_of_text|>")
+    backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
+    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
+    return out

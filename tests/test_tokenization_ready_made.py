@@ -11,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import AutoTokenizer, PreTrainedTokenizerFast
+from transformers import AutoTokenizer
 
 from pipeline.__main__ import main
 from pipeline.files import read_json
 from pipeline.objectives import parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
-from tests.conftest import corpus_texts, pretrain_spec_json, write_corpus
+from tests.conftest import corpus_texts, pretrain_spec_json, write_corpus, write_llama_like_tokenizer
 
 NUM_RESERVED = 30
 TEXT = "Shares fell <s> sharply </s> after the warning <mask>."  # our role names, as web text
@@ -26,19 +25,7 @@ TEXT = "Shares fell <s> sharply </s> after the warning <mask>."  # our role name
 
 @pytest.fixture(scope="module")
 def llama_like(tmp_path_factory) -> Path:
-    """A byte-level BPE laid out as Llama-3's: text ids first, then <|begin_of_text|>,
-    <|end_of_text|> and reserved specials at the top; its own framing adds the BOS only."""
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=380, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    backend.train_from_iterator(corpus_texts(), trainer=trainer)
-    backend.add_special_tokens(["<|begin_of_text|>", "<|end_of_text|>", *(f"<|reserved_special_token_{i}|>" for i in range(NUM_RESERVED))])
-    begin = backend.token_to_id("<|begin_of_text|>")
-    backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
-    out = tmp_path_factory.mktemp("llama_like")
-    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
-    return out
+    return write_llama_like_tokenizer(tmp_path_factory.mktemp("llama_like"), NUM_RESERVED)
 
 
 def take(path: Path, out: Path, num_sentinel_tokens: int = 8, vocab_size: int | None = None) -> int:

@@ -37,6 +37,7 @@ from pipeline.config.pretraining import (
     HardwareSpec,
     LearningCurveSpec,
     OptimizerSpec,
+    OutsideModelSpec,
     PretrainingSpec,
     ReadyMadeTokenizer,
     ScheduleSpec,
@@ -52,7 +53,7 @@ __all__ = [
     "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec",
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
-    "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec",
+    "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec", "OutsideModelSpec",
     "PretrainingSpec", "ReadyMadeTokenizer", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
 ]  # fmt: skip
 

@@ -36,6 +36,19 @@ class ReadyMadeTokenizer:
 
 
 @dataclass(frozen=True)
+class OutsideModelSpec:
+    """A checkpoint made outside this harness (the study's released models, a Llama-layout
+    decoder) taken as a model of this backbone: ``path`` is a hub id or a local directory in
+    the hub layout, its tokenizer beside its weights. ``trust_remote_code`` lets transformers
+    run the repository's own modelling code (the study's EuroBERT checkpoints ship theirs);
+    nothing else ever sets it."""
+
+    path: str
+    revision: str | None = None
+    trust_remote_code: bool = False
+
+
+@dataclass(frozen=True)
 class TokenizerSpec:
     vocab_size: int = 4096  # of a ready-made tokenizer: what it must have (checked when it is taken)
     min_frequency: int = 2

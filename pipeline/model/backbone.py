@@ -49,6 +49,9 @@ class BackboneSpec:
     bos_id: int
     eos_id: int
     mask_id: int
+    # What an outside checkpoint may set otherwise (Llama-3: RoPE theta 500,000); ours keep these.
+    rope_theta: float = ROPE_THETA
+    rms_norm_eps: float = RMS_NORM_EPS
 
     @classmethod
     def create(cls, size: SizeSpec, special: SpecialIds, max_length: int) -> "BackboneSpec":
@@ -68,8 +71,8 @@ def model_config(spec: BackboneSpec, attention: Attention):
         num_key_value_heads=size.num_kv_heads,
         head_dim=size.hidden_size // size.num_heads,
         max_position_embeddings=spec.max_length,
-        rms_norm_eps=RMS_NORM_EPS,
-        rope_parameters={"rope_type": "default", "rope_theta": ROPE_THETA},
+        rms_norm_eps=spec.rms_norm_eps,
+        rope_parameters={"rope_type": "default", "rope_theta": spec.rope_theta},
         attention_bias=False,
         mlp_bias=False,
         tie_word_embeddings=False,

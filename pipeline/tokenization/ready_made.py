@@ -29,25 +29,24 @@ from pipeline.tokenization.special_tokens import sentinel_role
 ROLE_ORDER = ("mask_token", "pad_token", "unk_token", "bos_token", "eos_token", "nlu_token", "nlg_token", "s2s_token")
 
 
-def take_ready_made(spec: TokenizerSpec) -> tuple[PreTrainedTokenizerFast, dict[str, Any]]:
+def take_ready_made(spec: TokenizerSpec, where: str = "tokenizer.ready_made") -> tuple[PreTrainedTokenizerFast, dict[str, Any]]:
     """The tokenizer ``spec.ready_made`` names, with every role of ours on one of its tokens,
     and what provenance records of it: where it came from, its size, the sha256 of its
     serialized vocabulary, merges and rules as loaded, and which token plays which role."""
     assert spec.ready_made is not None
-    where, path = "tokenizer.ready_made.path", spec.ready_made.path
-    if path.startswith(("/", ".", "~")) and not Path(path).expanduser().is_dir():
-        raise PipelineError(f"{where}: {path!r}: no such directory (a hub id has the form owner/name)")
+    path = spec.ready_made.path
+    check_local_path(path, f"{where}.path")
     try:
-        original = AutoTokenizer.from_pretrained(spec.ready_made.path, revision=spec.ready_made.revision)
+        original = AutoTokenizer.from_pretrained(path, revision=spec.ready_made.revision)
     except (OSError, ValueError) as error:  # transformers: no such directory or hub id, no network, gated
-        raise PipelineError(f"{where}: cannot load {spec.ready_made.path!r}: {str(error).strip().splitlines()[0]}") from None
+        raise PipelineError(f"{where}.path: cannot load {path!r}: {str(error).strip().splitlines()[0]}") from None
     if not isinstance(original, PreTrainedTokenizerFast):
-        raise PipelineError(f"{where}: {spec.ready_made.path!r} has no fast (Rust) tokenizer, which packing needs")
+        raise PipelineError(f"{where}.path: {path!r} has no fast (Rust) tokenizer, which packing needs")
     if len(original) != spec.vocab_size:
         raise PipelineError(
             f"tokenizer.vocab_size: {spec.vocab_size}, but {spec.ready_made.path!r} has {len(original)} tokens; set it to {len(original)}"
         )
-    roles = assign_roles(original, spec)
+    roles = assign_roles(original, spec, where)
     backend = original.backend_tokenizer
     record = {
         "path": spec.ready_made.path, "revision": spec.ready_made.revision, "vocab_size": len(original),
@@ -62,7 +61,13 @@ def take_ready_made(spec: TokenizerSpec) -> tuple[PreTrainedTokenizerFast, dict[
     return PreTrainedTokenizerFast(tokenizer_object=backend, **roles), record
 
 
-def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec) -> dict[str, str]:
+def check_local_path(path: str, where: str) -> None:
+    """A path that names a directory (not a hub id of the form owner/name) must be one."""
+    if path.startswith(("/", ".", "~")) and not Path(path).expanduser().is_dir():
+        raise PipelineError(f"{where}: {path!r}: no such directory (a hub id has the form owner/name)")
+
+
+def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec, where: str) -> dict[str, str]:
     """Role attribute -> token: the tokenizer's own where it names one (a pad that is its eos
     does not count: padding must not look like the end of a document), else the next unused
     added special token whose text holds ``spec.ready_made.reserved``."""
@@ -81,7 +86,7 @@ def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec) -> dict
     ]
     if len(reserved) < len(wanted):
         raise PipelineError(
-            f"tokenizer.ready_made.reserved: {spec.ready_made.path!r} has {len(reserved)} unused special tokens containing "
+            f"{where}.reserved: {spec.ready_made.path!r} has {len(reserved)} unused special tokens containing "
             f"{spec.ready_made.reserved!r}, and {len(wanted)} roles need one (its missing roles and {spec.num_sentinel_tokens} sentinels)"
         )
     return {**own, **dict(zip(wanted, reserved))}
