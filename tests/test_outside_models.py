@@ -69,3 +69,15 @@ def test_another_family_or_a_bad_path_is_a_one_line_error(tmp_path, capsys):
     assert import_model(tmp_path / "absent", tmp_path / "model") == 2
     assert capsys.readouterr().err == f"error: outside_models.outside.path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
     assert not (tmp_path / "model").exists()
+
+
+def test_a_checkpoint_of_this_harness_imports_as_itself(init_dir, tmp_path):
+    """Its tokenizer names every role with our tokens: none is reassigned, and the weights,
+    ids and outputs are those of the original."""
+    assert import_model(init_dir, tmp_path / "model") == 0
+    roles = read_json(tmp_path / "model" / "provenance.json")["imported"]["tokenizer"]["roles"]
+    assert roles["mask_token"][0] == "<mask>" and roles["nlu_token"][0] == "<nlu>" and roles["extra_id_0_token"][0] == "<extra_id_0>"
+    original, imported = (load_language_model(path, "causal").eval() for path in (init_dir, tmp_path / "model"))
+    input_ids = torch.randint(20, 400, (2, 12), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        assert torch.equal(original(input_ids=input_ids).logits, imported(input_ids=input_ids).logits)

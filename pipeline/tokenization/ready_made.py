@@ -23,7 +23,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from pipeline.config import TokenizerSpec
 from pipeline.errors import PipelineError
-from pipeline.tokenization.special_tokens import sentinel_role
+from pipeline.tokenization.special_tokens import ROLE_TOKENS, sentinel, sentinel_role
 
 # The order in which the roles a tokenizer lacks take its reserved tokens.
 ROLE_ORDER = ("mask_token", "pad_token", "unk_token", "bos_token", "eos_token", "nlu_token", "nlg_token", "s2s_token")
@@ -68,17 +68,19 @@ def check_local_path(path: str, where: str) -> None:
 
 
 def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec, where: str) -> dict[str, str]:
-    """Role attribute -> token: the tokenizer's own where it names one (a pad that is its eos
-    does not count: padding must not look like the end of a document), else the next unused
-    added special token whose text holds ``spec.ready_made.reserved``."""
+    """Role attribute -> token: the tokenizer's own where it names one, as an attribute or as
+    a special token of our name (a tokenizer made by this harness names them all; a pad that
+    is its eos does not count: padding must not look like the end of a document), else the next
+    unused added special token whose text holds ``spec.ready_made.reserved``."""
     assert spec.ready_made is not None
+    specials = {token.content for token in original.added_tokens_decoder.values() if token.special}
+    roles = {**{role: ROLE_TOKENS[role] for role in ROLE_ORDER}, **{sentinel_role(i): sentinel(i) for i in range(spec.num_sentinel_tokens)}}
     own: dict[str, str] = {}
-    for role in ("bos_token", "eos_token", "pad_token", "unk_token", "mask_token"):
-        token = getattr(original, role, None)
+    for role, our_name in roles.items():
+        token = getattr(original, role, None) or (our_name if our_name in specials else None)
         if token and token not in own.values():
             own[role] = token
-    wanted = [role for role in ROLE_ORDER if role not in own]
-    wanted += [sentinel_role(index) for index in range(spec.num_sentinel_tokens)]
+    wanted = [role for role in roles if role not in own]
     reserved = [
         token.content
         for _, token in sorted(original.added_tokens_decoder.items())
