@@ -114,6 +114,8 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
             raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
     for name, spec in config.objectives.items():
         parse_objective(spec, f"{origin}.objectives.{name}")
+    for index, outside in enumerate(config.outside_models):
+        parse_objective({"kind": outside.objective}, f"{origin}.outside_models[{index}].objective")
     try:
         plans = plan_runs(config)
     except ValueError as error:

@@ -33,7 +33,7 @@ from typing import get_args
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
-from pipeline.finetune.plan import finetunes
+from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -113,11 +113,15 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list
     for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
         if runs:
             costs.append(finetuning_cost(stage, runs, config, finetuning_rate))
+    outside = [(model.name, model.size, model.objective) for model in config.outside_models if model.size is not None]
+    if outside:  # a model without a size is not costed (the note under the table says how many)
+        costs.append(finetuning_cost("finetune (outside models)", outside, config, finetuning_rate, outside=True))
     return costs
 
 
-def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Config, flops_per_second: float) -> StageCost:
-    """The fine-tuning grid of every (task, model) pair the workflow fine-tunes (pipeline.finetune.plan)."""
+def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Config, flops_per_second: float, outside: bool = False) -> StageCost:
+    """The fine-tuning grid of every (task, model) pair the workflow fine-tunes (pipeline.finetune.plan);
+    ``outside``: the models are outside_models, costed at the config size they name."""
     jobs = runs = 0
     tokens = flops = 0.0
     for task in config.finetuning.tasks:
@@ -125,7 +129,7 @@ def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Conf
         grid = protocol.num_runs
         run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
         for name, size, objective in models:
-            if not finetunes(config, task, name, size, objective):
+            if not (finetunes_outside(config, task, name) if outside else finetunes(config, task, name, size, objective)):
                 continue
             jobs += 1
             runs += grid
@@ -247,6 +251,9 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         )
     total_hours = sum(c.gpu_hours for c in costs)
     lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.0f}")
+    unsized = [model.name for model in config.outside_models if model.size is None]
+    if unsized:
+        lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
     lines += [
         f"Peak memory per GPU (estimate; each size's most memory-hungry objective), against {hardware.gpu_memory_gb:g} GB:",
         f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",

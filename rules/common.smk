@@ -17,7 +17,7 @@ from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import resolve
 from pipeline.errors import PipelineError
-from pipeline.finetune.plan import finetunes
+from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.malloc_tunables import glibc_tunables
 from pipeline.provenance import source_hash
 
@@ -91,6 +91,36 @@ def finetune_scores():
         for n, s in FINETUNE_RUNS
         if finetunes(CFG, t, n, s, run_objective(n, s))
     ]
+
+
+def outside_scores():
+    return [
+        f"results/finetune_outside/{t}/{m.name}/scores.json"
+        for t in CFG.finetuning.tasks
+        for m in CFG.outside_models
+        if finetunes_outside(CFG, t, m.name)
+    ]
+
+
+def outside_model_inputs(wildcards):
+    """A local outside model's directory (so a change to it reruns the import); a hub id has none."""
+    path = CFG.outside_model(wildcards.name).path
+    return [path] if Path(path).is_dir() or path.startswith(("results/", "/", ".")) else []
+
+
+def outside_finetune_spec(wildcards):
+    return as_json(
+        {
+            "task_name": wildcards.task,
+            "task": CFG.tasks[wildcards.task],
+            "run": f"{wildcards.name}-outside",
+            "objective": wildcards.name,
+            "objective_kind": CFG.outside_model(wildcards.name).objective,
+            "size": "outside",
+            "finetuning": CFG.finetuning.for_task(wildcards.task),
+            "pretraining_step": None,
+        }
+    )
 
 
 def curve_points():

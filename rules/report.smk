@@ -5,6 +5,7 @@
 rule aggregate:
     input:
         scores=finetune_scores(),
+        outside_scores=outside_scores(),
         curve_scores=curve_scores(),
         bag_of_words=bag_of_words_scores(),
         summaries=pretrain_summaries(),
@@ -22,7 +23,8 @@ rule aggregate:
     benchmark:
         "benchmarks/aggregate/tables.tsv"
     shell:
-        "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores} --curve-scores {input.curve_scores}"
+        "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores} --outside-scores {input.outside_scores}"
+        " --curve-scores {input.curve_scores}"
         " --bag-of-words {input.bag_of_words} --minimal-pairs {input.minimal_pairs} --summaries {input.summaries} --task-stats {input.task_stats}"
         " --objectives {params.objectives:q}"
         " --out {output} > {log} 2>&1"

@@ -36,7 +36,7 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
 
 
 def import_model(path: Path, out: Path, **spec) -> int:
-    return main(["import-model", "--name", "outside", "--spec", json.dumps({"path": str(path), **spec}), "--num-sentinel-tokens", "4", "--out", str(out)])
+    return main(["import-model", "--spec", json.dumps({"name": "outside", "path": str(path), **spec}), "--num-sentinel-tokens", "4", "--out", str(out)])
 
 
 @pytest.mark.parametrize(("family", "attention"), [("llama", "causal"), ("eurobert", "bidirectional")])
@@ -63,11 +63,11 @@ def test_another_family_or_a_bad_path_is_a_one_line_error(tmp_path, capsys):
     assert import_model(path, tmp_path / "model") == 2
     err = capsys.readouterr().err
     assert err == (
-        f"error: outside_models.outside: '{path}' is a GPT2LMHeadModel (gpt2); the backbone takes Llama-layout decoders "
+        f"error: outside_models[outside]: '{path}' is a GPT2LMHeadModel (gpt2); the backbone takes Llama-layout decoders "
         "(LlamaForCausalLM) and EuroBERT encoders (EuroBertForMaskedLM)\n"
     )
     assert import_model(tmp_path / "absent", tmp_path / "model") == 2
-    assert capsys.readouterr().err == f"error: outside_models.outside.path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
+    assert capsys.readouterr().err == f"error: outside_models[outside].path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
     assert not (tmp_path / "model").exists()
 
 
@@ -81,3 +81,27 @@ def test_a_checkpoint_of_this_harness_imports_as_itself(init_dir, tmp_path):
     input_ids = torch.randint(20, 400, (2, 12), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         assert torch.equal(original(input_ids=input_ids).logits, imported(input_ids=input_ids).logits)
+
+
+def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_path):
+    """An outside model's scores.json (here the fake CLM's, renamed) goes through the same
+    protocol into outside_scores.csv and the report's Outside models section."""
+    import pandas as pd
+
+    from tests.test_report_fakes import write_fake_results
+
+    tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
+    [source] = [path for path in tree.scores if path.parent.name == "clm-tiny"]
+    record = {**json.loads(source.read_text()), "run": "eurobert-outside", "objective": "eurobert", "size": "outside", "objective_kind": "mlm"}
+    outside = tmp_path / "fake" / "results" / "finetune_outside" / "sentiment" / "eurobert" / "scores.json"
+    outside.parent.mkdir(parents=True)
+    outside.write_text(json.dumps(record))
+    assert main([*tree.aggregate_argv(tmp_path / "tables"), "--outside-scores", str(outside)]) == 0
+    scores = pd.read_csv(tmp_path / "tables" / "outside_scores.csv")
+    clm = pd.read_csv(tmp_path / "tables" / "run_scores.csv").query("run == 'clm-tiny'")
+    assert list(scores["run"]) == ["eurobert-outside"] and scores["test_mean"].iloc[0] == clm["test_mean"].iloc[0]
+    assert main([*tree.report_argv(tmp_path / "tables", tmp_path / "reports")]) == 0
+    html = (tmp_path / "reports" / "replication.html").read_text()
+    section = html[html.index('<section id="outside">') :].split("</section>", 1)[0]
+    assert '<td class="key">eurobert</td><td class="">outside</td>' in section
+    assert '<td class="key">clm-tiny</td><td class="">this harness</td>' in section and '<td class="key">mlm-tiny</td>' in section

@@ -33,6 +33,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
     expected = {
         "finetune_grid",
         "run_scores",
+        "outside_scores",
         "scores",
         "metric_details",
         "family_scores",

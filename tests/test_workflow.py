@@ -89,6 +89,13 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert {("random-micro", "", m) for m in ("sentence_log_likelihood", "pseudo_log_likelihood")} <= scored
     assert not any(row["run"] == "electra-micro" for row in pooled)  # its LM head is never trained
     assert "Zero-shot: minimal pairs" in html
+    # the outside-model path: this run's CLM re-imported (import-model) and fine-tuned again
+    # scores exactly as clm-micro itself, task by task, and has its own section
+    with (workdir / "results" / "tables" / "outside_scores.csv").open() as outside, (workdir / "results" / "tables" / "run_scores.csv").open() as ours:
+        reimported = {row["task"]: row["test_mean"] for row in csv.DictReader(outside)}
+        clm = {row["task"]: row["test_mean"] for row in csv.DictReader(ours) if row["run"] == "clm-micro"}
+    assert reimported and reimported == {task: clm[task] for task in reimported}
+    assert "Outside models" in html and ">clm_reimported</td>" in html
 
 
 def test_nothing_to_do_after_a_complete_run(smoke_run):

@@ -111,6 +111,13 @@ class Config:
     minimal_pairs: MinimalPairsSpec | None = None  # absent: no zero-shot family
     report: ReportSpec = ReportSpec()
     study_results: StudyResultsSpec | None = None  # absent: the report shows no released results of the study
+    # Checkpoints made outside this harness, fine-tuned on every task like a pretrained run
+    # (import-model; results/outside/<name>/model) and tabulated as outside models. A list, so
+    # that an overlay replaces it whole.
+    outside_models: tuple[OutsideModelSpec, ...] = ()
+
+    def outside_model(self, name: str) -> OutsideModelSpec:
+        return next(spec for spec in self.outside_models if spec.name == name)
     hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
@@ -142,6 +149,12 @@ class Config:
                 ("continued_pretraining.objective", (cpt.objective,), self.objectives),
                 ("continued_pretraining.bases", cpt.bases, self.objectives),
             ]
+        sized = tuple(spec.size for spec in self.outside_models if spec.size is not None)
+        references.append(("outside_models[*].size", sized, self.sizes))
+        names = [spec.name for spec in self.outside_models]
+        for name in names:
+            if names.count(name) > 1 or name in self.objectives or is_replicate_name(name) or name == RANDOM_INIT:
+                raise ValueError(f"outside_models: name {name!r} is taken (twice, or by an objective or a run)")
         left_out = tuple(entry.task for entry in self.report.tasks_left_out)
         references.append(("report.tasks_left_out", left_out, self.tasks))
         run_and_left_out = sorted(set(left_out) & set(self.finetuning.tasks))

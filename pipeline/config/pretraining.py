@@ -43,7 +43,10 @@ class OutsideModelSpec:
     run the repository's own modelling code (the study's EuroBERT checkpoints ship theirs);
     nothing else ever sets it."""
 
+    name: str  # how tables and result paths call it (results/outside/<name>)
     path: str
+    objective: str = "clm"  # the objective kind it was pretrained with (clm, mlm, ...): whether it generates, and its label
+    size: str | None = None  # the config size it matches (210m), for the cost estimate; None: not costed
     revision: str | None = None
     trust_remote_code: bool = False
 

@@ -6,7 +6,8 @@ baseline) is fine-tuned on every task, with two exceptions. A generative task
 objectives whose attention is causal or prefix, and the untrained baseline, which is
 given causal attention. And a task's ``finetuning.by_task.<task>.runs`` may name the
 runs it takes, by name (``clm``: every size) or with the size (``clm-tiny``), so that a
-config can spend a costly task's budget on the runs that matter most.
+config can spend a costly task's budget on the runs that matter most. Outside models
+(``outside_models``) follow the same rules, by their name and the objective they were trained with.
 """
 
 from __future__ import annotations
@@ -31,16 +32,29 @@ def generation_attention(objective_kind: str) -> Attention | None:
 
 def can_generate(config: Config, objective: str) -> bool:
     """Whether a run trained with ``objective`` (a config name, or the baseline) predicts next tokens."""
-    kind = RANDOM_INIT if is_random_init(objective) else config.objectives[objective]["kind"]
-    return generation_attention(kind) is not None
+    return generation_attention(objective_kind(config, objective)) is not None
+
+
+def objective_kind(config: Config, objective: str) -> str:
+    return RANDOM_INIT if is_random_init(objective) else config.objectives[objective]["kind"]
 
 
 def finetunes(config: Config, task: str, name: str, size: str, objective: str) -> bool:
     """Whether ``task`` fine-tunes run ``name``-``size`` (and its checkpoints), trained with ``objective``."""
-    budget = config.finetuning.by_task.get(task)
     arm = arm_of(name)[0]  # a task that takes clm takes every pretraining replicate of it
-    if budget is not None and budget.runs is not None and not {name, arm, f"{name}-{size}", f"{arm}-{size}"} & set(budget.runs):
+    return task_takes(config, task, {name, arm, f"{name}-{size}", f"{arm}-{size}"}, objective_kind(config, objective))
+
+
+def finetunes_outside(config: Config, task: str, name: str) -> bool:
+    """Whether ``task`` fine-tunes outside model ``name`` (``outside_models``), by the same rules."""
+    return task_takes(config, task, {name}, config.outside_model(name).objective)
+
+
+def task_takes(config: Config, task: str, names: set[str], kind: str) -> bool:
+    """Whether ``task`` takes a model known by any of ``names`` and trained with objective ``kind``."""
+    budget = config.finetuning.by_task.get(task)
+    if budget is not None and budget.runs is not None and not names & set(budget.runs):
         return False
     if config.tasks[task].type in GENERATIVE_TASK_TYPES:
-        return can_generate(config, objective)
+        return generation_attention(kind) is not None
     return True

@@ -41,15 +41,14 @@ FIXED = (("hidden_act", "silu"), ("attention_bias", False), ("mlp_bias", False))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--name", required=True, help="the model's name in the config (outside_models.<name>)")
     parser.add_argument("--spec", required=True, help="JSON of its OutsideModelSpec")
     parser.add_argument("--num-sentinel-tokens", type=int, default=16, help="sentinels its tokenizer must provide (tokenizer.num_sentinel_tokens)")
     parser.add_argument("--out", required=True, type=Path, help="results/outside/<name>/model")
 
 
 def run(args: argparse.Namespace) -> None:
-    where = f"outside_models.{args.name}"
-    spec = strict.parse_json(OutsideModelSpec, args.spec, where)
+    spec = strict.parse_json(OutsideModelSpec, args.spec, "outside_models[]")
+    where = f"outside_models[{spec.name}]"
     check_local_path(spec.path, f"{where}.path")
     config = load_config(spec, where)
     attention = check_architecture(config, spec, where)

@@ -129,15 +129,18 @@ def build_results(
     curve_paths: Sequence[Path] = (),
     bag_of_words_paths: Sequence[Path] = (),
     minimal_pairs_paths: Sequence[Path] = (),
+    outside_paths: Sequence[Path] = (),
 ) -> Results:
     """Read and validate every input, then derive every table."""
     grid = read_finetune_grid(scores_paths)
+    outside_grid = read_finetune_grid(outside_paths)
     pretraining = read_pretraining(summary_paths)
     tasks = read_tasks(task_stats_paths)
     curve_grid = read_finetune_grid(curve_paths, pretraining)
     for scored in (grid, curve_grid):
         check_consistent(scored, pretraining, ["run"], ["run_name", "objective_kind", "size"], "summary.json")
         check_consistent(scored, tasks, ["task"], ["family"], "stats.json")
+    check_consistent(outside_grid, tasks, ["task"], ["family"], "stats.json")
     pretrained = set(grid.loc[grid["objective_kind"] != "random", "run"])
     missing = sorted(pretrained - set(pretraining["run"]))
     if missing:
@@ -160,6 +163,7 @@ def build_results(
     return Results(
         finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
         run_scores=run_scores,
+        outside_scores=score_table(outside_grid, confidence),
         scores=scores,
         metric_details=by_size(detail_table(grid, run_scores, confidence), pretraining, ["task"], ["run", "key"]),
         family_scores=families,
@@ -191,6 +195,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
     parser.add_argument(
+        "--outside-scores", nargs="*", type=Path, default=[],
+        help="results/finetune_outside/{task}/{name}/scores.json files of outside models; none or absent without",
+    )  # fmt: skip
+    parser.add_argument(
         "--curve-scores", nargs="*", type=Path, default=[],
         help="results/finetune/{task}/{run}/step-{N}/scores.json files of intermediate checkpoints (learning curves); none or absent without",
     )  # fmt: skip
@@ -214,7 +222,8 @@ def run(args: argparse.Namespace) -> None:
     if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
         raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
     results = build_results(
-        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs
+        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs,
+        args.outside_scores,
     )
     claims = read_claims(spec.claims_file) if spec.claims_file else []
     verdicts = check_claims(claims, results)
@@ -222,6 +231,7 @@ def run(args: argparse.Namespace) -> None:
         f"{role}:{path}": path
         for role, paths in (
             ("scores", args.scores),
+            ("outside_scores", args.outside_scores),
             ("curve_scores", args.curve_scores),
             ("bag_of_words", args.bag_of_words),
             ("minimal_pairs", args.minimal_pairs),

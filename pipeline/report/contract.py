@@ -131,6 +131,7 @@ CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evide
 TABLE_COLUMNS = {
     "finetune_grid": FINETUNE_GRID_COLUMNS,
     "run_scores": RUN_SCORES_COLUMNS,
+    "outside_scores": RUN_SCORES_COLUMNS,  # outside_models, by the same protocol
     "scores": SCORES_COLUMNS,
     "metric_details": DETAIL_COLUMNS,
     "family_scores": FAMILY_SCORES_COLUMNS,
@@ -160,6 +161,7 @@ class Results:
 
     finetune_grid: pd.DataFrame
     run_scores: pd.DataFrame  # per run, every pretraining replicate apart
+    outside_scores: pd.DataFrame  # per outside model (config outside_models), size "outside"
     scores: pd.DataFrame  # per arm: replicates pooled (.replicates)
     metric_details: pd.DataFrame
     family_scores: pd.DataFrame

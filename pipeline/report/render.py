@@ -31,9 +31,9 @@ from pipeline.files import atomic_path, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures, tables
 from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, TABLE_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
+from pipeline.report.outside_tables import outside_models_table, study_paired_table, study_score_tables
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
-from pipeline.report.study_tables import study_paired_table, study_score_tables
 from pipeline.report.zero_shot_tables import minimal_pairs_comparison_table, minimal_pairs_table
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -161,7 +161,7 @@ def draw_figures(
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
 
 
-def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, has_study: bool = False) -> list[tuple[str, str]]:
+def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, has_outside: bool = False, has_study: bool = False) -> list[tuple[str, str]]:
     """(anchor, title) of every numbered section, in order: the table of contents and
     every heading's number come from this one list."""
     return [
@@ -174,6 +174,7 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, 
         *((section.anchor, section.title) for section in zoo_sections),
         ("downstream", "Downstream suite: every number of every metric"),
         ("baselines", "Baselines"),
+        *([("outside", "Outside models")] if has_outside else []),
         *([("study", "The study's released results, recomputed")] if has_study else []),
         ("pretraining", "Pretraining"),
         ("finetuning", "Fine-tuning"),
@@ -221,7 +222,7 @@ def run(args: argparse.Namespace) -> None:
         images = draw_figures(frames, logs, spec.confidence, directory)
     zoo_sections = objective_sections(frames["objectives"], frames["pretraining"], spec.confidence)
     study = read_study(args.study) if args.study is not None else None
-    sections = report_sections(zoo_sections, len(frames["objectives"]) > 0, study is not None)
+    sections = report_sections(zoo_sections, len(frames["objectives"]) > 0, len(frames["outside_scores"]) > 0, study is not None)
     html = render_html({
         "title": spec.title,
         "confidence": f"{100 * spec.confidence:g}%",
@@ -243,6 +244,7 @@ def run(args: argparse.Namespace) -> None:
         "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
         "objective_sections": zoo_sections,
         "baselines_table": tables.baselines_table(frames["baselines"]),
+        "outside_table": outside_models_table(frames["outside_scores"], frames["run_scores"]) if len(frames["outside_scores"]) else None,
         "study_tables": study_score_tables(study["scores"]) if study else [],
         "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
         "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),

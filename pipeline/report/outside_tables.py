@@ -1,6 +1,7 @@
-"""The study's released results (EncodEval), recomputed with this protocol
-(:mod:`pipeline.external.study_results`): one table per task family, a model per row and a
-dataset per column, and the paired per-example comparisons, in points."""
+"""Models and results made outside this harness, in points: checkpoints of ``outside_models``
+fine-tuned here beside this run's CLM and MLM, and the study's released results (EncodEval)
+recomputed with this protocol (:mod:`pipeline.external.study_results`): one table per task
+family, a model per row and a dataset per column, and the paired per-example comparisons."""
 
 from __future__ import annotations
 
@@ -9,6 +10,29 @@ import pandas as pd
 from pipeline.report.stats import Estimate, ci_side
 from pipeline.report.tables import Table, key, num, row
 from pipeline.report.text import interval_text
+
+
+def outside_models_table(outside: pd.DataFrame, run_scores: pd.DataFrame) -> Table:
+    """Each outside model's test mean [CI over fine-tuning seeds] per task, beside this run's
+    CLM and MLM runs (first pretraining replicate) of every size."""
+    ours = run_scores[run_scores["run_name"].isin(["clm", "mlm"])]
+    tasks = sorted(set(outside["task"]))
+    rows = []
+    for label, frame in (("outside", outside), ("this harness", ours)):
+        for run, at_run in frame.groupby("run", sort=True):
+            by_task = at_run.set_index("task")
+            cells = [num(interval_text(*by_task.loc[task, ["test_mean", "test_low", "test_high"]]) if task in by_task.index else "—") for task in tasks]
+            rows.append(row(key(str(at_run["run_name"].iloc[0]) if label == "outside" else str(run)), label, *cells))
+    return Table(
+        caption="Outside models, fine-tuned by this harness",
+        header=("model", "made by", *tasks),
+        rows=tuple(rows),
+        note=(
+            "Test score at the learning rate chosen on validation, mean over fine-tuning seeds with its t-interval (each model "
+            "is one pretraining run). An outside model is imported as it is (its weights, its tokenizer) and fine-tuned "
+            "with the same protocol, tasks and seeds as this run's models."
+        ),
+    )
 
 
 def dataset_name(item: pd.Series) -> str:

@@ -1,0 +1,44 @@
+# Checkpoints made outside this harness (config: outside_models): each imported once as a
+# checkpoint of the backbone, then fine-tuned on every task it takes, like a pretrained run.
+
+
+rule import_model:
+    input:
+        outside_model_inputs,
+    output:
+        directory("results/outside/{name}/model"),
+    params:
+        spec=lambda wildcards: as_json(CFG.outside_model(wildcards.name)),
+        sentinels=CFG.tokenizer.num_sentinel_tokens,
+        code=CODE["model"],
+    log:
+        "logs/import_model/{name}.log",
+    benchmark:
+        "benchmarks/import_model/{name}.tsv"
+    shell:
+        "{PYTHON} -m pipeline import-model --spec {params.spec:q}"
+        " --num-sentinel-tokens {params.sentinels} --out {output} > {log} 2>&1"
+
+
+rule finetune_outside:
+    input:
+        model="results/outside/{name}/model",
+        task=task_split_inputs,
+    output:
+        "results/finetune_outside/{task}/{name}/scores.json",
+    params:
+        spec=outside_finetune_spec,
+        model="results/outside/{name}/model",
+        task_dir="results/data/tasks/{task}",
+        out="results/finetune_outside/{task}/{name}",
+        code=CODE["finetune"],
+        device=job_device,
+    threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
+    log:
+        "logs/finetune_outside/{task}/{name}.log",
+    benchmark:
+        "benchmarks/finetune_outside/{task}/{name}.tsv"
+    shell:
+        FINETUNE_COMMAND
