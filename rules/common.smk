@@ -41,6 +41,7 @@ CODE = {
     "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config"),
     "tokenize": source_hash("tokenization", "data/corpus_files.py", "files.py", "provenance.py"),
     "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
+    "outside": source_hash("model", "tokenization", "files.py", "provenance.py"),  # import-model: the tokenizer taken as it is too
     "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
     # objectives/: the batches NIAH trains on (collate, prefix examples) and the attention kinds.
     "finetune": source_hash("finetune", "model", "metrics", "objectives/base.py", "objectives/prefix_lm.py", "optimization.py", "schedules.py"),

@@ -10,7 +10,7 @@ rule import_model:
     params:
         spec=lambda wildcards: as_json(CFG.outside_model(wildcards.name)),
         sentinels=CFG.tokenizer.num_sentinel_tokens,
-        code=CODE["model"],
+        code=CODE["outside"],
     log:
         "logs/import_model/{name}.log",
     benchmark:

@@ -106,9 +106,12 @@ def test_nothing_to_do_after_a_complete_run(smoke_run):
 def test_changed_value_reruns_only_what_it_affects(smoke_run):
     workdir, cache = smoke_run
     seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
-    assert seeds == {"finetune", "finetune_checkpoint", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
+    assert seeds == {"finetune", "finetune_checkpoint", "finetune_outside", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
-    assert steps == {"pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "aggregate", "report", "all"}
+    # ... and clm-micro re-imported as the smoke config's outside model
+    assert steps == {
+        "pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "import_model", "finetune_outside", "aggregate", "report", "all",
+    }  # fmt: skip
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}
 
