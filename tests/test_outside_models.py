@@ -36,7 +36,7 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
 
 
 def import_model(path: Path, out: Path, **spec) -> int:
-    return main(["import-model", "--spec", json.dumps({"name": "outside", "path": str(path), **spec}), "--num-sentinel-tokens", "4", "--out", str(out)])
+    return main(["import-model", "--spec", json.dumps({"name": "outside", "path": str(path), "objective": "clm", **spec}), "--num-sentinel-tokens", "4", "--out", str(out)])
 
 
 @pytest.mark.parametrize(("family", "attention"), [("llama", "causal"), ("eurobert", "bidirectional")])

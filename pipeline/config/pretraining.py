@@ -45,7 +45,7 @@ class OutsideModelSpec:
 
     name: str  # how tables and result paths call it (results/outside/<name>)
     path: str
-    objective: str = "clm"  # the objective kind it was pretrained with (clm, mlm, ...): whether it generates, and its label
+    objective: str  # the objective kind it was pretrained with (clm, mlm, ...): whether it generates, and its label
     size: str | None = None  # the config size it matches (210m), for the cost estimate; None: not costed
     revision: str | None = None
     trust_remote_code: bool = False
