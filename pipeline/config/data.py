@@ -40,6 +40,10 @@ class HubSpec:
     # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
     class_names: dict[str, tuple[str, ...]] | None = None
 
+    def file_lists(self) -> dict[str, list[str]]:
+        """``data_files`` with each split's file(s) as a list, the form ``datasets`` reads too."""
+        return {split: [files] if isinstance(files, str) else list(files) for split, files in (self.data_files or {}).items()}
+
 
 @dataclass(frozen=True)
 class DataSourceSpec:

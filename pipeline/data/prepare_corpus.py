@@ -147,7 +147,6 @@ def hash_of(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-
 def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict[str, Path]]:
     """The n-gram index of every text of every task's validation and test rows (a task is
     named by its directory), and those files by role."""

@@ -97,7 +97,7 @@ def describe_source(source: DataSourceSpec, sources_dir: Path) -> tuple[dict[str
     """What a stage records about a source: (its manifest or hub spec, input files by role)."""
     if source.reader == HUB_READER:
         assert source.hub is not None
-        files = [file for value in (source.hub.data_files or {}).values() for file in ([value] if isinstance(value, str) else value)]
+        files = [file for listed in source.hub.file_lists().values() for file in listed]
         local = {f"data_files:{file}": Path(file) for file in files if Path(file).is_file()}
         return {"hub": strict.to_plain(source.hub)}, local
     manifest = Path(sources_dir) / str(source.artifact) / "manifest.json"

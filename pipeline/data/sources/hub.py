@@ -28,9 +28,10 @@ def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -
     """Rows ``{"id", "split", <our fields>}`` of every split in ``spec.splits``, in order.
 
     ``id`` is ``<hub split>/<value>``, the value being that of the column mapped to our
-    ``id`` if any (hub ids may repeat across splits), else the row's number in its data file (after the file's number when the split has
-    several): the same for any number of shards. ``shard`` = (N, i) streams only the i-th of N contiguous slices of each
-    split's data files; ``max_rows`` then caps each shard.
+    ``id`` if any (hub ids may repeat across splits), else the row's number in its data
+    file (after the file's number when the split has several): the same for any number of
+    shards. ``shard`` = (N, i) streams only the i-th of N contiguous slices of each split's
+    data files; ``max_rows`` then caps each shard.
     """
     for ours, theirs in spec.splits.items():
         count = 0
@@ -46,8 +47,7 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
     import datasets  # late: only hub sources pay for importing it
 
     try:
-        data_files = {name: value if isinstance(value, str) else list(value) for name, value in (spec.data_files or {}).items()}
-        dataset = datasets.load_dataset(spec.path, spec.name, data_files=data_files or None, split=split, streaming=True)
+        dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True)
         num_files = dataset.num_shards
         files = range(num_files)
         if shard is not None:
@@ -72,8 +72,7 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
 
 def _file_labels(spec: HubSpec, split: str, num_files: int) -> list[str]:
     """How errors name each data file of ``split``: its path where the config lists its files, else its number."""
-    value = (spec.data_files or {}).get(split)
-    listed = [value] if isinstance(value, str) else list(value or [])
+    listed = spec.file_lists().get(split, [])
     return listed if len(listed) == num_files else [f"{spec.path!r} split {split!r} data file {file}" for file in range(num_files)]
 
 
