@@ -50,7 +50,7 @@ from pipeline.config.pretraining import (
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
 
 __all__ = [
-    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec",
+    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec", "model_pair",
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
     "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec", "OutsideModelSpec",
@@ -87,9 +87,14 @@ class StudyResultsSpec:
 
     def validate(self) -> None:
         for pair in self.pairs:
-            first, separator, second = pair.partition(":")
-            if not (first and separator and second):
+            if model_pair(pair) is None:
                 raise ValueError(f"pairs: {pair!r} is not modelA:modelB")
+
+
+def model_pair(text: str) -> tuple[str, str] | None:
+    """``modelA:modelB`` as its two names; None when it is not of that form."""
+    first, separator, second = text.partition(":")
+    return (first, second) if first and separator and second else None
 
 
 @dataclass(frozen=True)
@@ -115,12 +120,12 @@ class Config:
     # (import-model; results/outside/<name>/model) and tabulated as outside models. A list, so
     # that an overlay replaces it whole.
     outside_models: tuple[OutsideModelSpec, ...] = ()
-
-    def outside_model(self, name: str) -> OutsideModelSpec:
-        return next(spec for spec in self.outside_models if spec.name == name)
     hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
+
+    def outside_model(self, name: str) -> OutsideModelSpec:
+        return next(spec for spec in self.outside_models if spec.name == name)
 
     def validate(self) -> None:
         if RANDOM_INIT in self.objectives:

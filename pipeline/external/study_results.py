@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.config import model_pair
 from pipeline.errors import PipelineError
 from pipeline.external.encodeval import example_scores, read_grid
 from pipeline.files import atomic_path
@@ -60,10 +61,10 @@ def run(args: argparse.Namespace) -> None:
 
 
 def parse_pair(text: str) -> tuple[str, str]:
-    first, separator, second = text.partition(":")
-    if not separator or not first or not second:
+    pair = model_pair(text)
+    if pair is None:
         raise PipelineError(f"--pairs: {text!r} is not modelA:modelB")
-    return first, second
+    return pair
 
 
 def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
