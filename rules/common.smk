@@ -110,18 +110,7 @@ def outside_model_inputs(wildcards):
 
 
 def outside_finetune_spec(wildcards):
-    return as_json(
-        {
-            "task_name": wildcards.task,
-            "task": CFG.tasks[wildcards.task],
-            "run": f"{wildcards.name}-outside",
-            "objective": wildcards.name,
-            "objective_kind": CFG.outside_model(wildcards.name).objective,
-            "size": "outside",
-            "finetuning": CFG.finetuning.for_task(wildcards.task),
-            "pretraining_step": None,
-        }
-    )
+    return finetune_job_spec(wildcards.task, wildcards.name, "outside", CFG.outside_model(wildcards.name).objective, None)
 
 
 def curve_points():
@@ -325,15 +314,21 @@ def run_finetune_spec(wildcards, pretraining_step):
         kind = RANDOM_INIT
     else:
         kind = CFG.objectives[run_plan(wildcards).objective]["kind"]
+    return finetune_job_spec(wildcards.task, wildcards.name, wildcards.size, kind, pretraining_step)
+
+
+def finetune_job_spec(task, name, size, objective_kind, pretraining_step):
+    """The finetune stage's --spec for model ``name``-``size`` on ``task`` (a pretrained run,
+    random init, a learning-curve checkpoint, or an outside model of size "outside")."""
     return as_json(
         {
-            "task_name": wildcards.task,
-            "task": CFG.tasks[wildcards.task],
-            "run": f"{wildcards.name}-{wildcards.size}",
-            "objective": wildcards.name,
-            "objective_kind": kind,
-            "size": wildcards.size,
-            "finetuning": CFG.finetuning.for_task(wildcards.task),
+            "task_name": task,
+            "task": CFG.tasks[task],
+            "run": f"{name}-{size}",
+            "objective": name,
+            "objective_kind": objective_kind,
+            "size": size,
+            "finetuning": CFG.finetuning.for_task(task),
             "pretraining_step": pretraining_step,
         }
     )
