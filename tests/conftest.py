@@ -78,16 +78,21 @@ def write_corpus(corpus: Path, train: list[str], heldout: list[str]) -> Path:
 @pytest.fixture(scope="session")
 def tokens_dir(tmp_path_factory, tokenizer_dir) -> Path:
     """Packed tokens (meta.json over one shard's arrays) made by the real `pack` and `index-tokens` stages."""
-    from pipeline.__main__ import main
-
     root = tmp_path_factory.mktemp("tokens")
     texts = corpus_texts()
-    corpus = write_corpus(root / "corpus", texts[:-12], texts[-12:])
-    shards = [root / "tokens" / "shards" / str(i) for i in range(2)]
+    return pack_corpus(write_corpus(root / "corpus", texts[:-12], texts[-12:]), tokenizer_dir, root / "tokens")
+
+
+def pack_corpus(corpus: Path, tokenizer_dir: Path, out: Path, num_shards: int = 2) -> Path:
+    """``out`` (results/tokens): every shard of ``corpus`` packed with the tokenizer, then
+    indexed as one stream per split, by the real `pack` and `index-tokens` stages."""
+    from pipeline.__main__ import main
+
+    shards = [out / "shards" / str(i) for i in range(num_shards)]
     for i, shard in enumerate(shards):
         assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer_dir), "--out", str(shard)]) == 0
-    assert main(["index-tokens", "--shards", *map(str, shards), "--out", str(root / "tokens")]) == 0
-    return root / "tokens"
+    assert main(["index-tokens", "--shards", *map(str, shards), "--out", str(out)]) == 0
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from pipeline.__main__ import main
 from pipeline.data.corpus_files import read_corpus
 from pipeline.data.prepare_corpus import build_index, evaluation_texts, is_heldout
 from pipeline.errors import PipelineError
-from tests.conftest import REPO
+from tests.conftest import REPO, pack_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 SOURCES = FIXTURES / "sources"
@@ -350,15 +350,11 @@ def test_the_token_stream_of_any_number_of_shards_is_that_of_one(tmp_path, token
     tokens of the one-shard run (sports/004, a duplicate of sports/001, is skipped in both)."""
     streams = {}
     for num_shards in (1, 3):
-        corpus = tmp_path / f"n{num_shards}" / "corpus"
         assert prepare(tmp_path, [BBC], out=f"n{num_shards}", num_shards=num_shards) == 0
-        packed = [tmp_path / f"n{num_shards}" / "tokens" / "shards" / str(i) for i in range(num_shards)]
-        for i, out in enumerate(packed):
-            assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer_dir), "--out", str(out)]) == 0
-        assert main(["index-tokens", "--shards", *map(str, packed), "--out", str(packed[0].parent.parent)]) == 0
-        meta = json.loads((packed[0].parent.parent / "meta.json").read_text())
+        tokens = pack_corpus(tmp_path / f"n{num_shards}" / "corpus", tokenizer_dir, tmp_path / f"n{num_shards}" / "tokens", num_shards)
+        meta = json.loads((tokens / "meta.json").read_text())
         streams[num_shards] = {
-            split: np.concatenate([np.fromfile(packed[0].parent.parent / s["file"], dtype=meta["dtype"]) for s in meta["splits"][split]["segments"]])
+            split: np.concatenate([np.fromfile(tokens / s["file"], dtype=meta["dtype"]) for s in meta["splits"][split]["segments"]])
             for split in ("train", "heldout")
         }
     for split in ("train", "heldout"):

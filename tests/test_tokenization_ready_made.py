@@ -17,7 +17,7 @@ from pipeline.__main__ import main
 from pipeline.files import read_json
 from pipeline.objectives import parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
-from tests.conftest import corpus_texts, pretrain_spec_json, write_corpus, write_llama_like_tokenizer
+from tests.conftest import corpus_texts, pack_corpus, pretrain_spec_json, write_corpus, write_llama_like_tokenizer
 
 NUM_RESERVED = 30
 TEXT = "Shares fell <s> sharply </s> after the warning <mask>."  # our role names, as web text
@@ -92,11 +92,7 @@ def test_mlm_on_a_vocabulary_with_specials_on_top_selects_and_draws_text_only():
 def test_a_model_pretrains_on_tokens_packed_with_it(adopted, tmp_path):
     """Pack (uint16 ids: the vocabulary is small), initialize and pretrain MLM and CLM."""
     texts = corpus_texts()
-    corpus = write_corpus(tmp_path / "corpus", texts[:-12], texts[-12:])
-    shards = [tmp_path / "tokens" / "shards" / str(i) for i in range(2)]
-    for i, shard in enumerate(shards):
-        assert main(["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(adopted), "--out", str(shard)]) == 0
-    assert main(["index-tokens", "--shards", *map(str, shards), "--out", str(tmp_path / "tokens")]) == 0
+    pack_corpus(write_corpus(tmp_path / "corpus", texts[:-12], texts[-12:]), adopted, tmp_path / "tokens")
     meta = read_json(tmp_path / "tokens" / "meta.json")
     [segment] = meta["splits"]["heldout"]["segments"]
     packed = np.fromfile(tmp_path / "tokens" / segment["file"], dtype=meta["dtype"])
