@@ -1,15 +1,29 @@
 """Checkpoints made outside this harness, in the hub layout, built here (no hub): a Llama
-decoder and a EuroBERT encoder become checkpoints of the backbone with the same outputs;
-other families and bad paths are refused in one line."""
+decoder and a EuroBERT encoder become checkpoints of the backbone with the same outputs; a
+GPT-2 or Qwen2 decoder is kept as it is and attends both ways when asked; EuroBERT's own
+repository code runs only under trust_remote_code; other families and bad paths are refused
+in one line."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoTokenizer, EuroBertConfig, EuroBertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+from transformers import (
+    AutoTokenizer,
+    DistilBertConfig,
+    EuroBertConfig,
+    EuroBertForMaskedLM,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
 from pipeline.__main__ import main
 from pipeline.files import read_json
@@ -17,6 +31,20 @@ from pipeline.model.backbone import load_language_model, read_backbone_spec
 from tests.conftest import write_llama_like_tokenizer
 
 SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128}
+# What the released EuroBERT checkpoints ship beside their weights (here subclasses of
+# transformers' own, so a test can tell whose code ran).
+REMOTE_CODE = {
+    "configuration_eurobert.py": "from transformers.models.eurobert import configuration_eurobert as stock\n\n\n"
+    "class EuroBertConfig(stock.EuroBertConfig):\n    pass\n",
+    "modeling_eurobert.py": "from transformers.models.eurobert import modeling_eurobert as stock\n\n\n"
+    "class EuroBertModel(stock.EuroBertModel):\n    pass\n\n\n"
+    "class EuroBertForMaskedLM(stock.EuroBertForMaskedLM):\n    pass\n",
+}
+AUTO_MAP = {
+    "AutoConfig": "configuration_eurobert.EuroBertConfig",
+    "AutoModel": "modeling_eurobert.EuroBertModel",
+    "AutoModelForMaskedLM": "modeling_eurobert.EuroBertForMaskedLM",
+}
 
 
 def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
@@ -27,11 +55,18 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
     torch.manual_seed(0)
     if family == "llama":  # Llama-3's RoPE theta and RMSNorm epsilon, not the backbone's defaults
         model = LlamaForCausalLM(LlamaConfig(**SHAPE, **ids, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, rms_norm_eps=1e-6))
-    elif family == "eurobert":
+    elif family in ("eurobert", "eurobert_remote"):
         model = EuroBertForMaskedLM(EuroBertConfig(**SHAPE, **ids, pad_token_id=ids["eos_token_id"], mask_token_id=ids["eos_token_id"]))
-    else:
-        model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=1, n_head=2, **ids))
+    elif family == "qwen2":  # biases on q, k, v: not the backbone's layout, kept as it is; rows padded to a multiple of 64, as Qwen2's
+        model = Qwen2ForCausalLM(Qwen2Config(**SHAPE, **{**ids, "vocab_size": 448}, tie_word_embeddings=True))
+    else:  # GPT-2: learned positions, LayerNorm, GELU, a tied head; the size of the micro preset less its grouped kv heads
+        model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=1, n_head=2, n_inner=64, n_positions=128, **ids))
     model.save_pretrained(out)
+    if family == "eurobert_remote":
+        config = read_json(out / "config.json")
+        (out / "config.json").write_text(json.dumps({**config, "auto_map": AUTO_MAP}))
+        for name, code in REMOTE_CODE.items():
+            (out / name).write_text(code)
     return out, model.eval()
 
 
@@ -57,14 +92,79 @@ def test_an_outside_checkpoint_becomes_a_backbone_checkpoint_with_the_same_outpu
     assert AutoTokenizer.from_pretrained(tmp_path / "model").get_vocab() == AutoTokenizer.from_pretrained(path).get_vocab()
 
 
+@pytest.mark.parametrize("family", ["gpt2", "qwen2"])
+def test_a_decoder_of_another_family_is_kept_as_it_is_and_attends_both_ways_when_asked(family, tmp_path):
+    path, original = outside_checkpoint(tmp_path, family)
+    assert import_model(path, tmp_path / "model") == 0
+    spec = read_backbone_spec(tmp_path / "model")
+    assert spec.architecture == type(original).__name__
+    input_ids = torch.randint(0, 380, (2, 12), generator=torch.Generator().manual_seed(1))
+    changed = input_ids.clone()
+    changed[:, 8] = (changed[:, 8] + 1) % 380
+    causal, bidirectional = (load_language_model(tmp_path / "model", attention).eval() for attention in ("causal", "bidirectional"))
+    with torch.no_grad():
+        assert torch.allclose(causal(input_ids=input_ids).logits, original(input_ids=input_ids).logits, atol=1e-5)
+        first = [model.base_model(input_ids=ids).last_hidden_state[:, 0] for model in (causal, bidirectional) for ids in (input_ids, changed)]
+    assert torch.equal(first[0], first[1])  # causal: position 0 never sees position 8
+    assert not torch.allclose(first[2], first[3])  # bidirectional: it does
+    record = read_json(tmp_path / "model" / "provenance.json")["imported"]
+    assert record["architecture"] == type(original).__name__ and record["modelling_code"] == "transformers"
+
+
+def test_a_kept_decoder_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens(tmp_path):
+    """GPT-2 through the two stages an outside model goes through: fine-tuning under
+    bidirectional attention, and MLM continued on the corpus packed with its tokenizer."""
+    from tests.conftest import corpus_texts, pack_corpus, pretrain_spec_json, write_corpus
+    from tests.test_finetune import finetune_spec, make_task
+
+    path, original = outside_checkpoint(tmp_path, "gpt2")
+    model_dir = tmp_path / "model"
+    assert import_model(path, model_dir) == 0
+    task = make_task(tmp_path / "task")
+    assert main(["finetune", "--spec", finetune_spec(), "--model", str(model_dir), "--task-dir", str(task), "--out", str(tmp_path / "ft")]) == 0
+    assert read_json(tmp_path / "ft" / "scores.json")["attention"] == "bidirectional"
+
+    texts = corpus_texts()
+    tokens = pack_corpus(write_corpus(tmp_path / "corpus", texts[:-12], texts[-12:]), model_dir, tmp_path / "tokens")
+    spec = json.loads(pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, num_steps=6))
+    spec["size"] = {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 2, "ffn_size": 64}
+    argv = ["pretrain", "--spec", json.dumps(spec), "--tokens", str(tokens), "--init", str(model_dir)]
+    assert main([*argv, "--work-dir", str(tmp_path / "resume"), "--out", str(tmp_path / "cpt")]) == 0
+    continued = load_language_model(tmp_path / "cpt" / "model", "bidirectional")
+    assert type(continued).__name__ == "GPT2LMHeadModel" and continued.config.is_causal is False
+    before = original.state_dict()["transformer.h.0.mlp.c_fc.weight"]
+    assert not torch.equal(continued.state_dict()["transformer.h.0.mlp.c_fc.weight"], before)
+    summary = read_json(tmp_path / "cpt" / "summary.json")
+    assert summary["heldout_metric"]["name"] == "masked_token_accuracy" and summary["num_steps"] == 6
+
+
+def test_the_repository_s_own_code_runs_only_under_trust_remote_code(tmp_path, capsys):
+    """A EuroBERT checkpoint as released (auto_map, its modelling files): transformers' own
+    EuroBERT by default, the repository's when the config says so; a model only its own code
+    can load is refused naming the key."""
+    path, original = outside_checkpoint(tmp_path, "eurobert_remote")
+    for trust, code in ((False, "transformers"), (True, "repository")):
+        out = tmp_path / f"model_{trust}"
+        assert import_model(path, out, trust_remote_code=trust) == 0
+        assert read_json(out / "provenance.json")["imported"]["modelling_code"] == code
+    assert any(name.startswith("transformers_modules") and name.endswith("modeling_eurobert") for name in sys.modules)
+    capsys.readouterr()
+    config = read_json(path / "config.json")
+    (path / "config.json").write_text(json.dumps({**config, "model_type": "eurobert_fork", "auto_map": {"AutoConfig": AUTO_MAP["AutoConfig"]}}))
+    assert import_model(path, tmp_path / "refused") == 2
+    assert capsys.readouterr().err == (
+        f"error: outside_models[outside]: '{path}' runs only with its repository's own code; "
+        "set outside_models[outside].trust_remote_code: true if you trust it\n"
+    )
+
+
 def test_another_family_or_a_bad_path_is_a_one_line_error(tmp_path, capsys):
-    path, _ = outside_checkpoint(tmp_path, "gpt2")
-    capsys.readouterr()  # what saving it printed
+    path = write_llama_like_tokenizer(tmp_path / "distilbert")
+    DistilBertConfig(vocab_size=412, dim=32, n_layers=1, n_heads=2, hidden_dim=64).save_pretrained(path)
     assert import_model(path, tmp_path / "model") == 2
-    err = capsys.readouterr().err
-    assert err == (
-        f"error: outside_models[outside]: '{path}' is a GPT2LMHeadModel (gpt2); the backbone takes Llama-layout decoders "
-        "(LlamaForCausalLM) and EuroBERT encoders (EuroBertForMaskedLM)\n"
+    assert capsys.readouterr().err == (
+        f"error: outside_models[outside]: '{path}' is a DistilBertConfig (distilbert); the harness takes EuroBERT encoders "
+        "and causal LMs whose code transformers ships (Llama, GPT-2, Qwen2, Mistral, ...)\n"
     )
     assert import_model(tmp_path / "absent", tmp_path / "model") == 2
     assert capsys.readouterr().err == f"error: outside_models[outside].path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"

@@ -5,6 +5,14 @@ transformers ships the study's architecture twice with one weight layout: causal
 RoPE, no biases, untied embeddings). A checkpoint saved under one attention pattern
 loads under the other with no missing or unexpected keys, which is how CLM-pretrained
 models are fine-tuned bidirectionally, as in the study.
+
+An outside decoder of another family (GPT-2, Qwen2, Mistral, ...: whatever transformers
+loads as a causal LM) is kept as it is (``BackboneSpec.architecture`` names its class) and
+attends both ways through transformers' own switch, ``config.is_causal = False``, which
+its mask code honours for every decoder (``masking_utils.create_causal_mask``). The rest
+of the harness reaches any of them through transformers' generic accessors:
+``base_model`` (the transformer), ``get_input_embeddings()`` and ``get_output_embeddings()``
+(the LM head).
 """
 
 from __future__ import annotations
@@ -52,6 +60,9 @@ class BackboneSpec:
     # What an outside checkpoint may set otherwise (Llama-3: RoPE theta 500,000); ours keep these.
     rope_theta: float = ROPE_THETA
     rms_norm_eps: float = RMS_NORM_EPS
+    # None: this harness's backbone. Otherwise the transformers class of an outside decoder kept
+    # as it is (config.json beside the weights holds its architecture); ``size`` then describes it.
+    architecture: str | None = None
 
     @classmethod
     def create(cls, size: SizeSpec, special: SpecialIds, max_length: int) -> "BackboneSpec":
@@ -119,6 +130,8 @@ def load_state_dict(checkpoint: str | Path) -> dict[str, torch.Tensor]:
 def load_language_model(checkpoint: str | Path, attention: Attention) -> PreTrainedModel:
     """Load any checkpoint of the backbone under the requested attention pattern."""
     spec = read_backbone_spec(checkpoint)
+    if spec.architecture is not None:
+        return load_outside_decoder(checkpoint, spec.architecture, attention)
     _, model_class = _LM_CLASSES[attention]
     model = model_class(model_config(spec, attention))
     missing, unexpected = model.load_state_dict(load_state_dict(checkpoint), strict=False)
@@ -127,13 +140,25 @@ def load_language_model(checkpoint: str | Path, attention: Attention) -> PreTrai
     return model
 
 
+def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: Attention) -> PreTrainedModel:
+    """An outside decoder kept as it is; bidirectional attention turns its causal mask off
+    (prefix attention keeps it on and adds the prefix, :func:`encode`)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="sdpa")
+    if type(model).__name__ != architecture:
+        raise PipelineError(f"{checkpoint}: holds a {type(model).__name__}, its {BACKBONE_FILE} says {architecture}")
+    model.config.is_causal = attention != "bidirectional"
+    return model
+
+
 def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     """Final hidden states (B, L, H) of the backbone under the batch's attention pattern."""
     if batch.attention == "prefix":
-        embeds = model.model.embed_tokens(batch.input_ids)  # (B, L, H)
+        embeds = model.get_input_embeddings()(batch.input_ids)  # (B, L, H)
         mask = prefix_attention_mask(model.config, embeds, batch.prefix_lengths, batch.padding_mask)
-        return model.model(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
-    return model.model(input_ids=batch.input_ids, attention_mask=batch.padding_mask).last_hidden_state
+        return model.base_model(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+    return model.base_model(input_ids=batch.input_ids, attention_mask=batch.padding_mask).last_hidden_state
 
 
 def labelled_logits(
@@ -151,9 +176,10 @@ def labelled_logits(
     :func:`labelled_loss` computes the cross-entropy without keeping them.
     """
     carries_loss = labels != IGNORE  # (B, T)
+    head = model.get_output_embeddings()
     if sparse:
-        return model.lm_head(hidden[carries_loss]).float(), labels[carries_loss]
-    return model.lm_head(hidden).float()[carries_loss], labels[carries_loss]
+        return head(hidden[carries_loss]).float(), labels[carries_loss]
+    return head(hidden).float()[carries_loss], labels[carries_loss]
 
 
 def language_model_loss(model: PreTrainedModel, batch: Batch, sparse: bool = True) -> torch.Tensor:
@@ -170,12 +196,12 @@ def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Te
     """
     if sparse:
         carries_loss = labels != IGNORE  # (B, T)
-        return linear_cross_entropy(hidden[carries_loss], model.lm_head.weight, labels[carries_loss])
+        return linear_cross_entropy(hidden[carries_loss], model.get_output_embeddings().weight, labels[carries_loss])
     return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse))
 
 
 def count_parameters(model: PreTrainedModel) -> tuple[int, int]:
-    """(all parameters, parameters outside the embedding and LM head)."""
-    total = sum(p.numel() for p in model.parameters())
-    embedding = model.get_input_embeddings().weight.numel() + model.get_output_embeddings().weight.numel()
-    return total, total - embedding
+    """(all parameters, parameters outside the embedding and LM head); a tied head counts once."""
+    total = sum(p.numel() for p in model.parameters())  # parameters() yields a tied weight once
+    embeddings = {id(e.weight): e.weight.numel() for e in (model.get_input_embeddings(), model.get_output_embeddings())}
+    return total, total - sum(embeddings.values())

@@ -4,13 +4,17 @@ like any model pretrained here.
 
 The backbone is the study's layout (:mod:`.backbone`): a Llama-layout decoder
 (``LlamaForCausalLM``: Llama, the study's CLM models) or a EuroBERT encoder
-(``EuroBertForMaskedLM``: the study's MLM models) fits it weight for weight. Anything else is
-refused naming the class it found and the setting that does not fit (a bias, another
-activation, RoPE scaling), rather than loaded with weights silently dropped. The checkpoint's
-own RoPE theta and RMSNorm epsilon are kept (``BackboneSpec``); its tokenizer is taken as it
-is, its unused reserved tokens playing the roles our objectives need
-(:mod:`pipeline.tokenization.ready_made`). What was imported (path, revision, class, the
-tokenizer's roles, the sha256 of the weights as imported) goes into ``provenance.json``.
+(``EuroBertForMaskedLM``: the study's MLM models) is converted weight for weight, keeping the
+checkpoint's own RoPE theta and RMSNorm epsilon (``BackboneSpec``); one that does not fit
+(a bias, another activation, RoPE scaling) is refused naming the setting, rather than loaded
+with weights silently dropped. A causal LM of any other family transformers ships (GPT-2,
+Qwen2, Mistral, ...) is kept as it is, its class named in ``backbone.json``, and attends
+both ways through transformers' ``is_causal`` switch when asked to. Anything else (an
+encoder of another family, a model whose code only its repository has) is refused naming
+the class it found. Its tokenizer is taken as it is, its unused reserved tokens playing the
+roles our objectives need (:mod:`pipeline.tokenization.ready_made`). What was imported
+(path, revision, class, the tokenizer's roles, the sha256 of the weights as imported) goes
+into ``provenance.json``.
 """
 
 from __future__ import annotations
@@ -51,19 +55,28 @@ def run(args: argparse.Namespace) -> None:
     where = f"outside_models[{spec.name}]"
     check_local_path(spec.path, f"{where}.path")
     config = load_config(spec, where)
-    attention = check_architecture(config, spec, where)
+    converts = config.model_type in FAMILIES
+    attention = check_backbone_fit(config, spec, where) if converts else check_causal_lm(config, spec, where)
     tokenizer_spec = TokenizerSpec(
         vocab_size=config.vocab_size, num_sentinel_tokens=args.num_sentinel_tokens, ready_made=ReadyMadeTokenizer(spec.path, spec.revision)
     )
-    tokenizer, tokenizer_record = take_ready_made(tokenizer_spec, f"{where}.tokenizer")
-    backbone = backbone_spec(config, SpecialIds.from_tokenizer(tokenizer))
-    model = build_language_model(backbone, attention, seed=0)
-    weights = load_weights(spec, attention, where)
-    missing, unexpected = model.load_state_dict(weights, strict=False)
-    if missing or unexpected:
-        raise PipelineError(f"{where}: {spec.path!r}'s weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})")
+    tokenizer, tokenizer_record = take_ready_made(tokenizer_spec, f"{where}.tokenizer", embedding_rows=config.vocab_size)
+    special = SpecialIds.from_tokenizer(tokenizer)
+    if converts:
+        backbone = backbone_spec(config, special)
+        model = build_language_model(backbone, attention, seed=0)
+        missing, unexpected = model.load_state_dict(load_model(spec, attention, where).state_dict(), strict=False)
+        if missing or unexpected:
+            raise PipelineError(f"{where}: {spec.path!r}'s weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})")
+    else:
+        model = load_model(spec, attention, where)
+        if getattr(model.get_output_embeddings(), "bias", None) is not None:  # the fused LM loss takes the head's weight only
+            raise PipelineError(f"{where}: {spec.path!r} is a {architecture(config)} whose LM head has a bias; the harness's LM losses take none")
+        backbone = backbone_spec(config, special, architecture=type(model).__name__)
     record = {
         "path": spec.path, "revision": spec.revision, "architecture": architecture(config), "attention": attention,
+        # transformers loads a repository's own code (auto_map) only under trust_remote_code
+        "modelling_code": "repository" if type(config).__module__.startswith("transformers_modules") else "transformers",
         "weights_sha256": weights_digest(model.state_dict()), "tokenizer": tokenizer_record,
     }  # fmt: skip
     with atomic_path(args.out) as out:
@@ -80,6 +93,8 @@ def load_config(spec: OutsideModelSpec, where: str) -> Any:
     try:
         return AutoConfig.from_pretrained(spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code)
     except (OSError, ValueError) as error:  # no such directory or hub id, no network, remote code not trusted
+        if "contains custom code" in str(error):  # only the config key sets trust_remote_code, never a prompt or a default
+            raise PipelineError(f"{where}: {spec.path!r} runs only with its repository's own code; set {where}.trust_remote_code: true if you trust it") from None
         raise PipelineError(f"{where}.path: cannot load {spec.path!r}: {str(error).strip().splitlines()[0]}") from None
 
 
@@ -87,13 +102,20 @@ def architecture(config: Any) -> str:
     return (config.architectures or [type(config).__name__])[0]
 
 
-def check_architecture(config: Any, spec: OutsideModelSpec, where: str) -> Attention:
-    """The attention the checkpoint was trained under; an error naming what does not fit."""
-    if config.model_type not in FAMILIES:
+def check_causal_lm(config: Any, spec: OutsideModelSpec, where: str) -> Attention:
+    """A family outside the backbone must be a causal LM whose code transformers ships."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         raise PipelineError(
-            f"{where}: {spec.path!r} is a {architecture(config)} ({config.model_type}); the backbone takes Llama-layout "
-            "decoders (LlamaForCausalLM) and EuroBERT encoders (EuroBertForMaskedLM)"
+            f"{where}: {spec.path!r} is a {architecture(config)} ({config.model_type}); the harness takes EuroBERT encoders "
+            "and causal LMs whose code transformers ships (Llama, GPT-2, Qwen2, Mistral, ...)"
         )
+    return "causal"
+
+
+def check_backbone_fit(config: Any, spec: OutsideModelSpec, where: str) -> Attention:
+    """The attention a Llama or EuroBERT checkpoint was trained under; an error naming what does not fit."""
     for key, value in FIXED:
         if getattr(config, key, value) != value:
             raise PipelineError(f"{where}: {spec.path!r} has {key}={getattr(config, key)!r}; the backbone needs {value!r}")
@@ -105,30 +127,38 @@ def check_architecture(config: Any, spec: OutsideModelSpec, where: str) -> Atten
     return FAMILIES[config.model_type]
 
 
-def backbone_spec(config: Any, special: SpecialIds) -> BackboneSpec:
+def backbone_spec(config: Any, special: SpecialIds, architecture: str | None = None) -> BackboneSpec:
+    """The checkpoint's ``BackboneSpec``; ``architecture``: the class of a decoder kept as it is,
+    whose size is then a description (GPT-2 names no kv heads nor FFN width: 4 x hidden)."""
+    heads = config.num_attention_heads
     size = SizeSpec(
-        num_layers=config.num_hidden_layers, hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
-        num_kv_heads=config.num_key_value_heads or config.num_attention_heads, ffn_size=config.intermediate_size,
+        num_layers=config.num_hidden_layers, hidden_size=config.hidden_size, num_heads=heads,
+        num_kv_heads=getattr(config, "num_key_value_heads", None) or heads,
+        ffn_size=getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * config.hidden_size,
     )  # fmt: skip
     rope = getattr(config, "rope_parameters", None) or {}
     return BackboneSpec(
         size=size, vocab_size=config.vocab_size, max_length=config.max_position_embeddings, pad_id=special.pad,
         bos_id=special.bos, eos_id=special.eos, mask_id=special.mask,
-        rope_theta=float(rope.get("rope_theta", getattr(config, "rope_theta", 10_000.0))), rms_norm_eps=float(config.rms_norm_eps),
+        rope_theta=float(rope.get("rope_theta", getattr(config, "rope_theta", None) or 10_000.0)),
+        rms_norm_eps=float(getattr(config, "rms_norm_eps", None) or 1e-5), architecture=architecture,
     )  # fmt: skip
 
 
-def load_weights(spec: OutsideModelSpec, attention: Attention, where: str) -> dict[str, torch.Tensor]:
-    """Its weights as transformers loads them (local or hub, sharded or not), in float32; a
-    tied LM head becomes its own copy of the embeddings (the backbone's head is untied)."""
+def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:
+    """The model as transformers loads it (local or hub, sharded or not), in float32. Converted
+    to the backbone through its state dict, a tied LM head becomes its own copy of the
+    embeddings (the backbone's head is untied)."""
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
     model_class = AutoModelForCausalLM if attention == "causal" else AutoModelForMaskedLM
     try:
-        model = model_class.from_pretrained(spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32)
+        model = model_class.from_pretrained(
+            spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32, attn_implementation="sdpa"
+        )
     except (OSError, ValueError) as error:
         raise PipelineError(f"{where}.path: cannot load the weights of {spec.path!r}: {str(error).strip().splitlines()[0]}") from None
-    return {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    return model
 
 
 def weights_digest(state: dict[str, torch.Tensor]) -> str:

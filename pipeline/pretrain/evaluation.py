@@ -77,7 +77,7 @@ def yardstick(
     for batch in heldout_batches(stick.objective, blocks, special, seed, batch_size, device):
         hidden = encode(model, batch)
         carries = batch.labels != IGNORE
-        predicted = model.lm_head(hidden[carries]).argmax(-1)
+        predicted = model.get_output_embeddings()(hidden[carries]).argmax(-1)
         correct += int((predicted == batch.labels[carries]).sum())
         count += int(carries.sum())
     return stick.name, 100.0 * correct / max(count, 1)

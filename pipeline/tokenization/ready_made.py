@@ -29,10 +29,16 @@ from pipeline.tokenization.special_tokens import ROLE_TOKENS, sentinel, sentinel
 ROLE_ORDER = ("mask_token", "pad_token", "unk_token", "bos_token", "eos_token", "nlu_token", "nlg_token", "s2s_token")
 
 
-def take_ready_made(spec: TokenizerSpec, where: str = "tokenizer.ready_made") -> tuple[PreTrainedTokenizerFast, dict[str, Any]]:
+def take_ready_made(
+    spec: TokenizerSpec, where: str = "tokenizer.ready_made", embedding_rows: int | None = None
+) -> tuple[PreTrainedTokenizerFast, dict[str, Any]]:
     """The tokenizer ``spec.ready_made`` names, with every role of ours on one of its tokens,
     and what provenance records of it: where it came from, its size, the sha256 of its
-    serialized vocabulary, merges and rules as loaded, and which token plays which role."""
+    serialized vocabulary, merges and rules as loaded, and which token plays which role.
+
+    Its size must be ``spec.vocab_size``; or, for an imported model (``embedding_rows``: its
+    embedding matrix's rows), at most that: a vocabulary padded to a round number of rows
+    (Qwen2's 151,936 for 151,665 tokens) leaves rows no token reaches."""
     assert spec.ready_made is not None
     path = spec.ready_made.path
     check_local_path(path, f"{where}.path")
@@ -42,10 +48,10 @@ def take_ready_made(spec: TokenizerSpec, where: str = "tokenizer.ready_made") ->
         raise PipelineError(f"{where}.path: cannot load {path!r}: {str(error).strip().splitlines()[0]}") from None
     if not isinstance(original, PreTrainedTokenizerFast):
         raise PipelineError(f"{where}.path: {path!r} has no fast (Rust) tokenizer, which packing needs")
-    if len(original) != spec.vocab_size:
-        raise PipelineError(
-            f"tokenizer.vocab_size: {spec.vocab_size}, but {spec.ready_made.path!r} has {len(original)} tokens; set it to {len(original)}"
-        )
+    if embedding_rows is not None and len(original) > embedding_rows:
+        raise PipelineError(f"{where}: {path!r}'s tokenizer has {len(original)} tokens, its model {embedding_rows} embedding rows")
+    if embedding_rows is None and len(original) != spec.vocab_size:
+        raise PipelineError(f"tokenizer.vocab_size: {spec.vocab_size}, but {path!r} has {len(original)} tokens; set it to {len(original)}")
     roles = assign_roles(original, spec, where)
     backend = original.backend_tokenizer
     record = {

@@ -105,10 +105,10 @@ def pseudo_log_likelihood(
     for start in range(0, len(copies), batch_size):
         chunk = copies[start : start + batch_size]
         ids, mask = padded([masked for _, masked, _, _ in chunk], special.pad, model.device)  # (B, L)
-        hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, L, H)
+        hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, L, H)
         positions = torch.tensor([position for _, _, position, _ in chunk], device=model.device)  # (B,)
         # The LM head on the one scored position per copy: (B, H) -> (B, V).
-        log_probs = model.lm_head(hidden[torch.arange(len(chunk), device=model.device), positions]).float().log_softmax(-1)
+        log_probs = model.get_output_embeddings()(hidden[torch.arange(len(chunk), device=model.device), positions]).float().log_softmax(-1)
         targets = torch.tensor([token for _, _, _, token in chunk], device=model.device)  # (B,)
         token_scores = log_probs.gather(-1, targets[:, None]).squeeze(-1).double().cpu().numpy()
         np.add.at(scores, [sentence for sentence, _, _, _ in chunk], token_scores)

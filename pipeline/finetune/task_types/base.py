@@ -70,7 +70,7 @@ class TaskType(ABC):
     def load_pretrained(self, checkpoint: str) -> nn.Module:
         """The module whose pretrained weights every grid point starts from: by default the
         backbone without its LM head, under the fine-tuning attention."""
-        return load_language_model(checkpoint, self.attention).model
+        return load_language_model(checkpoint, self.attention).base_model
 
     def encode_split(self, rows: list[dict]) -> EncodedSplit:
         examples = self.encode(rows)

@@ -50,15 +50,15 @@ def greedy_decode(
     """
     lengths = torch.tensor([len(p) for p in prompts])  # (B,)
     ids, padding = pad_batch(prompts, pad_id)  # (B, P) each
-    embeds = model.model.embed_tokens(ids)  # (B, P, H)
+    embeds = model.get_input_embeddings()(ids)  # (B, P, H)
     mask = prefix_attention_mask(model.config, embeds, lengths, padding) if attention == "prefix" else padding
     cache = DynamicCache(config=model.config)
-    hidden = model.model(inputs_embeds=embeds, attention_mask=mask, past_key_values=cache, use_cache=True).last_hidden_state
+    hidden = model.base_model(inputs_embeds=embeds, attention_mask=mask, past_key_values=cache, use_cache=True).last_hidden_state
     last = hidden[torch.arange(len(prompts)), lengths - 1]  # (B, H): each prompt's last real position
     generated: list[list[int]] = [[] for _ in prompts]
     finished = torch.zeros(len(prompts), dtype=torch.bool)
     for step in range(max_new_tokens):
-        next_ids = model.lm_head(last).argmax(-1)  # (B,)
+        next_ids = model.get_output_embeddings()(last).argmax(-1)  # (B,)
         finished |= next_ids == eos_id
         for row in (~finished).nonzero().flatten().tolist():
             generated[row].append(int(next_ids[row]))
@@ -66,7 +66,7 @@ def greedy_decode(
             break
         padding = torch.cat([padding, torch.ones(len(prompts), 1, dtype=torch.long)], dim=1)  # (B, P + step + 1)
         positions = (lengths + step).unsqueeze(1)  # (B, 1): right after each row's own tokens
-        out = model.model(
+        out = model.base_model(
             input_ids=next_ids.unsqueeze(1), attention_mask=padding, position_ids=positions, past_key_values=cache, use_cache=True
         )
         last = out.last_hidden_state[:, -1]

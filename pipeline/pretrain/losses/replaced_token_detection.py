@@ -72,7 +72,8 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
         super().__init__(backbone, objective, seed)
         params = objective.params
         self.discriminator_weight = params.discriminator_weight
-        spec = replace(backbone, size=generator_size(backbone.size, params.generator_width_fraction))
+        # The generator is this harness's backbone at a fraction of the width, whatever the discriminator's family.
+        spec = replace(backbone, size=generator_size(backbone.size, params.generator_width_fraction), architecture=None)
         # build_language_model seeds torch's RNG, so the detection head after it is fixed by the seed too.
         self.generator = build_language_model(spec, "bidirectional", seed)
         self.detection_head = nn.Linear(backbone.size.hidden_size, 1)
