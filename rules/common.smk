@@ -248,13 +248,22 @@ def pretrain_spec(wildcards):
 
 
 def pretrain_start(wildcards):
-    """The weights a run starts from; another run's output when it is a second stage or CPT."""
+    """The weights a run starts from; another run's output when it is a second stage or CPT,
+    an imported model's when it continues an outside model."""
     start = run_plan(wildcards).start
     if start.kind == "initial":
         return f"results/init/{replicate_name(RANDOM_INIT, run_plan(wildcards).replicate)}-{wildcards.size}"
     if start.kind == "final":
         return f"results/pretrain/{start.run}/model"
+    if start.kind == "outside":
+        return f"results/outside/{start.run}/model"
     return f"results/pretrain/{start.run}/checkpoints"
+
+
+def pretrain_tokens(wildcards):
+    """The packed corpus a run reads: the harness's, or an outside base's (packed with its own tokenizer)."""
+    start = run_plan(wildcards).start
+    return f"results/outside/{start.run}/tokens" if start.kind == "outside" else "results/tokens"
 
 
 def pretrain_start_dir(wildcards):

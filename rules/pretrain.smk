@@ -64,7 +64,7 @@ rule initialize:
 
 rule pretrain:
     input:
-        tokens="results/tokens/meta.json",
+        tokens=lambda wildcards: f"{pretrain_tokens(wildcards)}/meta.json",
         start=pretrain_start,
     output:
         model=directory("results/pretrain/{name}-{size}/model"),
@@ -74,6 +74,7 @@ rule pretrain:
     params:
         spec=pretrain_spec,
         start=pretrain_start_dir,
+        tokens=pretrain_tokens,
         out="results/pretrain/{name}-{size}",
         work_dir="results/resume/pretrain/{name}-{size}",
         code=CODE["pretrain"],
@@ -90,5 +91,5 @@ rule pretrain:
     benchmark:
         "benchmarks/pretrain/{name}-{size}.tsv"
     shell:
-        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens results/tokens --init {params.start}"
+        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens {params.tokens} --init {params.start}"
         " --work-dir {params.work_dir} --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"

@@ -19,25 +19,30 @@ rule train_tokenizer:
         "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} {params.corpus} --out {output} > {log} 2>&1"
 
 
+PACK_COMMAND = (
+    "{PYTHON} -m pipeline pack --corpus results/data/corpus --shard {wildcards.shard} --tokenizer {input.tokenizer}"
+    " --out {output} > {log} 2>&1"
+)
+INDEX_TOKENS_COMMAND = "{PYTHON} -m pipeline index-tokens --shards {input} --out {params.out} > {log} 2>&1"
+CORPUS_SHARD = {"index": "results/data/corpus/index.json", "shard": "results/data/corpus/shards/{shard}"}
+
+
 rule pack:
     input:
-        index="results/data/corpus/index.json",
-        shard="results/data/corpus/shards/{shard}",
+        **CORPUS_SHARD,
         tokenizer="results/tokenizer",
     output:
         directory("results/tokens/shards/{shard}"),
     wildcard_constraints:
         shard=r"\d+",
     params:
-        corpus="results/data/corpus",
         code=CODE["tokenize"],
     log:
         "logs/pack/{shard}.log",
     benchmark:
         "benchmarks/pack/{shard}.tsv"
     shell:
-        "{PYTHON} -m pipeline pack --corpus {params.corpus} --shard {wildcards.shard} --tokenizer {input.tokenizer}"
-        " --out {output} > {log} 2>&1"
+        PACK_COMMAND
 
 
 rule index_tokens:
@@ -51,4 +56,38 @@ rule index_tokens:
     log:
         "logs/index_tokens.log",
     shell:
-        "{PYTHON} -m pipeline index-tokens --shards {input} --out {params.out} > {log} 2>&1"
+        INDEX_TOKENS_COMMAND
+
+
+# The corpus again, packed with an outside model's own tokenizer, for the runs that continue it
+# (continued_pretraining.outside_bases): once per outside model, whatever runs read it.
+rule pack_outside:
+    input:
+        **CORPUS_SHARD,
+        tokenizer="results/outside/{name}/model",
+    output:
+        directory("results/outside/{name}/tokens/shards/{shard}"),
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        code=CODE["tokenize"],
+    log:
+        "logs/pack_outside/{name}/{shard}.log",
+    benchmark:
+        "benchmarks/pack_outside/{name}/{shard}.tsv"
+    shell:
+        PACK_COMMAND
+
+
+rule index_tokens_outside:
+    input:
+        expand("results/outside/{{name}}/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
+    output:
+        "results/outside/{name}/tokens/meta.json",
+    params:
+        out="results/outside/{name}/tokens",
+        code=CODE["tokenize"],
+    log:
+        "logs/index_tokens_outside/{name}.log",
+    shell:
+        INDEX_TOKENS_COMMAND

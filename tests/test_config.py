@@ -69,6 +69,8 @@ def test_shipped_configs_parse():
         (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage: budgets [400, 400] must be a non-empty list of distinct step counts"),
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['clm-small', 'ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
+        (lambda c: c["continued_pretraining"].update(outside_bases=["gpt2"]), "cfg: continued_pretraining.outside_bases: 'gpt2' is not defined (defined: clm_reimported)"),
+        (lambda c: c["outside_models"][0].pop("size"), "cfg: continued_pretraining.outside_bases: outside model 'clm_reimported' has no size; name the config size"),
         (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'clm' is planned at none of the sizes small"),
         (lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2), "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2"),
         (lambda c: c["learning_curves"].update(runs=["clm75_mlm_480steps"]), "cfg.learning_curves: run 'clm75_mlm_480steps-tiny' saves no pretraining.checkpoint_steps checkpoint"),
@@ -255,3 +257,16 @@ def test_a_shorter_zoo_budget_trains_the_zoo_to_it_and_shares_its_references_wit
     data["two_stage"] = None
     plans = plan_runs(load_config(data))
     assert plans["mlm_480steps-tiny"].start.step == 384 and "clm25_mlm_480steps-tiny" not in plans
+
+
+def test_an_outside_base_is_continued_like_an_own_base_from_its_imported_weights():
+    """Same objective, budget, schedule and block offset as mlm_cpt_on_clm; the start is the
+    imported model, at the size its outside_models entry names."""
+    from pipeline.pretrain.plan import Start, plan_runs
+
+    plans = plan_runs(load_config(default_data()))
+    own, outside = plans["mlm_cpt_on_clm-tiny"], plans["mlm_cpt_on_clm_reimported-tiny"]
+    assert outside.start == Start("outside", "clm_reimported") and own.start == Start("final", "clm-tiny")
+    assert (outside.objective, outside.last_step, outside.schedule, outside.data_offset_steps, outside.study) == (
+        own.objective, own.last_step, own.schedule, own.data_offset_steps, "continued",
+    )  # fmt: skip

@@ -96,6 +96,11 @@ def test_smoke_run_produces_the_report(smoke_run):
         clm = {row["task"]: row["test_mean"] for row in csv.DictReader(ours) if row["run"] == "clm-micro"}
     assert reimported and reimported == {task: clm[task] for task in reimported}
     assert "Outside models" in html and ">clm_reimported</td>" in html
+    # ... and MLM continued on it (continued_pretraining.outside_bases), on the corpus packed with
+    # its own tokenizer, trains the very weights MLM continued on clm-micro does
+    continued = {run: (workdir / "results" / "pretrain" / run / "model" / "model.safetensors").read_bytes() for run in ("mlm_cpt_on_clm-micro", "mlm_cpt_on_clm_reimported-micro")}
+    assert continued["mlm_cpt_on_clm-micro"] == continued["mlm_cpt_on_clm_reimported-micro"]
+    assert "mlm_cpt_on_clm_reimported-micro" in html
 
 
 def test_nothing_to_do_after_a_complete_run(smoke_run):
@@ -108,9 +113,10 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
     seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
     assert seeds == {"finetune", "finetune_checkpoint", "finetune_outside", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
-    # ... and clm-micro re-imported as the smoke config's outside model
+    # ... and clm-micro re-imported as the smoke config's outside model, with the corpus packed with its tokenizer
     assert steps == {
-        "pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "import_model", "finetune_outside", "aggregate", "report", "all",
+        "pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "import_model", "finetune_outside",
+        "pack_outside", "index_tokens_outside", "aggregate", "report", "all",
     }  # fmt: skip
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}
@@ -128,7 +134,10 @@ def test_forcing_a_base_run_reruns_the_runs_that_start_from_it(smoke_run):
         elif rule == "pretrain" and line.strip().startswith("wildcards:"):
             wildcards = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
             pretrain_runs.add(f"{wildcards['name']}-{wildcards['size']}")
-    assert pretrain_runs == {"clm-micro", "clm50_mlm-micro", "mlm_cpt_on_clm-micro", "clm_20steps-micro", "clm50_mlm_20steps-micro"}
+    assert pretrain_runs == {
+        "clm-micro", "clm50_mlm-micro", "mlm_cpt_on_clm-micro", "clm_20steps-micro", "clm50_mlm_20steps-micro",
+        "mlm_cpt_on_clm_reimported-micro",  # through clm_reimported, the import of clm-micro
+    }  # fmt: skip
 
 
 def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):

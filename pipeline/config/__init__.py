@@ -125,7 +125,10 @@ class Config:
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
 
     def outside_model(self, name: str) -> OutsideModelSpec:
-        return next(spec for spec in self.outside_models if spec.name == name)
+        return self.outside_models_by_name()[name]
+
+    def outside_models_by_name(self) -> dict[str, OutsideModelSpec]:
+        return {spec.name: spec for spec in self.outside_models}
 
     def validate(self) -> None:
         if RANDOM_INIT in self.objectives:
@@ -153,7 +156,14 @@ class Config:
                 ("continued_pretraining.sizes", cpt.sizes, self.sizes),
                 ("continued_pretraining.objective", (cpt.objective,), self.objectives),
                 ("continued_pretraining.bases", cpt.bases, self.objectives),
+                ("continued_pretraining.outside_bases", cpt.outside_bases, self.outside_models_by_name()),
             ]
+            unsized = [name for name in cpt.outside_bases if name in self.outside_models_by_name() and self.outside_model(name).size is None]
+            if unsized:
+                raise ValueError(
+                    f"continued_pretraining.outside_bases: outside model {unsized[0]!r} has no size; name the config size it has "
+                    "(outside_models[].size), which its continued run is costed and tabulated at"
+                )
         sized = tuple(spec.size for spec in self.outside_models if spec.size is not None)
         references.append(("outside_models[*].size", sized, self.sizes))
         names = [spec.name for spec in self.outside_models]

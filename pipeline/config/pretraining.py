@@ -249,6 +249,9 @@ class ContinuedPretrainingSpec:
     schedule: ScheduleSpec
     objective: str = "mlm"
     bases: tuple[str, ...] = ("clm", "mlm")
+    # outside_models continued the same way (the study's advice: adapt a decoder you have with
+    # MLM), each on the corpus packed with its own tokenizer, at the config size it names.
+    outside_bases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ A run is ``{name}-{size}``. Three studies produce four kinds of run, all express
   float rounding, the run a B-step budget would have trained, at the cost of the decay only;
 - continued pretraining (``continued_pretraining``): an objective trained on a *decayed*
   (final) model for its own budget and schedule, reading the blocks that follow the
-  base's (``data_offset_steps``), identically for every base.
+  base's (``data_offset_steps``), identically for every base; an outside model
+  (``outside_bases``) is continued the same way, on the corpus packed with its tokenizer.
 
 The plan is pure data: the Snakemake rules turn it into jobs and inputs (so a rerun of
 a base run reruns what starts from it), and the trainer follows it.
@@ -32,19 +33,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.config import Config, PretrainingSpec, ScheduleSpec, TwoStageSpec
+from pipeline.config import Config, ContinuedPretrainingSpec, PretrainingSpec, ScheduleSpec, TwoStageSpec
 from pipeline.config.replicates import arm_of, replicate_name
 
 Study = Literal["objectives", "short_budget", "two_stage", "continued"]
-InitKind = Literal["initial", "checkpoint", "final"]
+InitKind = Literal["initial", "checkpoint", "final", "outside"]
 
 
 @dataclass(frozen=True)
 class Start:
     """Where a run's weights (and optimizer state) come from."""
 
-    kind: InitKind  # initial: the size's shared initial weights; checkpoint / final: another run's
-    run: str | None = None  # the run whose weights start this one
+    kind: InitKind  # initial: the size's shared initial weights; checkpoint / final: another run's; outside: an imported model
+    run: str | None = None  # the run (or outside model) whose weights start this one
     step: int | None = None  # checkpoint step (kind == "checkpoint")
     carry_optimizer: bool = False  # resume that run's AdamW moments too
 
@@ -128,25 +129,9 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
-        for size in cpt.sizes:
-            for base in cpt.bases:
-                name = continued_name(cpt.objective, base)
-                later.append(
-                    RunPlan(
-                        run=run_name(name, size),
-                        name=name,
-                        size=size,
-                        objective=cpt.objective,
-                        study="continued",
-                        description=f"{cpt.objective} for {cpt.num_steps} steps on the decayed {base} model",
-                        start=Start("final", run_name(base, size)),
-                        first_step=0,
-                        last_step=cpt.num_steps,
-                        schedule=cpt.schedule,
-                        schedule_steps=cpt.num_steps,
-                        data_offset_steps=pretraining.num_steps,
-                    )
-                )
+        later += [continued_run(cpt, base, size, Start("final", run_name(base, size)), pretraining) for size in cpt.sizes for base in cpt.bases]
+        for base in cpt.outside_bases:
+            later.append(continued_run(cpt, base, config.outside_model(base).size, Start("outside", base), pretraining))
 
     later = [*branches.values(), *later]
     split_steps: dict[str, set[int]] = {}  # run -> the steps other runs start from (checkpoints with optimizer state)
@@ -173,7 +158,7 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
             replicate=replicate,
         )
-    missing = sorted({p.start.run for p in later} - set(plans))
+    missing = sorted({p.start.run for p in later if p.start.kind != "outside"} - set(plans))
     if missing:
         raise ValueError(f"runs {missing} are the bases of two-stage or continued runs but are not trained from scratch")
     for plan in later:
@@ -181,6 +166,26 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             raise ValueError(f"run {plan.run!r} is planned twice")
         plans[plan.run] = plan
     return plans
+
+
+def continued_run(cpt: ContinuedPretrainingSpec, base: str, size: str, start: Start, pretraining: PretrainingSpec) -> RunPlan:
+    """``cpt.objective`` on ``base``'s final weights; every base reads the same blocks (those after a full from-scratch run's)."""
+    name = continued_name(cpt.objective, base)
+    what = f"the outside model {base}" if start.kind == "outside" else f"the decayed {base} model"
+    return RunPlan(
+        run=run_name(name, size),
+        name=name,
+        size=size,
+        objective=cpt.objective,
+        study="continued",
+        description=f"{cpt.objective} for {cpt.num_steps} steps on {what}",
+        start=start,
+        first_step=0,
+        last_step=cpt.num_steps,
+        schedule=cpt.schedule,
+        schedule_steps=cpt.num_steps,
+        data_offset_steps=pretraining.num_steps,
+    )
 
 
 def second_stage(stage: TwoStageSpec, size: str, fraction: float, budget: int, pretraining: PretrainingSpec) -> RunPlan:

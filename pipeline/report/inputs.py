@@ -38,7 +38,7 @@ SUMMARY_FIELDS: dict[str, Any] = {
 }  # fmt: skip
 SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
 STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
-STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final")}
+STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final", "outside")}
 # The value is null where the run's loss never trains the LM head the yardstick reads (ELECTRA).
 HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": OPTIONAL_NUMBER}
 TASK_STATS_FIELDS: dict[str, Any] = {
