@@ -8,6 +8,7 @@ complete, sane scores.json, and the same spec must give the same scores twice.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import get_args
@@ -138,8 +139,12 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
     assert (first["task"], first["metric"], first["higher_is_better"]) == (task_type, metric.name, True)
     assert [(p["learning_rate"], p["seed"]) for p in first["grid"]] == [(3e-3, 0), (3e-3, 1)]
     for point in first["grid"]:
-        assert set(point) == {"learning_rate", "seed", "validation", "test", "num_steps", "seconds", "validation_scores", "test_scores"}
+        assert set(point) == {"learning_rate", "seed", "validation", "test", "num_steps", "seconds", "validation_scores", "test_scores", "test_examples"}
         assert point["num_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
+        if metric.mean_of_examples:  # one score per test example, averaging to the headline
+            assert math.isclose(sum(point["test_examples"]) / len(point["test_examples"]), point["test"])
+        else:
+            assert point["test_examples"] is None
         for split in ("validation", "test"):
             scores = point[f"{split}_scores"]
             assert point[split] == scores[metric.headline]

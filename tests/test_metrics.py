@@ -63,6 +63,19 @@ def test_unknown_metric_is_a_pipeline_error_naming_it_and_the_registered_ones():
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_per_example_scores_average_to_the_headline_where_the_metric_is_a_mean(name):
+    """What a paired comparison with another model's scores on the same examples rests on;
+    entity-level F1 pools its counts over the corpus, so it has none."""
+    metric = get_metric(name)
+    examples = metric.per_example(*SAMPLES[name])
+    if name == "span_f1":
+        assert examples is None
+        return
+    assert len(examples) == 2
+    assert math.isclose(sum(examples) / len(examples), metric.compute(*SAMPLES[name])[metric.headline])
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_unequal_or_empty_inputs_raise(name):
     predictions, references = SAMPLES[name]
     with pytest.raises(ValueError, match=rf"{name} needs equal, non-empty inputs \(got 2 and 1\)"):

@@ -45,6 +45,9 @@ class GridResult:
     seconds: float
     validation_scores: dict[str, float]  # the metric's whole result (NIAH: and per-cell accuracies)
     test_scores: dict[str, float]
+    # The headline of each test example in split order, for paired comparisons with another
+    # model's on the same examples (the study's released results); None: not a mean over examples.
+    test_examples: list[float] | None
 
 
 def num_finetune_steps(num_examples: int, spec: FinetuningSpec) -> int:
@@ -146,11 +149,12 @@ class Sweep:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             losses.append(loss.item())
-        scores = {split: self.evaluate(model, self.splits[split]) for split in EVALUATION_SPLITS}
+        predictions = {split: self.predict(model, self.splits[split]) for split in EVALUATION_SPLITS}
+        scores = {split: self.task_type.scores(self.metric, self.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
         headline = self.metric.headline
         result = GridResult(
             learning_rate, seed, scores["validation"][headline], scores["test"][headline], num_steps, time.perf_counter() - started,
-            scores["validation"], scores["test"],
+            scores["validation"], scores["test"], self.metric.per_example(predictions["test"], self.splits["test"].references),
         )  # fmt: skip
         tail = losses[-max(1, num_steps // 10) :]
         log.info(
@@ -159,10 +163,10 @@ class Sweep:
         )  # fmt: skip
         return result
 
-    def evaluate(self, model: nn.Module, split: EncodedSplit) -> dict[str, float]:
-        """The task's scores for ``split`` (the metric's whole result), predicted in eval mode."""
+    def predict(self, model: nn.Module, split: EncodedSplit) -> list:
+        """The task's predictions for ``split``, in eval mode."""
         model.eval()
         with torch.no_grad(), autocast(self.spec.precision, self.device):
             predictions = self.task_type.predict(model, split, self.spec.eval_batch_size)
         model.train()
-        return self.task_type.scores(self.metric, split, predictions)
+        return predictions

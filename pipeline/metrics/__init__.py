@@ -21,13 +21,24 @@ class Metric:
     headline: str  # the key of compute()'s result that tables report, e.g. "f1"
     higher_is_better: bool
     compute: Callable[[Sequence, Sequence], dict[str, float]]  # (predictions, references) -> scores in points 0-100
+    # Whether the headline is the mean over examples of its value on each one (accuracy, SQuAD F1,
+    # NDCG per query), so that two models can be compared example by example; entity-level
+    # F1 pools its counts over the corpus and is not.
+    mean_of_examples: bool = True
+
+    def per_example(self, predictions: Sequence, references: Sequence) -> list[float] | None:
+        """The headline of each example alone, in points (their mean is the headline); None
+        where the metric is not a mean over examples."""
+        if not self.mean_of_examples:
+            return None
+        return [self.compute([prediction], [reference])[self.headline] for prediction, reference in zip(predictions, references)]
 
 
 METRICS = {
     metric.name: metric
     for metric in [
         Metric("accuracy", "accuracy", True, accuracy.compute),
-        Metric("span_f1", "f1", True, span_f1.compute),
+        Metric("span_f1", "f1", True, span_f1.compute, mean_of_examples=False),
         Metric("squad_v2", "f1", True, squad_v2.compute),
         Metric("ndcg_at_10", "ndcg@10", True, ndcg_at_10.compute),
         Metric("exact_match", "exact_match", True, exact_match.compute),
