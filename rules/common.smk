@@ -103,6 +103,12 @@ def outside_scores():
     ]
 
 
+def study_versus_scores():
+    """The fine-tuning scores of the outside models that are the study's checkpoints."""
+    matched = CFG.study_matches()
+    return [path for path in outside_scores() if Path(path).parent.name in matched]
+
+
 def outside_model_inputs(wildcards):
     """A local outside model's directory (so a change to it reruns the import); a hub id has none."""
     path = CFG.outside_model(wildcards.name).path

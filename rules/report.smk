@@ -32,20 +32,25 @@ rule aggregate:
 
 if CFG.study_results is not None:
 
+    # The study's results recomputed, and beside them this harness's fine-tuning of the
+    # outside models that are the study's checkpoints.
     rule study_results:
         input:
-            CFG.study_results.path,
+            root=CFG.study_results.path,
+            ours=study_versus_scores(),
         output:
             directory("results/study"),
         params:
             pairs=" ".join(CFG.study_results.pairs),
+            matches=" ".join(f"{name}:{model}" for name, model in sorted(CFG.study_matches().items())),
+            tasks=" ".join(f"{task}:{dataset}" for task, dataset in sorted(CFG.study_datasets().items())),
             confidence=CFG.report.confidence,
             code=CODE["report"],
         log:
             "logs/study_results.log",
         shell:
-            "{PYTHON} -m pipeline study-results --root {input} --confidence {params.confidence} --pairs {params.pairs}"
-            " --out {output} > {log} 2>&1"
+            "{PYTHON} -m pipeline study-results --root {input.root} --confidence {params.confidence} --pairs {params.pairs}"
+            " --ours {input.ours} --matches {params.matches} --tasks {params.tasks} --out {output} > {log} 2>&1"
 
 
 rule report:

@@ -103,6 +103,47 @@ def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_p
     assert "absent: no such directory" in capsys.readouterr().err
 
 
+def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list | None]]) -> Path:
+    """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
+    validation, per-example test scores in points)."""
+    grid = [
+        {"learning_rate": rate, "seed": seed, "validation": validation, "test": sum(examples or [50.0]) / len(examples or [50.0]), "test_examples": examples}
+        for rate, seed, validation, examples in points
+    ]  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "grid": grid}))
+    return path
+
+
+def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers_and_paired(results, tmp_path):
+    sentiment = our_scores(tmp_path / "ours" / "sentiment.json", "sentiment", [
+        (5e-05, 0, 90.0, [100.0, 100.0, 100.0, 0.0, 100.0]), (5e-05, 1, 80.0, [0.0, 100.0, 0.0, 0.0, 100.0]),
+        (1e-04, 0, 60.0, [100.0] * 5), (1e-04, 1, 50.0, [100.0] * 5),
+    ])  # fmt: skip
+    qa = our_scores(tmp_path / "ours" / "qa.json", "qa", [(5e-05, 0, 70.0, [100.0, 0.0, 50.0])])
+    argv = ["--ours", str(sentiment), str(qa), "--matches", "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "sentiment:sst2", "qa:squad"]
+    assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
+    versus = read(tmp_path / "study" / "versus.csv").set_index("task")
+    sst2, squad = versus.loc["sentiment"], versus.loc["qa"]
+    assert (sst2["study_model"], sst2["dataset"], sst2["study_n_seeds"], sst2["ours_n_seeds"]) == ("210m-clm-42k", "sst2", 2, 2)
+    assert sst2["study_test_mean"] == pytest.approx(70.0) and sst2["ours_test_mean"] == pytest.approx(60.0)  # ours at 5e-05, chosen on validation
+    # per example: ours (50, 100, 50, 0, 100), the study's (100, 100, 50, 0, 100) -> (-50, 0, 0, 0, 0)
+    assert (sst2["examples"], sst2["difference_mean"], sst2["difference_df"]) == (5, pytest.approx(-10.0), 4)
+    assert squad["examples"] == 0 and squad["not_paired_because"] == "3 test examples here, 2 in the study's"
+    assert pd.isna(squad["difference_mean"]) and squad["study_test_mean"] == pytest.approx(100 * (1.0 + 0.5) / 2)
+
+    from tests.test_report_fakes import write_fake_results
+
+    tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    assert main([*tree.report_argv(tmp_path / "tables", tmp_path / "reports"), "--study", str(tmp_path / "study")]) == 0
+    html = (tmp_path / "reports" / "replication.html").read_text()
+    study = html[html.index('<section id="study">') :].split("</section>", 1)[0]
+    assert "The study&#39;s released checkpoints: the study&#39;s numbers and this harness&#39;s" in study
+    assert '<td class="key">mlmvsclm_210m_clm</td><td class="">sentiment</td><td class="">sst2</td>' in study
+    assert "not paired: 3 test examples here, 2 in the study&#39;s" in study
+
+
 def test_the_report_shows_them_in_their_own_section(results, tmp_path):
     from tests.test_report_fakes import write_fake_results
 
@@ -126,9 +167,16 @@ def test_the_workflow_plans_them_when_the_config_names_them(results, tmp_path):
     from tests.conftest import REPO
 
     overlay = tmp_path / "study.yaml"
-    overlay.write_text(f"study_results: {{path: {results}, pairs: ['210m-clm-42k:210m-mlm40-42k']}}\n")
+    overlay.write_text(
+        f"study_results: {{path: {results}, pairs: ['210m-clm-42k:210m-mlm40-42k'], tasks: {{sentiment: sst2}}}}\n"
+        "outside_models: [{name: released_clm, path: MLMvsCLM/210m-clm-42k, objective: clm, trust_remote_code: true}]\n"
+        "continued_pretraining: {outside_bases: []}\n"
+    )
     command = [sys.executable, "-m", "snakemake", "-n", "-p", "--configfile", str(overlay), "--directory", str(tmp_path / "work"), "--snakefile", str(REPO / "Snakefile")]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "rule study_results:" in result.stdout and f"study-results --root {results}" in result.stdout
     assert "--study results/study" in result.stdout
+    # the released checkpoint, matched by its hub id, is fine-tuned here and set beside the study's results
+    assert "--ours results/finetune_outside/sentiment/released_clm/scores.json results/finetune_outside/topic/released_clm/scores.json" in result.stdout
+    assert "--matches released_clm:210m-clm-42k --tasks proper_nouns:proper_nouns sentiment:sst2 title_search:title_search topic:topic" in result.stdout

@@ -80,15 +80,24 @@ class StudyResultsSpec:
     """The study's released per-run fine-tuning results (the ``results/`` directory of
     EncodEval's ``MLM_vs_CLM`` branch, cloned by the user: git, not a package registry),
     recomputed with this harness's protocol for the report; each of ``pairs``
-    (``modelA:modelB``) is compared example by example on the datasets both have."""
+    (``modelA:modelB``) is compared example by example on the datasets both have. An outside
+    model that is one of the study's checkpoints is set beside the study's results for it:
+    ``models`` names the study's model of an outside model (one whose path is the study's hub
+    id, ``MLMvsCLM/<model>``, needs no entry), ``tasks`` the study's dataset of a task (by
+    default its own name)."""
 
     path: str
     pairs: tuple[str, ...] = ()
+    models: dict[str, str] = field(default_factory=dict)
+    tasks: dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
         for pair in self.pairs:
             if model_pair(pair) is None:
                 raise ValueError(f"pairs: {pair!r} is not modelA:modelB")
+
+
+STUDY_HUB = "MLMvsCLM/"  # the hub organisation of the study's released checkpoints
 
 
 def model_pair(text: str) -> tuple[str, str] | None:
@@ -130,6 +139,17 @@ class Config:
     def outside_models_by_name(self) -> dict[str, OutsideModelSpec]:
         return {spec.name: spec for spec in self.outside_models}
 
+    def study_matches(self) -> dict[str, str]:
+        """Outside model -> the study's model it is (``study_results.models``, else by hub id)."""
+        if self.study_results is None:
+            return {}
+        by_hub_id = {spec.name: spec.path.removeprefix(STUDY_HUB) for spec in self.outside_models if spec.path.startswith(STUDY_HUB)}
+        return {**by_hub_id, **self.study_results.models}
+
+    def study_datasets(self) -> dict[str, str]:
+        """Task -> the study's dataset it is (``study_results.tasks``, else its own name)."""
+        return {**{task: task for task in self.finetuning.tasks}, **(self.study_results.tasks if self.study_results else {})}
+
     def validate(self) -> None:
         if RANDOM_INIT in self.objectives:
             raise ValueError(f"objectives: {RANDOM_INIT!r} is reserved for the untrained baseline")
@@ -164,6 +184,9 @@ class Config:
                     f"continued_pretraining.outside_bases: outside model {unsized[0]!r} has no size; name the config size it has "
                     "(outside_models[].size), which its continued run is costed and tabulated at"
                 )
+        if self.study_results is not None:
+            references.append(("study_results.models", tuple(self.study_results.models), self.outside_models_by_name()))
+            references.append(("study_results.tasks", tuple(self.study_results.tasks), self.tasks))
         sized = tuple(spec.size for spec in self.outside_models if spec.size is not None)
         references.append(("outside_models[*].size", sized, self.sizes))
         names = [spec.name for spec in self.outside_models]

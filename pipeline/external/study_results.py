@@ -13,7 +13,11 @@ From EncodEval's per-run files (:mod:`.encodeval`), three tables in ``--out``:
   at one size) and each dataset both have, the per-example difference of their scores
   (averaged over each model's seeds at its chosen LR), mean and t-interval over examples:
   a paired test on the same test examples, which Welch's interval between two seed means
-  cannot be.
+  cannot be;
+* ``versus.csv``: with ``--ours``, the scores.json of outside models fine-tuned here,
+  each matched (``--matches name:study_model``, ``--tasks task:dataset``) to the study's
+  results for the same checkpoint: both numbers side by side and a paired test
+  (:mod:`.study_versus`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import pandas as pd
 from pipeline.config import model_pair
 from pipeline.errors import PipelineError
 from pipeline.external.encodeval import example_scores, read_grid
+from pipeline.external.study_versus import read_ours, versus_table
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
 from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_TASK_COLUMNS
@@ -42,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", required=True, type=Path, help="EncodEval's results/ directory (branch MLM_vs_CLM)")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--pairs", nargs="*", default=[], help="modelA:modelB pairs to compare example by example")
+    parser.add_argument("--ours", nargs="*", type=Path, default=[], help="results/finetune_outside/<task>/<name>/scores.json of matched outside models")
+    parser.add_argument("--matches", nargs="*", default=[], help="name:study_model: the study's model an outside model is")
+    parser.add_argument("--tasks", nargs="*", default=[], help="task:dataset: the study's dataset a task of this harness is")
     parser.add_argument("--out", required=True, type=Path, help="results/study: grid.csv, scores.csv, paired.csv")
 
 
@@ -49,21 +57,25 @@ def run(args: argparse.Namespace) -> None:
     grid = read_grid(args.root)
     grid[["validation", "test"]] *= POINTS
     scores = score_table(grid, args.confidence)
-    paired = paired_table(grid, scores, [parse_pair(pair) for pair in args.pairs], args.confidence)
+    paired = paired_table(grid, scores, [parse_pair(pair, "--pairs") for pair in args.pairs], args.confidence)
+    matches, tasks = (dict(parse_pair(pair, option) for pair in pairs) for option, pairs in (("--matches", args.matches), ("--tasks", args.tasks)))
+    versus = versus_table(read_ours(args.ours), scores, matches, tasks, args.confidence)
     with atomic_path(args.out) as out:
         out.mkdir()
         grid.drop(columns="path").to_csv(out / "grid.csv", index=False)
         scores.drop(columns="paths").to_csv(out / "scores.csv", index=False)
         paired.to_csv(out / "paired.csv", index=False)
-        write_provenance(out, {"confidence": args.confidence, "pairs": args.pairs}, {"encodeval_results": args.root})
-    logger.info("%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons",
-                len(grid), grid["model"].nunique(), grid["dataset"].nunique(), len(scores), len(paired))  # fmt: skip
+        versus.to_csv(out / "versus.csv", index=False)
+        spec = {"confidence": args.confidence, "pairs": args.pairs, "matches": args.matches, "tasks": args.tasks}
+        write_provenance(out, spec, {"encodeval_results": args.root, **{f"ours_{i}": path for i, path in enumerate(args.ours)}})
+    logger.info("%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons, %d beside this harness's",
+                len(grid), grid["model"].nunique(), grid["dataset"].nunique(), len(scores), len(paired), len(versus))  # fmt: skip
 
 
-def parse_pair(text: str) -> tuple[str, str]:
+def parse_pair(text: str, option: str) -> tuple[str, str]:
     pair = model_pair(text)
     if pair is None:
-        raise PipelineError(f"--pairs: {text!r} is not modelA:modelB")
+        raise PipelineError(f"{option}: {text!r} is not of the form first:second")
     return pair
 
 

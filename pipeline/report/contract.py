@@ -28,6 +28,12 @@ from pipeline.report.stats import Estimate
 STUDY_TASK_COLUMNS = ["model", "family", "dataset", "training_set"]
 STUDY_SCORE_COLUMNS = [*STUDY_TASK_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", "test_examples", *Estimate.column_names("test_")]
 STUDY_PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
+# An outside model fine-tuned here beside the study's own results for it (external/study_versus.py);
+# examples is 0 and the difference NaN where the two cannot be paired (not_paired_because says why).
+STUDY_VERSUS_COLUMNS = [
+    "model", "study_model", "task", "dataset", "training_set", "study_n_seeds", *Estimate.column_names("study_test_"),
+    "ours_n_seeds", *Estimate.column_names("ours_test_"), "examples", *Estimate.column_names("difference_"), "not_paired_because",
+]  # fmt: skip
 # What identifies a fine-tuned (task, run) pair in every per-run table.
 RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", "size"]
 # One fine-tuning grid point, as scores.json gives it.

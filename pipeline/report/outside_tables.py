@@ -1,7 +1,8 @@
 """Models and results made outside this harness, in points: checkpoints of ``outside_models``
 fine-tuned here beside this run's CLM and MLM, and the study's released results (EncodEval)
 recomputed with this protocol (:mod:`pipeline.external.study_results`): one table per task
-family, a model per row and a dataset per column, and the paired per-example comparisons."""
+family, a model per row and a dataset per column, the paired per-example comparisons, and
+the study's numbers beside this harness's for the checkpoints both fine-tuned."""
 
 from __future__ import annotations
 
@@ -85,5 +86,36 @@ def study_paired_table(paired: pd.DataFrame, confidence: float) -> Table | None:
             "Each example's score averaged over a model's seeds at its chosen learning rate, then the mean difference "
             "over examples with its t-interval: the variance is that of the test examples, with seeds averaged out and "
             "one pretraining run per model."
+        ),
+    )
+
+
+def study_versus_table(versus: pd.DataFrame, confidence: float) -> Table | None:
+    """Per outside model that is one of the study's checkpoints, and task: the study's number
+    and ours side by side, and ours − the study's on the same examples where they pair."""
+    if versus.empty:
+        return None
+    rows = []
+    for _, item in versus.iterrows():
+        difference = Estimate.from_columns(item, confidence, "difference_")
+        paired = (
+            num(interval_text(difference.mean, difference.low, difference.high, signed=True))
+            if item["examples"] > 0 else f"not paired: {item['not_paired_because']}"
+        )  # fmt: skip
+        rows.append(row(
+            key(str(item["model"])), str(item["task"]), dataset_name(item),
+            num(interval_text(item["study_test_mean"], item["study_test_low"], item["study_test_high"])),
+            num(interval_text(item["ours_test_mean"], item["ours_test_low"], item["ours_test_high"])), paired,
+        ))  # fmt: skip
+    return Table(
+        caption="The study's released checkpoints: the study's numbers and this harness's",
+        header=("model", "task", "study's dataset", "study", "this harness", "this harness − study (paired)"),
+        rows=tuple(rows),
+        note=(
+            "The same checkpoint fine-tuned by the study (EncodEval) and by this harness, each at the learning rate with its "
+            "best mean validation score: test means with t-intervals over each side's fine-tuning seeds. The paired "
+            "difference is taken example by example (each side averaged over its seeds) with a t-interval over examples; "
+            "it pairs examples by their position in the test split, so it holds where both used the same split in the same "
+            "order (the counts are checked, the order cannot be)."
         ),
     )

@@ -29,9 +29,9 @@ from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures, tables
-from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, TABLE_COLUMNS, size_parameters
+from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, TABLE_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
-from pipeline.report.outside_tables import outside_models_table, study_paired_table, study_score_tables
+from pipeline.report.outside_tables import outside_models_table, study_paired_table, study_score_tables, study_versus_table
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
 from pipeline.report.zero_shot_tables import minimal_pairs_comparison_table, minimal_pairs_table
@@ -96,8 +96,8 @@ def read_corpus_stats(path: Path) -> dict[str, Any]:
 
 
 def read_study(directory: Path) -> dict[str, pd.DataFrame]:
-    """scores.csv and paired.csv of ``study-results``; a dataset without a named training set reads as ""."""
-    names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS}
+    """scores.csv, paired.csv and versus.csv of ``study-results``; a dataset without a named training set reads as ""."""
+    names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS, "versus": STUDY_VERSUS_COLUMNS}
     return {name: read_csv(directory / f"{name}.csv", columns, dtype={"training_set": str}).fillna({"training_set": ""}) for name, columns in names.items()}
 
 
@@ -247,6 +247,7 @@ def run(args: argparse.Namespace) -> None:
         "outside_table": outside_models_table(frames["outside_scores"], frames["run_scores"]) if len(frames["outside_scores"]) else None,
         "study_tables": study_score_tables(study["scores"]) if study else [],
         "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
+        "study_versus_table": study_versus_table(study["versus"], spec.confidence) if study else None,
         "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
         "pretraining_table": tables.pretraining_table(frames["pretraining"]),
         "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["run_scores"]),

@@ -1,0 +1,82 @@
+"""This harness's fine-tuning of a released checkpoint beside the study's own, task by task.
+
+For each outside model matched to a model of the study's results (``name:study_model``) and
+each task matched to one of its datasets (``task:dataset``): both test means with their
+t-intervals over fine-tuning seeds, each side's LR chosen on its own mean validation score
+(:func:`pipeline.report.scoring.chosen_on_validation`), and, where both sides have
+per-example test scores for as many examples, their difference example by example (ours −
+the study's, each averaged over its seeds at its LR) with a t-interval over examples: a
+paired test. The two sides pair by position in the test split, so the pairing means
+something only where both fine-tuned on the same test split in the same order; the count
+is what can be checked here, and a count that differs is said in the row, not paired.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.errors import PipelineError
+from pipeline.external.encodeval import example_scores
+from pipeline.report.contract import STUDY_VERSUS_COLUMNS
+from pipeline.report.scoring import chosen_on_validation
+from pipeline.report.stats import Estimate, mean_interval
+
+POINTS = 100.0  # EncodEval's per-example scores are fractions; ours are in points
+
+
+def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
+    """(outside model, task) -> its grid points (learning_rate, seed, validation, test, test_examples)."""
+    found = {}
+    for path in paths:
+        try:
+            record = json.loads(path.read_text())
+            key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
+            grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+            raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
+        found[key] = grid
+    return found
+
+
+def our_example_scores(points: pd.DataFrame) -> np.ndarray | None:
+    """(examples,) the mean over these points (one LR's seeds) of their per-example test
+    scores; None where any has none (a metric that is not a mean over examples)."""
+    lists = list(points["test_examples"])
+    if any(not isinstance(values, list) for values in lists) or len({len(values) for values in lists}) != 1:
+        return None
+    return np.mean(lists, axis=0)
+
+
+def versus_table(
+    ours: dict[tuple[str, str], pd.DataFrame], study_scores: pd.DataFrame, matches: dict[str, str], tasks: dict[str, str], confidence: float
+) -> pd.DataFrame:
+    """One row per (outside model, task, study training set) that both sides have."""
+    rows = []
+    for (name, task), points in sorted(ours.items()):
+        if name not in matches or task not in tasks:
+            continue
+        study = study_scores[(study_scores["model"] == matches[name]) & (study_scores["dataset"] == tasks[task])]
+        learning_rate, _, test = chosen_on_validation(points, "learning_rate")
+        mine = our_example_scores(points[points["learning_rate"] == learning_rate])
+        for _, theirs in study.iterrows():
+            study_examples = POINTS * example_scores(theirs["paths"])
+            if mine is None:
+                paired, why = None, "no per-example scores on this side (the metric is not a mean over examples)"
+            elif len(mine) != len(study_examples):
+                paired, why = None, f"{len(mine)} test examples here, {len(study_examples)} in the study's"
+            else:
+                paired, why = mean_interval(mine - study_examples, confidence), ""
+            rows.append({
+                "model": name, "study_model": matches[name], "task": task, "dataset": theirs["dataset"],
+                "training_set": theirs["training_set"], "study_n_seeds": theirs["n_seeds"],
+                **{f"study_{column}": theirs[column] for column in Estimate.column_names("test_")},
+                "ours_n_seeds": len(test), **mean_interval(test, confidence).columns("ours_test_"),
+                "examples": len(study_examples) if paired is not None else 0,
+                **(paired or Estimate.undefined(confidence)).columns("difference_"),
+                "not_paired_because": why,
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=STUDY_VERSUS_COLUMNS)
