@@ -156,7 +156,8 @@ def minimal_pairs_scores():
     if CFG.minimal_pairs is None:
         return []
     models = [f"{n}-{s}" for n, s in FINETUNE_RUNS] + [f"{n}-{s}-step{step}" for n, s, step in curve_points()]
-    return [f"results/zeroshot/minimal_pairs/{model}/scores.json" for model in models]
+    outside = [f"results/zeroshot/minimal_pairs_outside/{m.name}/scores.json" for m in CFG.outside_models]
+    return [f"results/zeroshot/minimal_pairs/{model}/scores.json" for model in models] + outside
 
 
 def corpus_shards():
@@ -322,6 +323,13 @@ def run_minimal_pairs_spec(wildcards, pretraining_step):
             "pretraining_step": pretraining_step,
         }
     )
+
+
+def outside_minimal_pairs_spec(wildcards):
+    """An outside model is scored as the objective kind its entry names (which picks its score)."""
+    name = wildcards.name
+    spec = {"kind": CFG.outside_model(name).objective}
+    return as_json({"run": f"{name}-outside", "objective": name, "objective_spec": spec, "size": "outside", "pretraining_step": None})
 
 
 def run_finetune_spec(wildcards, pretraining_step):

@@ -1,5 +1,6 @@
 # The zero-shot family: minimal pairs from held-out corpus text, scored by every pretrained
-# model, every learning-curve checkpoint and the random-init weights, with no fine-tuning.
+# model, every learning-curve checkpoint, every outside model and the random-init weights,
+# with no fine-tuning.
 # pipeline/zeroshot/methods.py says which score each objective gets.
 
 MINIMAL_PAIRS_COMMAND = (
@@ -71,5 +72,28 @@ rule minimal_pairs_checkpoint:
         "logs/minimal_pairs/{name}-{size}-step{step}.log",
     benchmark:
         "benchmarks/minimal_pairs/{name}-{size}-step{step}.tsv"
+    shell:
+        MINIMAL_PAIRS_COMMAND
+
+
+rule minimal_pairs_outside:
+    input:
+        model="results/outside/{name}/model",
+        pairs="results/data/minimal_pairs/pairs.jsonl",
+    output:
+        "results/zeroshot/minimal_pairs_outside/{name}/scores.json",
+    params:
+        spec=outside_minimal_pairs_spec,
+        model="results/outside/{name}/model",
+        out="results/zeroshot/minimal_pairs_outside/{name}",
+        code=CODE["zeroshot"],
+        device=job_device,
+    threads: 1
+    resources:
+        gpu=CFG.hardware.finetune_gpus,
+    log:
+        "logs/minimal_pairs_outside/{name}.log",
+    benchmark:
+        "benchmarks/minimal_pairs_outside/{name}.tsv"
     shell:
         MINIMAL_PAIRS_COMMAND

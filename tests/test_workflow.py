@@ -88,6 +88,9 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert ("clm-micro", "10", "sentence_log_likelihood") in scored
     assert {("random-micro", "", m) for m in ("sentence_log_likelihood", "pseudo_log_likelihood")} <= scored
     assert not any(row["run"] == "electra-micro" for row in pooled)  # its LM head is never trained
+    # an outside model goes through the zero-shot family too: clm-micro re-imported scores as clm-micro
+    accuracy = {(row["run"], row["step"]): row["accuracy_mean"] for row in pooled}
+    assert accuracy[("clm_reimported-outside", "")] == accuracy[("clm-micro", "")]
     assert "Zero-shot: minimal pairs" in html
     # the outside-model path: this run's CLM re-imported (import-model) and fine-tuned again
     # scores exactly as clm-micro itself, task by task, and has its own section
@@ -116,7 +119,7 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
     # ... and clm-micro re-imported as the smoke config's outside model, with the corpus packed with its tokenizer
     assert steps == {
         "pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "import_model", "finetune_outside",
-        "pack_outside", "index_tokens_outside", "aggregate", "report", "all",
+        "pack_outside", "index_tokens_outside", "minimal_pairs_outside", "aggregate", "report", "all",
     }  # fmt: skip
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}

@@ -157,7 +157,8 @@ def build_results(
     objectives = objectives_table(scores, families, run_placements(first_replicates, objective_configs), reference_runs(first_replicates), confidence)
     curves, curve_comparison = learning_curve_tables(curve_grid, run_scores, comparison, pretraining, tasks, confidence)
     pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
-    pairs_table = minimal_pairs_table(pair_outcomes, pretraining, confidence)
+    kinds = {**dict(zip(outside_grid["run"], outside_grid["objective_kind"])), **pretraining.set_index("run")["objective_kind"].to_dict()}
+    pairs_table = minimal_pairs_table(pair_outcomes, kinds, confidence)
     pairs_comparison = minimal_pairs_comparison(pair_outcomes, pairs_table, confidence)
     trend, fit = budget_trend_tables(curves, curve_comparison, comparison, pairs_table, pairs_comparison, pretraining, confidence)
     return Results(

@@ -63,10 +63,10 @@ def versus_random_columns(gain: Estimate, twin: str | None) -> dict[str, object]
     }  # fmt: skip
 
 
-def run_rows(outcomes: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def run_rows(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -> pd.DataFrame:
     """Per (model, method, kind), every pretraining replicate apart: accuracy and the paired
-    gain over its random-init twin, intervals over pairs."""
-    kinds = pretraining.set_index("run")["objective_kind"].to_dict()
+    gain over its random-init twin, intervals over pairs. ``kinds``: each model's objective
+    kind (random init has none)."""
     rows = []
     for (run, step, method), model in outcomes.groupby(["run", "step", "method"], sort=True, dropna=False):
         first = model.iloc[0]
@@ -84,10 +84,11 @@ def run_rows(outcomes: pd.DataFrame, pretraining: pd.DataFrame, confidence: floa
     return pd.DataFrame(rows, columns=[*MINIMAL_PAIRS_COLUMNS[:-1]])
 
 
-def minimal_pairs_table(outcomes: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def minimal_pairs_table(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -> pd.DataFrame:
     """Per (arm, method, kind): accuracy and gain over random init, a single run's over pairs,
-    an arm of several pretraining replicates pooled over them."""
-    per_run = run_rows(outcomes, pretraining, confidence).assign(**{PRETRAINING_SEEDS: 1})
+    an arm of several pretraining replicates pooled over them. ``kinds``: run -> objective kind
+    of every model but random init (pretrained runs and outside models)."""
+    per_run = run_rows(outcomes, kinds, confidence).assign(**{PRETRAINING_SEEDS: 1})
     if per_run.empty:
         return pd.DataFrame(columns=MINIMAL_PAIRS_COLUMNS)
     rows = []
