@@ -111,29 +111,37 @@ def test_a_decoder_of_another_family_is_kept_as_it_is_and_attends_both_ways_when
     assert record["architecture"] == type(original).__name__ and record["modelling_code"] == "transformers"
 
 
-def test_a_kept_decoder_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens(tmp_path):
-    """GPT-2 through the two stages an outside model goes through: fine-tuning under
-    bidirectional attention, and MLM continued on the corpus packed with its tokenizer."""
+@pytest.mark.parametrize(
+    ("family", "size"),
+    [
+        ("gpt2", {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 2, "ffn_size": 64}),
+        ("eurobert_remote", {"num_layers": 2, "hidden_size": 32, "num_heads": 4, "num_kv_heads": 2, "ffn_size": 64}),
+    ],
+)
+def test_an_outside_model_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens(family, size, tmp_path):
+    """GPT-2 (kept as it is) and a EuroBERT as released (converted, its own code trusted)
+    through the two stages an outside model goes through: fine-tuning under bidirectional
+    attention, and MLM continued on the corpus packed with its tokenizer."""
     from tests.conftest import corpus_texts, pack_corpus, pretrain_spec_json, write_corpus
     from tests.test_finetune import finetune_spec, make_task
 
-    path, original = outside_checkpoint(tmp_path, "gpt2")
+    path, _ = outside_checkpoint(tmp_path, family)
     model_dir = tmp_path / "model"
-    assert import_model(path, model_dir) == 0
+    assert import_model(path, model_dir, trust_remote_code=family == "eurobert_remote") == 0
     task = make_task(tmp_path / "task")
     assert main(["finetune", "--spec", finetune_spec(), "--model", str(model_dir), "--task-dir", str(task), "--out", str(tmp_path / "ft")]) == 0
     assert read_json(tmp_path / "ft" / "scores.json")["attention"] == "bidirectional"
 
     texts = corpus_texts()
     tokens = pack_corpus(write_corpus(tmp_path / "corpus", texts[:-12], texts[-12:]), model_dir, tmp_path / "tokens")
-    spec = json.loads(pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, num_steps=6))
-    spec["size"] = {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 2, "ffn_size": 64}
+    spec = {**json.loads(pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, num_steps=6)), "size": size}
     argv = ["pretrain", "--spec", json.dumps(spec), "--tokens", str(tokens), "--init", str(model_dir)]
     assert main([*argv, "--work-dir", str(tmp_path / "resume"), "--out", str(tmp_path / "cpt")]) == 0
-    continued = load_language_model(tmp_path / "cpt" / "model", "bidirectional")
-    assert type(continued).__name__ == "GPT2LMHeadModel" and continued.config.is_causal is False
-    before = original.state_dict()["transformer.h.0.mlp.c_fc.weight"]
-    assert not torch.equal(continued.state_dict()["transformer.h.0.mlp.c_fc.weight"], before)
+    before, after = (load_language_model(directory, "bidirectional") for directory in (model_dir, tmp_path / "cpt" / "model"))
+    assert type(after) is type(before)  # GPT-2 stays GPT-2 (attending both ways), EuroBERT the backbone's EuroBERT
+    assert getattr(after.config, "is_causal", False) is False
+    changed = [name for name, tensor in after.state_dict().items() if not torch.equal(tensor, before.state_dict()[name])]
+    assert len(changed) > len(after.state_dict()) // 2  # MLM trained the layers, not a head alone
     summary = read_json(tmp_path / "cpt" / "summary.json")
     assert summary["heldout_metric"]["name"] == "masked_token_accuracy" and summary["num_steps"] == 6
 
