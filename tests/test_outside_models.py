@@ -1,6 +1,6 @@
 """Checkpoints made outside this harness, in the hub layout, built here (no hub): a Llama
 decoder and a EuroBERT encoder become checkpoints of the backbone with the same outputs; a
-GPT-2 or Qwen2 decoder is kept as it is and attends both ways when asked; EuroBERT's own
+GPT-2, a Qwen2 or a Llama with scaled RoPE is kept as it is and attends both ways when asked; EuroBERT's own
 repository code runs only under trust_remote_code; other families and bad paths are refused
 in one line."""
 
@@ -57,6 +57,9 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
         model = LlamaForCausalLM(LlamaConfig(**SHAPE, **ids, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, rms_norm_eps=1e-6))
     elif family in ("eurobert", "eurobert_remote"):
         model = EuroBertForMaskedLM(EuroBertConfig(**SHAPE, **ids, pad_token_id=ids["eos_token_id"], mask_token_id=ids["eos_token_id"]))
+    elif family == "llama31":  # Llama 3.1's scaled RoPE, which the backbone lacks: kept as it is
+        rope = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+        model = LlamaForCausalLM(LlamaConfig(**SHAPE, **ids, rope_parameters=rope))
     elif family == "qwen2":  # biases on q, k, v: not the backbone's layout, kept as it is; rows padded to a multiple of 64, as Qwen2's
         model = Qwen2ForCausalLM(Qwen2Config(**SHAPE, **{**ids, "vocab_size": 448}, tie_word_embeddings=True))
     else:  # GPT-2: learned positions, LayerNorm, GELU, a tied head; the size of the micro preset less its grouped kv heads
@@ -92,8 +95,8 @@ def test_an_outside_checkpoint_becomes_a_backbone_checkpoint_with_the_same_outpu
     assert AutoTokenizer.from_pretrained(tmp_path / "model").get_vocab() == AutoTokenizer.from_pretrained(path).get_vocab()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "qwen2"])
-def test_a_decoder_of_another_family_is_kept_as_it_is_and_attends_both_ways_when_asked(family, tmp_path):
+@pytest.mark.parametrize("family", ["gpt2", "qwen2", "llama31"])
+def test_a_decoder_the_backbone_does_not_fit_is_kept_as_it_is_and_attends_both_ways_when_asked(family, tmp_path):
     path, original = outside_checkpoint(tmp_path, family)
     assert import_model(path, tmp_path / "model") == 0
     spec = read_backbone_spec(tmp_path / "model")
@@ -174,6 +177,12 @@ def test_another_family_or_a_bad_path_is_a_one_line_error(tmp_path, capsys):
         f"error: outside_models[outside]: '{path}' is a DistilBertConfig (distilbert); the harness takes EuroBERT encoders "
         "and causal LMs whose code transformers ships (Llama, GPT-2, Qwen2, Mistral, ...)\n"
     )
+    path, _ = outside_checkpoint(tmp_path, "eurobert")
+    config = read_json(path / "config.json")
+    (path / "config.json").write_text(json.dumps({**config, "hidden_act": "gelu"}))
+    capsys.readouterr()
+    assert import_model(path, tmp_path / "model") == 2
+    assert capsys.readouterr().err == f"error: outside_models[outside]: '{path}' has hidden_act='gelu'; the backbone needs 'silu'\n"
     assert import_model(tmp_path / "absent", tmp_path / "model") == 2
     assert capsys.readouterr().err == f"error: outside_models[outside].path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
     assert not (tmp_path / "model").exists()

@@ -5,11 +5,11 @@ like any model pretrained here.
 The backbone is the study's layout (:mod:`.backbone`): a Llama-layout decoder
 (``LlamaForCausalLM``: Llama, the study's CLM models) or a EuroBERT encoder
 (``EuroBertForMaskedLM``: the study's MLM models) is converted weight for weight, keeping the
-checkpoint's own RoPE theta and RMSNorm epsilon (``BackboneSpec``); one that does not fit
-(a bias, another activation, RoPE scaling) is refused naming the setting, rather than loaded
-with weights silently dropped. A causal LM of any other family transformers ships (GPT-2,
-Qwen2, Mistral, ...) is kept as it is, its class named in ``backbone.json``, and attends
-both ways through transformers' ``is_causal`` switch when asked to. Anything else (an
+checkpoint's own RoPE theta and RMSNorm epsilon (``BackboneSpec``). A causal LM of any other
+family transformers ships (GPT-2, Qwen2, Mistral, ...), or a Llama the backbone does not fit
+(a bias, RoPE scaling as Llama 3.1's), is kept as it is, its class named in
+``backbone.json``, and attends both ways through transformers' ``is_causal`` switch when
+asked to; a EuroBERT that does not fit is refused naming the setting. Anything else (an
 encoder of another family, a model whose code only its repository has) is refused naming
 the class it found. Its tokenizer is taken as it is, its unused reserved tokens playing the
 roles our objectives need (:mod:`pipeline.tokenization.ready_made`). What was imported
@@ -55,8 +55,13 @@ def run(args: argparse.Namespace) -> None:
     where = f"outside_models[{spec.name}]"
     check_local_path(spec.path, f"{where}.path")
     config = load_config(spec, where)
-    converts = config.model_type in FAMILIES
-    attention = check_backbone_fit(config, spec, where) if converts else check_causal_lm(config, spec, where)
+    misfit = backbone_misfit(config) if config.model_type in FAMILIES else "is another family"
+    converts = misfit is None
+    if config.model_type == "eurobert" and not converts:  # an encoder the backbone cannot take has no other way in
+        raise PipelineError(f"{where}: {spec.path!r} {misfit}")
+    if not converts:
+        logger.info("%s %s: kept as it is (%s)", spec.path, misfit, architecture(config))
+    attention = FAMILIES[config.model_type] if converts else check_causal_lm(config, spec, where)
     tokenizer_spec = TokenizerSpec(
         vocab_size=config.vocab_size, num_sentinel_tokens=args.num_sentinel_tokens, ready_made=ReadyMadeTokenizer(spec.path, spec.revision)
     )
@@ -114,17 +119,17 @@ def check_causal_lm(config: Any, spec: OutsideModelSpec, where: str) -> Attentio
     return "causal"
 
 
-def check_backbone_fit(config: Any, spec: OutsideModelSpec, where: str) -> Attention:
-    """The attention a Llama or EuroBERT checkpoint was trained under; an error naming what does not fit."""
+def backbone_misfit(config: Any) -> str | None:
+    """What keeps a Llama or EuroBERT checkpoint from being the backbone weight for weight; None if nothing."""
     for key, value in FIXED:
         if getattr(config, key, value) != value:
-            raise PipelineError(f"{where}: {spec.path!r} has {key}={getattr(config, key)!r}; the backbone needs {value!r}")
+            return f"has {key}={getattr(config, key)!r}; the backbone needs {value!r}"
     rope = getattr(config, "rope_parameters", None) or {}
     if rope.get("rope_type", "default") != "default":
-        raise PipelineError(f"{where}: {spec.path!r} scales RoPE ({rope['rope_type']!r}); the backbone has plain RoPE")
+        return f"scales RoPE ({rope['rope_type']!r}); the backbone has plain RoPE"
     if getattr(config, "head_dim", None) not in (None, config.hidden_size // config.num_attention_heads):
-        raise PipelineError(f"{where}: {spec.path!r} has head_dim={config.head_dim}, not hidden_size / num_attention_heads")
-    return FAMILIES[config.model_type]
+        return f"has head_dim={config.head_dim}, not hidden_size / num_attention_heads"
+    return None
 
 
 def backbone_spec(config: Any, special: SpecialIds, architecture: str | None = None) -> BackboneSpec:
