@@ -31,6 +31,26 @@ def test_llama_checkpoint_loads_bidirectionally_and_back(tmp_path):
         assert torch.equal(tensor, bidirectional.state_dict()[name]), name
 
 
+def test_an_export_loads_in_a_stock_client_and_is_readable_by_all(tmp_path):
+    """A causal checkpoint as EuroBertForMaskedLM straight from transformers: its mask id is
+    in config.json (not EuroBERT's default, outside this vocabulary); files are 0644 like
+    every other output."""
+    import json
+    import warnings
+
+    from transformers import EuroBertForMaskedLM
+
+    spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
+    save_language_model(build_language_model(spec, "causal", seed=0), spec, tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["mask_token_id"] == SPECIAL.mask
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert EuroBertForMaskedLM.from_pretrained(tmp_path).config.mask_token_id == SPECIAL.mask
+    assert {path.name: path.stat().st_mode & 0o777 for path in tmp_path.iterdir()} == dict.fromkeys(
+        ("model.safetensors", "config.json", "generation_config.json", "backbone.json"), 0o644
+    )
+
+
 def test_one_layer_computes_the_same_function_at_the_last_position(tmp_path):
     """With one layer, the last position attends to everything under both patterns."""
     spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)

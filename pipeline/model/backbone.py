@@ -72,7 +72,6 @@ class BackboneSpec:
 def model_config(spec: BackboneSpec, attention: Attention):
     config_class, _ = _LM_CLASSES[attention]
     size = spec.size
-    extra = {"mask_token_id": spec.mask_id} if config_class is EuroBertConfig else {}
     config = config_class(
         vocab_size=spec.vocab_size,
         hidden_size=size.hidden_size,
@@ -91,7 +90,9 @@ def model_config(spec: BackboneSpec, attention: Attention):
         pad_token_id=spec.pad_id,
         bos_token_id=spec.bos_id,
         eos_token_id=spec.eos_id,
-        **extra,
+        # In every export, causal ones too: a stock client loads any checkpoint as EuroBertForMaskedLM
+        # (how a CLM model is used bidirectionally), which reads its mask id from here.
+        mask_token_id=spec.mask_id,
     )
     config._attn_implementation = "sdpa"
     return config
@@ -108,6 +109,8 @@ def save_language_model(model: PreTrainedModel, spec: BackboneSpec, out_dir: str
     """``model`` as a Hugging Face directory; ``state_dict`` replaces its weights (gathered from FSDP shards)."""
     out_dir = Path(out_dir)
     model.save_pretrained(out_dir, safe_serialization=True, state_dict=state_dict)
+    for weights in out_dir.glob("*.safetensors"):  # transformers writes them through a private (0600) temporary file
+        weights.chmod(0o644)
     (out_dir / BACKBONE_FILE).write_text(json.dumps(strict.to_plain(spec), indent=2, sort_keys=True) + "\n")
 
 
