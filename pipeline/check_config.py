@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.configure import read_configs, resolve
+from pipeline.configure import config_layers, merge_layers, resolve_layers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    resolved = resolve(read_configs(args.paths), "+".join(args.paths))
+    layers = config_layers(args.paths)
+    resolved = resolve_layers(merge_layers(layers), layers)
     studies = [p.study for p in resolved.plans.values()]
     counts = ", ".join(f"{studies.count(s)} {s}" for s in dict.fromkeys(studies))
     summary = f"{len(studies)} pretraining runs: {counts}; {len(resolved.config.finetuning.tasks)} tasks; {len(resolved.claims)} claims"

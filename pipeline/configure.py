@@ -52,10 +52,55 @@ def merge(base: Any, override: Any) -> Any:
 
 def read_configs(paths: list[str]) -> dict[str, Any]:
     """The config files merged as the workflow merges them: config/default.yaml first, then each file."""
-    data = read_yaml(REPOSITORY / DEFAULT_CONFIG, "config file")
-    for path in paths:
-        data = merge(data, read_yaml(path, "config file") or {})
+    return merge_layers(config_layers(paths))
+
+
+def merge_layers(layers: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for _, layer in layers:
+        data = merge(data, layer)
     return data
+
+
+def config_layers(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(file, its mapping) in merge order: config/default.yaml, then each overlay."""
+    default = str(REPOSITORY / DEFAULT_CONFIG)
+    return [(path, read_yaml(path, "config file") or {}) for path in (default, *(p for p in paths if str(Path(p).resolve()) != default))]
+
+
+def resolve_layers(data: dict[str, Any], layers: list[tuple[str, dict[str, Any]]]) -> "Resolved":
+    """:func:`resolve` for config files merged in order (``data``: their merge, with any
+    command-line values); an error names the file that set the key at fault, or the merged
+    config where none did (a key missing, a clash between keys)."""
+    try:
+        return resolve(data, MERGED)
+    except PipelineError as error:
+        raise PipelineError(blame(str(error), layers)) from None
+
+
+MERGED = "config"  # the origin a merged config's errors start with, before blame names the file
+
+
+def blame(message: str, layers: list[tuple[str, dict[str, Any]]]) -> str:
+    """``config.a.b[0]: what`` as ``<the last file setting a.b>: a.b[0]: what``."""
+    head, separator, what = message.partition(": ")
+    if not separator or not head.startswith(f"{MERGED}."):
+        return message
+    key = head.removeprefix(f"{MERGED}.")
+    setters = [name for name, layer in layers if sets(layer, key)]
+    where = setters[-1] if setters else " + ".join(name for name, _ in layers)
+    return f"{where}: {key}: {what}"
+
+
+def sets(layer: dict[str, Any], key: str) -> bool:
+    """Whether ``layer`` gives a value at ``key`` (``a.b[0].c``; list indices go with their list)."""
+    node: Any = layer
+    for part in key.split("."):
+        name = part.split("[", 1)[0]
+        if not isinstance(node, dict) or name not in node:
+            return False
+        node = node[name]
+    return True
 
 
 def read_task_files(task_dir: str, origin: str) -> dict[str, Any]:

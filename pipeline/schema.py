@@ -13,14 +13,15 @@ import dataclasses
 import json
 import types
 import typing
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pipeline.config import Config
+from pipeline.strict import Bounds
 
 
 def json_schema(annotation: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(annotation):
-        hints = typing.get_type_hints(annotation)
+        hints = typing.get_type_hints(annotation, include_extras=True)
         fields = dataclasses.fields(annotation)
         required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
         schema: dict[str, Any] = {
@@ -34,6 +35,8 @@ def json_schema(annotation: Any) -> dict[str, Any]:
             schema["required"] = required
         return schema
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return {**json_schema(args[0]), **{key: value for meta in args[1:] if isinstance(meta, Bounds) for key, value in bounds_schema(meta).items()}}
     if origin in (Union, types.UnionType):
         return {"anyOf": [json_schema(a) for a in args]}
     if origin is Literal:
@@ -44,6 +47,15 @@ def json_schema(annotation: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": json_schema(args[1])}
     simple = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
     return {"type": simple[annotation]} if annotation in simple else {}
+
+
+def bounds_schema(bounds: Bounds) -> dict[str, float]:
+    schema = {}
+    if bounds.low is not None:
+        schema["exclusiveMinimum" if bounds.low_open else "minimum"] = bounds.low
+    if bounds.high is not None:
+        schema["exclusiveMaximum" if bounds.high_open else "maximum"] = bounds.high
+    return schema
 
 
 def config_schema() -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline import strict
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
-from pipeline.configure import resolve
+from pipeline.configure import config_layers, resolve_layers
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.malloc_tunables import glibc_tunables
@@ -26,9 +26,10 @@ PYTHON = sys.executable
 # Jobs inherit this environment: freed memory stays in each job (pipeline/malloc_tunables.py).
 os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
-CONFIG_ORIGIN = "+".join(str(f) for f in workflow.configfiles) or "config"
 try:
-    RESOLVED = resolve(config, CONFIG_ORIGIN)
+    # config is Snakemake's merge of the default and the --configfile overlays (and --config values);
+    # the layers are read again only to name the file behind a bad key.
+    RESOLVED = resolve_layers(config, config_layers([str(f) for f in workflow.configfiles]))
 except PipelineError as error:
     sys.exit(f"error: {error}")
 CFG = RESOLVED.config

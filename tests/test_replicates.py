@@ -67,7 +67,7 @@ def test_a_task_that_names_a_run_takes_every_replicate_of_it():
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda c: c["pretraining"].update(replicates=0), "replicates must be at least 1"),
+        (lambda c: c["pretraining"].update(replicates=0), "cfg.pretraining.replicates: 0 must be at least 1"),
         (lambda c: c["objectives"].update(mlm_r2={"kind": "mlm"}), "'mlm_r2' ends like a pretraining replicate's name"),
     ],
 )

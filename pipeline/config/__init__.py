@@ -7,9 +7,10 @@ in. Every stage receives only its own part (as JSON through Snakemake ``params:`
 that changing a value reruns exactly the affected jobs). Names carry their units:
 ``num_steps``, ``num_warmup_steps``, ``max_length`` (tokens).
 
-Nothing here reads a file or imports another part of the pipeline: reading, merging
-overlays, the checks that need registries (metrics, objectives, claims) and the run
-plan live in :mod:`pipeline.configure`.
+Nothing here reads a file or imports another part of the pipeline but the parser's number
+types (:mod:`pipeline.strict`: a number's range is part of its type, refused at plan time):
+reading, merging overlays, the checks that need registries (metrics, objectives, claims)
+and the run plan live in :mod:`pipeline.configure`.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from pipeline.config.pretraining import (
     ZooSpec,
 )
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
+from pipeline.strict import NonNegativeInt, OpenFraction
 
 __all__ = [
     "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec", "model_pair",
@@ -67,7 +69,7 @@ class LeftOutTask:
 @dataclass(frozen=True)
 class ReportSpec:
     title: str = "Pretraining objectives: CLM vs MLM"
-    confidence: float = 0.95
+    confidence: OpenFraction = 0.95
     claims_file: str | None = None  # claims.yaml checked by the report, if present
     # Tasks this configuration does not fine-tune, each with why (e.g. at its floor for every
     # model at this scale): the report lists them beside the headline. A list, so that an
@@ -109,7 +111,7 @@ def model_pair(text: str) -> tuple[str, str] | None:
 @dataclass(frozen=True)
 class Config:
     scale: str  # one line on what this configuration is, printed in the report
-    seed: int
+    seed: NonNegativeInt
     sources: dict[str, ArtifactSpec]
     corpus: CorpusSpec
     tokenizer: TokenizerSpec

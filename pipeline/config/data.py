@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.strict import Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+
 
 @dataclass(frozen=True)
 class ArtifactSpec:
@@ -35,7 +37,7 @@ class HubSpec:
     data_files: dict[str, str | list[str]] | None = None  # hub split -> local file(s) (path: json/csv/parquet)
     splits: dict[str, str] = field(default_factory=lambda: {"train": "train"})  # ours -> hub's
     fields: dict[str, str] = field(default_factory=lambda: {"text": "text"})  # ours -> hub column
-    max_rows: int | None = None  # per split, taken from the start (the hub's order)
+    max_rows: Count | None = None  # per split, taken from the start (the hub's order)
     # ours -> the names of its integer classes, for files that do not carry the hub's
     # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
     class_names: dict[str, tuple[str, ...]] | None = None
@@ -66,23 +68,17 @@ class DataSourceSpec:
 @dataclass(frozen=True)
 class CorpusSpec:
     documents: tuple[DataSourceSpec, ...]
-    heldout_fraction: float = 0.02  # documents kept out of pretraining for held-out loss
-    min_characters: int = 200  # shorter documents are dropped (stubs, headers)
-    decontamination_ngram: int = 8  # a document sharing one word n-gram with a task's
+    heldout_fraction: OpenFraction = 0.02  # documents kept out of pretraining for held-out loss
+    min_characters: NonNegativeInt = 200  # shorter documents are dropped (stubs, headers)
+    decontamination_ngram: Count = 8  # a document sharing one word n-gram with a task's
     #                                 validation/test text is removed from pretraining
-    split_seed: int = 0
+    split_seed: NonNegativeInt = 0
     # Jobs the corpus is cleaned, decontaminated and tokenized in: each takes a contiguous
     # slice of every source (of its rows, or of a hub dataset's files; pipeline/data/shards.py).
-    num_shards: int = 1
+    num_shards: Count = 1
     # Tokens the sources hold (FineWeb-Edu sample-100BT: 1e11), for the data stage's CPU-hour
     # and disk estimate (pipeline/cost.py); None: not estimated.
-    expected_tokens: float | None = None
-
-    def validate(self) -> None:
-        if self.num_shards < 1:
-            raise ValueError(f"num_shards must be at least 1, got {self.num_shards}")
-        if self.expected_tokens is not None and self.expected_tokens <= 0:
-            raise ValueError(f"expected_tokens must be positive, got {self.expected_tokens}")
+    expected_tokens: Positive | None = None
 
 
 @dataclass(frozen=True)
@@ -90,10 +86,10 @@ class NeedleSpec:
     """Needle-in-a-haystack cells: a fact hidden at ``depths`` of distractor contexts of
     ``lengths`` words; the model must generate it."""
 
-    lengths: tuple[int, ...] = (48, 96)  # words of distractor text (about 1.3 tokens each)
-    depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
-    examples_per_cell: int = 20  # test examples per (length, depth); validation gets half
-    num_train_examples: int = 2000  # random lengths and depths
+    lengths: tuple[Count, ...] = (48, 96)  # words of distractor text (about 1.3 tokens each)
+    depths: tuple[Fraction, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
+    examples_per_cell: Count = 20  # test examples per (length, depth); validation gets half
+    num_train_examples: Count = 2000  # random lengths and depths
 
 
 TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
@@ -117,10 +113,10 @@ class TaskSpec:
     description: str
     proxy_for: str | None = None
     derived_labels: str | None = None
-    max_length: int = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
-    test_fraction: float = 0.2  # carved from the rows when the source has no test split
-    validation_fraction: float = 0.05  # of train, as in the study
-    split_seed: int = 42
+    max_length: Count = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
+    test_fraction: ProperFraction = 0.2  # carved from the rows when the source has no test split
+    validation_fraction: ProperFraction = 0.05  # of train, as in the study
+    split_seed: NonNegativeInt = 42
     needle: NeedleSpec | None = None  # needle_in_a_haystack only
 
     def validate(self) -> None:
@@ -138,16 +134,14 @@ class MinimalPairsSpec:
     copy (:mod:`pipeline.data.corruptions`), each ``kind`` reported on its own."""
 
     kinds: tuple[MinimalPairKind, ...] = ("adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number")
-    min_words: int = 6  # whitespace words of a sentence that can become a pair
+    min_words: Count = 6  # whitespace words of a sentence that can become a pair
     # A sentence of T tokens costs T forward passes of length T under pseudo-log-likelihood:
     # the length and count caps bound the zero-shot family's cost.
-    max_words: int = 20
-    max_pairs_per_kind: int = 400  # the first ones in corpus order
+    max_words: Count = 20
+    max_pairs_per_kind: Count = 400  # the first ones in corpus order
 
     def validate(self) -> None:
         if not self.kinds:
             raise ValueError("kinds: at least one kind of corruption")
         if not 2 <= self.min_words <= self.max_words:
             raise ValueError(f"min_words {self.min_words} and max_words {self.max_words}: need 2 <= min_words <= max_words")
-        if self.max_pairs_per_kind < 1:
-            raise ValueError(f"max_pairs_per_kind {self.max_pairs_per_kind} must be at least 1")

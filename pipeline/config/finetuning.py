@@ -8,36 +8,37 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline.config.pretraining import OptimizerSpec
+from pipeline.strict import Count, NonNegativeInt, Positive, ProperFraction
 
 
 @dataclass(frozen=True)
 class TaskBudgetSpec:
     """Per-task departures from the shared fine-tuning protocol (the default's cost knobs)."""
 
-    learning_rates: tuple[float, ...] | None = None
-    seeds: tuple[int, ...] | None = None
-    max_steps: int | None = None
-    max_epochs: float | None = None
+    learning_rates: tuple[Positive, ...] | None = None
+    seeds: tuple[NonNegativeInt, ...] | None = None
+    max_steps: Count | None = None
+    max_epochs: Positive | None = None
     runs: tuple[str, ...] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
 
 
 @dataclass(frozen=True)
 class FinetuningSpec:
     tasks: tuple[str, ...]
-    learning_rates: tuple[float, ...]
-    seeds: tuple[int, ...]
-    batch_size: int = 32
-    max_steps: int = 1000
-    max_epochs: float = 1.0
-    warmup_fraction: float = 0.1
+    learning_rates: tuple[Positive, ...]
+    seeds: tuple[NonNegativeInt, ...]
+    batch_size: Count = 32
+    max_steps: Count = 1000
+    max_epochs: Positive = 1.0
+    warmup_fraction: ProperFraction = 0.1
     optimizer: OptimizerSpec = OptimizerSpec()
     attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
-    eval_batch_size: int = 128
+    eval_batch_size: Count = 128
     # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
     precision: Literal["fp32", "bf16"] = "fp32"
     # Seeds that run at every LR; the other seeds run only at the LR these choose on validation.
     # None: every seed runs every LR (the study's full grid).
-    selection_seeds: tuple[int, ...] | None = None
+    selection_seeds: tuple[NonNegativeInt, ...] | None = None
     by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -70,9 +71,9 @@ class FinetuningSpec:
 class BagOfWordsSpec:
     """The lexical reference on sequence-classification tasks (pipeline/baselines/bag_of_words.py)."""
 
-    regularization: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
-    max_iterations: int = 1000
+    regularization: tuple[Positive, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
+    max_iterations: Count = 1000
 
     def validate(self) -> None:
-        if not self.regularization or any(c <= 0 for c in self.regularization):
-            raise ValueError(f"regularization {list(self.regularization)} must be positive values, at least one")
+        if not self.regularization:
+            raise ValueError("regularization: at least one value of C")

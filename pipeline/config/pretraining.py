@@ -7,6 +7,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.strict import Count, Fraction, NonNegative, NonNegativeInt, OpenFraction, Positive, ProperFraction
+
 
 @dataclass(frozen=True)
 class TokenizerSample:
@@ -14,12 +16,8 @@ class TokenizerSample:
     by ``seed`` in one pass (reservoir sampling), so a 100B-token corpus trains its
     tokenizer on a bounded, reproducible share of it."""
 
-    documents: int
-    seed: int = 0
-
-    def validate(self) -> None:
-        if self.documents < 1:
-            raise ValueError(f"documents must be at least 1, got {self.documents}")
+    documents: Count
+    seed: NonNegativeInt = 0
 
 
 @dataclass(frozen=True)
@@ -53,9 +51,9 @@ class OutsideModelSpec:
 
 @dataclass(frozen=True)
 class TokenizerSpec:
-    vocab_size: int = 4096  # of a ready-made tokenizer: what it must have (checked when it is taken)
-    min_frequency: int = 2
-    num_sentinel_tokens: int = 16  # reserved <extra_id_N> for span-corruption objectives
+    vocab_size: Count = 4096  # of a ready-made tokenizer: what it must have (checked when it is taken)
+    min_frequency: Count = 2
+    num_sentinel_tokens: NonNegativeInt = 16  # reserved <extra_id_N> for span-corruption objectives
     training_sample: TokenizerSample | None = None  # None: every document of the training corpus
     ready_made: ReadyMadeTokenizer | None = None  # None: train a BPE on the corpus
 
@@ -68,11 +66,11 @@ class TokenizerSpec:
 class SizeSpec:
     """One backbone size (EuroBERT/Llama layout)."""
 
-    num_layers: int
-    hidden_size: int
-    num_heads: int
-    num_kv_heads: int
-    ffn_size: int
+    num_layers: Count
+    hidden_size: Count
+    num_heads: Count
+    num_kv_heads: Count
+    ffn_size: Count
 
     def validate(self) -> None:
         if self.hidden_size % self.num_heads:
@@ -84,18 +82,18 @@ class SizeSpec:
 @dataclass(frozen=True)
 class ScheduleSpec:
     kind: Literal["wsd", "cosine"] = "wsd"
-    peak_lr: float = 5e-4
-    num_warmup_steps: int = 2000
-    num_decay_steps: int = 2000  # wsd only: linear decay to min_lr at the end
-    min_lr_ratio: float = 0.0
+    peak_lr: Positive = 5e-4
+    num_warmup_steps: NonNegativeInt = 2000
+    num_decay_steps: NonNegativeInt = 2000  # wsd only: linear decay to min_lr at the end
+    min_lr_ratio: Fraction = 0.0
 
 
 @dataclass(frozen=True)
 class OptimizerSpec:
-    betas: tuple[float, ...] = (0.9, 0.95)
-    eps: float = 1e-5
-    weight_decay: float = 0.1
-    grad_clip_norm: float = 1.0
+    betas: tuple[ProperFraction, ...] = (0.9, 0.95)
+    eps: Positive = 1e-5
+    weight_decay: NonNegative = 0.1
+    grad_clip_norm: Positive = 1.0
 
     def validate(self) -> None:
         if len(self.betas) != 2:
@@ -106,7 +104,7 @@ class OptimizerSpec:
 class ComputeOverrides:
     """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding)."""
 
-    micro_batch_size: int | None = None
+    micro_batch_size: Count | None = None
     sharding: Literal["ddp", "fsdp"] | None = None
 
 
@@ -124,7 +122,7 @@ class ComputeSpec:
     compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
     fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
     sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
-    micro_batch_size: int | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once
+    micro_batch_size: Count | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once
     sharding: Literal["ddp", "fsdp"] = "ddp"  # with several processes: replicate (DDP) or shard (FSDP) weights and AdamW state
     by_size: dict[str, ComputeOverrides] = field(default_factory=dict)
 
@@ -132,11 +130,6 @@ class ComputeSpec:
         """The settings one size runs with: the shared values with its ``by_size`` entry applied."""
         changes = {k: v for k, v in dataclasses.asdict(self.by_size.get(size, ComputeOverrides())).items() if v is not None}
         return dataclasses.replace(self, by_size={}, **changes)
-
-    def validate(self) -> None:
-        micro_batch_sizes = [self.micro_batch_size, *(o.micro_batch_size for o in self.by_size.values())]
-        if any(m is not None and m < 1 for m in micro_batch_sizes):
-            raise ValueError("micro_batch_size must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -147,21 +140,21 @@ class HardwareSpec:
     picks torchrun and the device); nothing here is a job parameter, so changing it reruns nothing.
     """
 
-    gpus_per_run: int = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    gpus_per_run: NonNegativeInt = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
     # fine-tuning: 0: CPU; 1: one GPU. A sweep is one process, so a job never takes more; jobs
     # run side by side on a node's GPUs as far as `--resources gpu=N` lets Snakemake start them.
     finetune_gpus: int = 0
     gpu_name: str = "H100 80GB SXM"
-    gpu_memory_gb: float = 80.0  # checked against each size's estimated peak memory
-    gpu_peak_tflops: float = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
-    assumed_mfu: float = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
-    assumed_finetune_mfu: float = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
+    gpu_memory_gb: Positive = 80.0  # checked against each size's estimated peak memory
+    gpu_peak_tflops: Positive = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
+    assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
+    assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
-    data_tokens_per_cpu_second: float = 257_000.0
-    data_text_bytes_per_token: float = 4.8
+    data_tokens_per_cpu_second: Positive = 257_000.0
+    data_text_bytes_per_token: Positive = 4.8
 
     def validate(self) -> None:
         if self.finetune_gpus not in (0, 1):
@@ -172,24 +165,22 @@ class HardwareSpec:
 class PretrainingSpec:
     sizes: tuple[str, ...]
     objectives: tuple[str, ...]
-    sequence_length: int
-    batch_size: int  # sequences per optimizer step
-    num_steps: int
-    checkpoint_steps: tuple[int, ...] = ()  # intermediate HF checkpoints (learning curves)
+    sequence_length: Count
+    batch_size: Count  # sequences per optimizer step
+    num_steps: Count
+    checkpoint_steps: tuple[Count, ...] = ()  # intermediate HF checkpoints (learning curves)
     # Pretraining seeds per arm of the CLM-vs-MLM comparison (``objectives`` at ``sizes``) and
     # of its random-init twin: replicate i starts from seed ``seed + i``'s initial weights and
     # reads the blocks in that seed's order (pipeline/replicates.py). The zoo, two-stage and
     # continued runs start from replicate 0.
-    replicates: int = 1
-    resume_every_steps: int = 50  # how often resumable state is written
-    num_heldout_batches: int = 8
+    replicates: Count = 1
+    resume_every_steps: Count = 50  # how often resumable state is written
+    num_heldout_batches: Count = 8
     schedule: ScheduleSpec = ScheduleSpec()
     optimizer: OptimizerSpec = OptimizerSpec()
     compute: ComputeSpec = ComputeSpec()
 
     def validate(self) -> None:
-        if self.replicates < 1:
-            raise ValueError(f"replicates must be at least 1, got {self.replicates}")
         late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
         if late:
             raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")
@@ -208,7 +199,7 @@ class ZooSpec:
 
     sizes: tuple[str, ...]
     objectives: tuple[str, ...]
-    num_steps: int | None = None  # None: pretraining.num_steps
+    num_steps: Count | None = None  # None: pretraining.num_steps
 
 
 @dataclass(frozen=True)
@@ -230,7 +221,7 @@ class TwoStageSpec:
     # carry: the second stage continues with the first stage's AdamW moments, as one run
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
-    budgets: tuple[int, ...] | None = None  # None: pretraining.num_steps alone
+    budgets: tuple[Count, ...] | None = None  # None: pretraining.num_steps alone
 
     def validate(self) -> None:
         bad = [f for f in self.first_stage_fractions if not 0 < f < 1]
@@ -245,7 +236,7 @@ class ContinuedPretrainingSpec:
     """An objective trained further on decayed (final) models of several bases, same budget each."""
 
     sizes: tuple[str, ...]
-    num_steps: int
+    num_steps: Count
     schedule: ScheduleSpec
     objective: str = "mlm"
     bases: tuple[str, ...] = ("clm", "mlm")
