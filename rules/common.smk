@@ -34,8 +34,10 @@ except PipelineError as error:
     sys.exit(f"error: {error}")
 CFG = RESOLVED.config
 
-# A relative claims file is the repository's own (config/claims.yaml), wherever --directory points.
-CLAIMS_FILE = RESOLVED.claims_file and str(RESOLVED.claims_file)
+# A relative claims file is the repository's own (config/claims.yaml), wherever --directory
+# points; the jobs get it relative to the working directory they run in, as an absolute path in
+# params would rerun the report of a checkout moved or copied whole.
+CLAIMS_FILE = RESOLVED.claims_file and os.path.relpath(RESOLVED.claims_file)
 REPORT_SPEC = dataclasses.replace(CFG.report, claims_file=CLAIMS_FILE)
 
 CODE = {
@@ -142,11 +144,15 @@ def bag_of_words_scores():
 
 
 def bag_of_words_spec(wildcards):
+    """What the reference reads of the task's protocol (its example budget, the attention that
+    frames its inputs) and no more, so that a learning rate changed does not rerun it."""
+    finetuning = CFG.finetuning.for_task(wildcards.task)
     return as_json(
         {
             "task_name": wildcards.task,
             "task": CFG.tasks[wildcards.task],
-            "finetuning": CFG.finetuning.for_task(wildcards.task),
+            "budget": finetuning.budget,
+            "attention": finetuning.attention,
             "bag_of_words": CFG.bag_of_words,
         }
     )

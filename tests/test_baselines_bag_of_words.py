@@ -40,7 +40,8 @@ def spec(task_type: str = "sequence_classification", **finetuning) -> str:
             "task_name": "halves",
             "task": {"family": "SC", "type": task_type, "metric": "accuracy", "description": "test",
                      "data": {"reader": "none", "artifact": "none"}, "max_length": 24},
-            "finetuning": {"tasks": ["halves"], "learning_rates": [1e-3], "seeds": [0, 1], "batch_size": 8, **finetuning},
+            "budget": {"seeds": [0, 1], "batch_size": 8, **finetuning},
+            "attention": "bidirectional",
             "bag_of_words": {"regularization": [0.1, 10.0]},
         }
     )  # fmt: skip
@@ -69,8 +70,8 @@ def test_its_examples_are_those_the_fine_tuning_run_with_the_same_seed_trains_on
     lengths = torch.randint(3, 60, (5000,), generator=torch.Generator().manual_seed(0)).tolist()
     for max_steps, seed in ((10, 0), (60, 3), (1000, 1)):  # within a pool, across pools, the whole epoch
         finetuning = FinetuningSpec(tasks=("t",), learning_rates=(1e-3,), seeds=(seed,), batch_size=32, max_steps=max_steps)
-        seen = torch.cat(batch_order(lengths, num_finetune_steps(5000, finetuning), 32, seed)).tolist()
-        assert fine_tuning_examples(lengths, finetuning, seed) == sorted(set(seen))
+        seen = torch.cat(batch_order(lengths, num_finetune_steps(5000, finetuning.budget), 32, seed)).tolist()
+        assert fine_tuning_examples(lengths, finetuning.budget, seed) == sorted(set(seen))
         assert len(set(seen)) == min(5000, max_steps * 32)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from pipeline.__main__ import main
-from pipeline.config import FinetuningSpec
+from pipeline.config import ExampleBudget
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
@@ -42,10 +42,10 @@ def finetune_spec(**finetuning) -> str:
 
 
 def test_step_budget_is_one_epoch_or_max_steps():
-    spec = FinetuningSpec(tasks=("t",), learning_rates=(1e-4,), seeds=(0,), batch_size=32, max_steps=1000, max_epochs=1.0)
-    assert num_finetune_steps(3200, spec) == 100
-    assert num_finetune_steps(3201, spec) == 101
-    assert num_finetune_steps(10**6, spec) == 1000
+    budget = ExampleBudget(seeds=(0,), batch_size=32, max_steps=1000, max_epochs=1.0)
+    assert num_finetune_steps(3200, budget) == 100
+    assert num_finetune_steps(3201, budget) == 101
+    assert num_finetune_steps(10**6, budget) == 1000
 
 
 

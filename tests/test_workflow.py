@@ -111,8 +111,18 @@ def test_nothing_to_do_after_a_complete_run(smoke_run):
     assert planned_rules(workdir, cache=cache) == set()
 
 
+def test_a_finished_checkout_moved_elsewhere_plans_nothing(smoke_run):
+    """No absolute path in any job's params or inputs (the claims file was one)."""
+    workdir, cache = smoke_run
+    moved = workdir.parent / f"{workdir.name}_moved"  # as deep as the original, as a checkout moved whole keeps its layout
+    shutil.copytree(workdir, moved, symlinks=True)
+    assert planned_rules(moved, cache=cache) == set()
+
+
 def test_changed_value_reruns_only_what_it_affects(smoke_run):
     workdir, cache = smoke_run
+    rates = planned_rules(workdir, cache=cache, override={"finetuning": {"learning_rates": [3.0e-3]}})
+    assert rates == {"finetune", "finetune_checkpoint", "finetune_outside", "aggregate", "report", "all"}  # not the bag of words
     seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
     assert seeds == {"finetune", "finetune_checkpoint", "finetune_outside", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})

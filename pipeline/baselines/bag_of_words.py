@@ -20,6 +20,7 @@ import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import scipy.sparse
@@ -29,7 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from transformers import AutoTokenizer
 
 from pipeline import strict
-from pipeline.config import BagOfWordsSpec, FinetuningSpec, TaskSpec
+from pipeline.config import BagOfWordsSpec, ExampleBudget, TaskSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
@@ -45,7 +46,8 @@ log = logging.getLogger(__name__)
 class BagOfWordsRunSpec:
     task_name: str
     task: TaskSpec
-    finetuning: FinetuningSpec  # the task's own protocol: its budget and seeds
+    budget: ExampleBudget  # the task's own fine-tuning budget and seeds, and no more of its protocol
+    attention: Literal["bidirectional", "causal"]  # the fine-tuning attention, which frames the inputs the bag is made of
     bag_of_words: BagOfWordsSpec
 
 
@@ -56,10 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output directory for scores.json")
 
 
-def fine_tuning_examples(lengths: list[int], finetuning: FinetuningSpec, seed: int) -> list[int]:
+def fine_tuning_examples(lengths: list[int], budget: ExampleBudget, seed: int) -> list[int]:
     """Indices of the training examples one fine-tuning run with ``seed`` trains on: the
     sweep's own ``batch_order``, so the very same examples (each once)."""
-    batches = batch_order(lengths, num_finetune_steps(len(lengths), finetuning), finetuning.batch_size, seed)
+    batches = batch_order(lengths, num_finetune_steps(len(lengths), budget), budget.batch_size, seed)
     return sorted(set(torch.cat(batches).tolist()))
 
 
@@ -99,9 +101,9 @@ def run(args: argparse.Namespace) -> None:
         raise PipelineError(f"bag-of-words: task {spec.task_name!r} is {spec.task.type}; the baseline needs sequence_classification")
     stats, rows = read_task(args.task_dir)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, spec.finetuning.attention, "random"))
+    task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, spec.attention, "random"))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
-    examples = {seed: fine_tuning_examples(splits["train"].lengths, spec.finetuning, seed) for seed in spec.finetuning.seeds}
+    examples = {seed: fine_tuning_examples(splits["train"].lengths, spec.budget, seed) for seed in spec.budget.seeds}
     try:
         grid = [
             point for seed, chosen in examples.items()
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> None:
     except ConvergenceWarning as warning:
         raise PipelineError(f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations") from None
     best = max(spec.bag_of_words.regularization, key=lambda c: np.mean([p["validation"] for p in grid if p["regularization"] == c]))
-    count = len(examples[spec.finetuning.seeds[0]])  # the same for every seed: the budget, capped at one epoch
+    count = len(examples[spec.budget.seeds[0]])  # the same for every seed: the budget, capped at one epoch
     log.info("bag of words on %s: %d examples per seed, C=%g best on validation", spec.task_name, count, best)
     with atomic_path(args.out) as out:
         out.mkdir()

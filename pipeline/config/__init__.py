@@ -30,7 +30,7 @@ from pipeline.config.data import (
     TaskSpec,
     TaskType,
 )
-from pipeline.config.finetuning import BagOfWordsSpec, FinetuningSpec, TaskBudgetSpec
+from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, TaskBudgetSpec
 from pipeline.config.pretraining import (
     ComputeOverrides,
     ComputeSpec,
@@ -55,7 +55,7 @@ __all__ = [
     "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec", "model_pair",
     "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
     "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
-    "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec", "OutsideModelSpec",
+    "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "ExampleBudget", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec", "OutsideModelSpec",
     "PretrainingSpec", "ReadyMadeTokenizer", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
 ]  # fmt: skip
 

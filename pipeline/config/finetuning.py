@@ -23,6 +23,18 @@ class TaskBudgetSpec:
 
 
 @dataclass(frozen=True)
+class ExampleBudget:
+    """Which training examples a fine-tuning run sees, and in what order: its seeds and step
+    budget (``min(max_steps, max_epochs x examples / batch_size)`` batches). All that the
+    bag-of-words reference reads of the protocol, so a learning rate changed reruns it not."""
+
+    seeds: tuple[NonNegativeInt, ...]
+    batch_size: Count = 32
+    max_steps: Count = 1000
+    max_epochs: Positive = 1.0
+
+
+@dataclass(frozen=True)
 class FinetuningSpec:
     tasks: tuple[str, ...]
     learning_rates: tuple[Positive, ...]
@@ -54,6 +66,10 @@ class FinetuningSpec:
         budget = self.by_task.get(task, TaskBudgetSpec())
         changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k != "runs"}
         return dataclasses.replace(self, by_task={}, **changes)
+
+    @property
+    def budget(self) -> ExampleBudget:
+        return ExampleBudget(self.seeds, self.batch_size, self.max_steps, self.max_epochs)
 
     @property
     def seeds_at_every_rate(self) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from pipeline.config import FinetuningSpec
+from pipeline.config import ExampleBudget, FinetuningSpec
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskType
@@ -50,9 +50,9 @@ class GridResult:
     test_examples: list[float] | None
 
 
-def num_finetune_steps(num_examples: int, spec: FinetuningSpec) -> int:
+def num_finetune_steps(num_examples: int, budget: ExampleBudget) -> int:
     """At most ``max_steps`` optimizer steps or ``max_epochs`` epochs, whichever is fewer."""
-    return max(1, min(spec.max_steps, math.ceil(spec.max_epochs * num_examples / spec.batch_size)))
+    return max(1, min(budget.max_steps, math.ceil(budget.max_epochs * num_examples / budget.batch_size)))
 
 
 # Examples per length-sorted pool: big enough to group similar lengths, small enough that
@@ -137,7 +137,7 @@ class Sweep:
         torch.manual_seed(seed)
         model = self.task_type.build_model(self.pretrained)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
-        num_steps = num_finetune_steps(len(train), spec)
+        num_steps = num_finetune_steps(len(train), spec.budget)
         losses = []
         model.train()
         for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed)):
