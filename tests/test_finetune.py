@@ -135,3 +135,11 @@ def test_missing_split_is_one_line_error(init_dir, tmp_path, capsys):
     (task / "test.jsonl").write_text("")
     assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == f"error: {task / 'test.jsonl'}: file is empty"
+
+
+def test_a_missing_checkpoint_is_named_never_looked_up_on_the_hub(tmp_path, capsys):
+    """A learning-curve checkpoint gone from results/ is a local directory missing, not a hub id."""
+    task = make_task(tmp_path / "task")
+    missing = tmp_path / "checkpoints" / "step-000010"
+    assert main(["finetune", "--spec", finetune_spec(), "--model", str(missing), "--task-dir", str(task), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {missing}: directory missing; rerun the job that writes it (snakemake --forcerun <rule> or -f <its output>)"

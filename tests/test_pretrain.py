@@ -164,13 +164,70 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
 
 
 def test_state_from_another_config_is_not_resumed(tokens_dir, init_dir, tmp_path):
-    """Resumable state tagged with another fingerprint is ignored, not loaded."""
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=6)
+    """Resumable state tagged with another fingerprint is discarded whole, its checkpoints
+    with it: none ships as this run's."""
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=6, checkpoint_steps=[2])
     fresh = pretrain(spec, tokens_dir, init_dir, tmp_path / "fresh")
     root = tmp_path / "stale"
-    (root / "work").mkdir(parents=True)
+    (root / "work" / "checkpoints" / "step-000004").mkdir(parents=True)  # the old config's [4]
     torch.save({"fingerprint": "another-run", "model": {}, "optimizer": {}, "progress": Progress(step=5)}, root / "work" / "state.pt")
-    assert_same_weights(weights(fresh), weights(pretrain(spec, tokens_dir, init_dir, root)))
+    run = pretrain(spec, tokens_dir, init_dir, root)
+    assert_same_weights(weights(fresh), weights(run))
+    assert sorted(path.name for path in (run / "checkpoints").iterdir()) == ["step-000002"]
+
+
+class Killed(BaseException):
+    """A kill at a chosen point: nothing after it runs, no handler catches it."""
+
+
+@pytest.mark.parametrize("after", ["copytree", "write_log", "write_provenance", "write_json"])
+def test_a_kill_anywhere_in_finalize_reruns_to_the_same_outputs(after, tokens_dir, init_dir, tmp_path, monkeypatch):
+    """Killed after each finalize step (the first checkpoint copied, the log, the provenance,
+    the summary), its outputs deleted as Snakemake deletes a failed job's: the rerun finalizes
+    again from the resume state, every configured checkpoint present and the weights the same."""
+    import shutil
+
+    from pipeline.pretrain import run as pretrain_run
+
+    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=12, checkpoint_steps=[4, 8], resume_every_steps=2)
+    reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
+    root = tmp_path / "killed"
+    target = shutil if after == "copytree" else pretrain_run
+    step = getattr(target, after)
+
+    def then_killed(*args, **kwargs):
+        step(*args, **kwargs)
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(target, after, then_killed)
+        with pytest.raises(Killed):
+            pretrain(spec, tokens_dir, init_dir, root)
+    shutil.rmtree(root / "run")
+    resumed = pretrain(spec, tokens_dir, init_dir, root)
+    assert sorted(path.name for path in (resumed / "checkpoints").iterdir()) == ["step-000004", "step-000008"]
+    for directory in ("model", "checkpoints/step-000004", "checkpoints/step-000008"):
+        assert_same_weights(load_file(reference / directory / "model.safetensors"), load_file(resumed / directory / "model.safetensors"))
+    assert read_json(resumed / "summary.json")["num_steps"] == 12 and not (root / "work").exists()
+
+
+def test_a_checkpoint_lost_from_the_resume_state_is_refused_in_one_line(tokens_dir, init_dir, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from pipeline.pretrain import run as pretrain_run
+
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, checkpoint_steps=[4], resume_every_steps=2)
+    with monkeypatch.context() as patch:
+        patch.setattr(pretrain_run, "write_log", mock.Mock(side_effect=Killed))
+        with pytest.raises(Killed):
+            pretrain(spec, tokens_dir, init_dir, tmp_path)
+    shutil.rmtree(tmp_path / "work" / "checkpoints" / "step-000004")
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "run")]
+    capsys.readouterr()
+    assert main(argv) == 2
+    missing = tmp_path / "work" / "checkpoints" / "step-000004"
+    last_line = capsys.readouterr().err.splitlines()[-1]  # after the progress bar
+    assert last_line == f"error: {missing}: checkpoint missing from the resume state; delete {tmp_path / 'work'} and rerun the job"
 
 
 def test_second_stage_continues_the_first_exactly(tokens_dir, init_dir, tmp_path):

@@ -27,7 +27,6 @@ import scipy.sparse
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import BagOfWordsSpec, ExampleBudget, TaskSpec
@@ -38,6 +37,7 @@ from pipeline.finetune.task_data import EncodedSplit, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.provenance import write_provenance
+from pipeline.tokenization.saved import load_saved_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> None:
     if spec.task.type != "sequence_classification":
         raise PipelineError(f"bag-of-words: task {spec.task_name!r} is {spec.task.type}; the baseline needs sequence_classification")
     stats, rows = read_task(args.task_dir)
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    tokenizer = load_saved_tokenizer(args.tokenizer)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, spec.attention, "random"))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
     examples = {seed: fine_tuning_examples(splits["train"].lengths, spec.budget, seed) for seed in spec.budget.seeds}

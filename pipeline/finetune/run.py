@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
@@ -28,6 +27,7 @@ from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
 from pipeline.model.kernels import use_kernels_for
 from pipeline.provenance import write_provenance
+from pipeline.tokenization.saved import load_saved_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> None:
     finetuning = spec.finetuning
     metric = get_metric(spec.task.metric)
     stats, rows = read_task(args.task_dir)
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    tokenizer = load_saved_tokenizer(args.model)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
     sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric)

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from transformers import AutoTokenizer
-
 from pipeline import strict
 from pipeline.config import SizeSpec
 from pipeline.files import atomic_path
 from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
 from pipeline.provenance import write_provenance
+from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     size = strict.parse_json(SizeSpec, args.size, "size", "--size")
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    tokenizer = load_saved_tokenizer(args.tokenizer)
     spec = BackboneSpec.create(size, SpecialIds.from_tokenizer(tokenizer), args.max_length)
     model = build_language_model(spec, "causal", args.seed)
     with atomic_path(args.out) as out:

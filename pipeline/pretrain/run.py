@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import PretrainingSpec, SizeSpec
@@ -43,6 +42,7 @@ from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, RunInputs, Trainer
 from pipeline.provenance import checksum, write_provenance
+from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     backbone = read_backbone_spec(init_dir)
     if backbone.size != spec.size:
         raise PipelineError(f"{init_dir}: initial weights are for size {backbone.size}, the run asks for {spec.size}")
-    tokenizer = AutoTokenizer.from_pretrained(init_dir)
+    tokenizer = load_saved_tokenizer(init_dir)
     special = SpecialIds.from_tokenizer(tokenizer)
     pretraining = spec.pretraining
     train = TokenBlocks(args.tokens, "train", pretraining.sequence_length, spec.seed)
@@ -169,20 +169,27 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     processes.barrier()
     if not processes.is_main:
         return
-    finalize(out_dir, work_dir, inputs, tokenizer, progress.rows, summary, spec, args)
+    finalize(out_dir, work_dir, inputs, tokenizer, progress.rows, summary, spec, args, trainer.checkpoint_steps())
     measured = "not measured (the loss never trains the LM head)" if metric_value is None else f"{metric_value:.3f}"
     log.info("%s: held-out loss %.4f, %s %s", spec.run, summary["heldout_loss"], metric_name, measured)
 
 
-def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, summary, spec, args) -> None:
-    """Move the finished run (its model already saved in ``out_dir/model``) into ``out_dir``; summary.json is written last."""
+def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, summary, spec, args, steps: set[int]) -> None:
+    """Copy the finished run (its model already saved in ``out_dir/model``) into ``out_dir``;
+    summary.json is written last and the resumable state removed after it.
+
+    Copies, not moves: killed at any point here, the job leaves its resume state whole and
+    its rerun finalizes again from it (Snakemake deletes a failed job's outputs), with every
+    checkpoint of ``steps``, the run's configured ones, and no other."""
     shutil.rmtree(out_dir / "checkpoints", ignore_errors=True)
     tokenizer.save_pretrained(out_dir / "model")
-    checkpoints = work_dir / "checkpoints"
     (out_dir / "checkpoints").mkdir()
-    for checkpoint in sorted(checkpoints.glob("step-*")) if checkpoints.is_dir() else []:
-        tokenizer.save_pretrained(checkpoint)
-        shutil.move(str(checkpoint), out_dir / "checkpoints" / checkpoint.name)
+    for step in sorted(steps):
+        checkpoint = work_dir / "checkpoints" / f"step-{step:06d}"
+        if not (checkpoint / WEIGHTS_FILE).is_file():
+            raise PipelineError(f"{checkpoint}: checkpoint missing from the resume state; delete {work_dir} and rerun the job")
+        shutil.copytree(checkpoint, out_dir / "checkpoints" / checkpoint.name)
+        tokenizer.save_pretrained(out_dir / "checkpoints" / checkpoint.name)
     write_log(out_dir / "log.csv", rows)
     write_provenance(
         out_dir,

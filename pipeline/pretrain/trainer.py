@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,12 +138,17 @@ class Trainer:
         return self.work_dir / STATE_FILE
 
     def try_resume(self) -> bool:
+        """Resume from the state in ``work_dir`` when it is this run's; otherwise start afresh
+        with ``work_dir`` emptied, so that no checkpoint of another spec (or of an attempt
+        killed before its first state) can ship as this run's."""
         path = self._state_path()
-        if not path.is_file():
-            return False
-        state = torch.load(path, weights_only=False, map_location="cpu")
-        if state["fingerprint"] != self.inputs.fingerprint:
-            log.warning("ignoring %s: it belongs to a different spec, data or initialisation", path)
+        state = torch.load(path, weights_only=False, map_location="cpu") if path.is_file() else None
+        if state is None or state["fingerprint"] != self.inputs.fingerprint:
+            if state is not None:
+                log.warning("discarding %s whole: it belongs to a different spec, data or initialisation", self.work_dir)
+            self.processes.barrier()  # every process has read the state before rank 0 deletes it
+            if self.processes.is_main:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
             return False
         distributed.load_full_state(self.trained, self.optimizer, state["trained"], state["optimizer"], self.processes)
         self.progress = state["progress"]

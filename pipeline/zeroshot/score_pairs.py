@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.files import atomic_path, read_jsonl, write_json
 from pipeline.model.backbone import WEIGHTS_FILE, load_language_model
 from pipeline.model.kernels import use_kernels_for
 from pipeline.provenance import write_provenance
+from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.zeroshot.likelihood import pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import ATTENTION, PSEUDO_LOG_LIKELIHOOD, scoring_methods
 from pipeline.zeroshot.outcomes import win_rate
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def score_sentences(method: str, model_dir: str, sentences: list[str], device: torch.device) -> list[float]:
     model = load_language_model(model_dir, ATTENTION[method]).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_saved_tokenizer(model_dir)
     if method == PSEUDO_LOG_LIKELIHOOD:
         return pseudo_log_likelihood(model, tokenizer, sentences, PLL_VARIANT).tolist()
     return sentence_log_likelihood(model, tokenizer, sentences).tolist()
