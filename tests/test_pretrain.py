@@ -249,6 +249,37 @@ def test_second_stage_continues_the_first_exactly(tokens_dir, init_dir, tmp_path
     assert not np.array_equal(weights(fresh)["lm_head.weight"].numpy(), weights(whole)["lm_head.weight"].numpy())
 
 
+@pytest.mark.parametrize("damaged", ["optimizer.pt", "model.safetensors", "state.pt"])
+def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(damaged, tokens_dir, init_dir, tmp_path, capsys):
+    """A second stage starting from a checkpoint whose file is cut in half, or a run resuming
+    from a cut state: one line naming the file and what to do, no traceback."""
+    import shutil
+
+    clm = OBJECTIVES["clm"]
+    whole = pretrain(pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a")
+    checkpoint = tmp_path / "step-000004"
+    shutil.copytree(whole / "checkpoints" / "step-000004", checkpoint)
+    second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
+    spec = pretrain_spec_json(clm, num_steps=8, plan=second)
+    work = tmp_path / "b" / "work"
+    if damaged == "state.pt":
+        work.mkdir(parents=True)
+        torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": Progress(step=5)}, work / "state.pt")
+    path = work / "state.pt" if damaged == "state.pt" else checkpoint / damaged
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    capsys.readouterr()
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(checkpoint), "--work-dir", str(work), "--out", str(tmp_path / "b" / "run")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    remedy = {
+        "optimizer.pt": "rerun the first stage's job",
+        "model.safetensors": "rerun the job that wrote them",
+        "state.pt": f"delete {work} to start the run afresh",
+    }[damaged]
+    assert err.startswith(f"error: {path}: unreadable") and err.endswith(remedy)
+    assert not (tmp_path / "b" / "run" / "summary.json").exists()
+
+
 @pytest.mark.parametrize("kind", ["clm", "mlm"])
 def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_path):
     """A 6-step budget as the two-stage study builds it, a branch of an 8-step run from its

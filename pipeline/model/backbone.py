@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from safetensors import SafetensorError
 from safetensors.torch import load_file
 from transformers import EuroBertConfig, EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
@@ -127,7 +128,10 @@ def load_state_dict(checkpoint: str | Path) -> dict[str, torch.Tensor]:
     path = Path(checkpoint) / WEIGHTS_FILE
     if not path.is_file():
         raise PipelineError(f"{path}: checkpoint weights missing")
-    return load_file(path)
+    try:
+        return load_file(path)
+    except SafetensorError as error:  # truncated, or its header damaged
+        raise PipelineError(f"{path}: unreadable weights ({error}); rerun the job that wrote them") from None
 
 
 def load_language_model(checkpoint: str | Path, attention: Attention) -> PreTrainedModel:

@@ -17,10 +17,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import pickle
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,6 +45,14 @@ from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
 STATE_FILE = "state.pt"
+
+
+def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
+    """``torch.load`` of a file this harness wrote; a truncated or corrupt one is one line naming it and ``remedy``."""
+    try:
+        return torch.load(path, weights_only=weights_only, map_location="cpu")
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as error:
+        raise PipelineError(f"{path}: unreadable ({str(error).strip().splitlines()[0]}); {remedy}") from None
 OPTIMIZER_FILE = "optimizer.pt"  # beside a stage checkpoint: the AdamW state a two-stage run may carry on with
 LOG_EVERY_STEPS = 10
 LOG_COLUMNS = ("step", "num_tokens", "loss", "learning_rate", "grad_norm", "tokens_per_second", "heldout_loss", "heldout_metric")
@@ -126,8 +136,8 @@ class Trainer:
         path = checkpoint / OPTIMIZER_FILE
         if not path.is_file():
             raise PipelineError(f"{path}: missing; the second stage was asked to carry the first stage's optimizer state")
+        state = load_torch_file(path, "rerun the first stage's job", weights_only=True)
         try:
-            state = torch.load(path, weights_only=True, map_location="cpu")
             distributed.load_full_state(self.trained, self.optimizer, None, state, self.processes)
         except (ValueError, KeyError) as error:
             raise PipelineError(f"{path}: does not fit this run's parameters ({error})") from None
@@ -142,7 +152,7 @@ class Trainer:
         with ``work_dir`` emptied, so that no checkpoint of another spec (or of an attempt
         killed before its first state) can ship as this run's."""
         path = self._state_path()
-        state = torch.load(path, weights_only=False, map_location="cpu") if path.is_file() else None
+        state = load_torch_file(path, f"delete {self.work_dir} to start the run afresh", weights_only=False) if path.is_file() else None
         if state is None or state["fingerprint"] != self.inputs.fingerprint:
             if state is not None:
                 log.warning("discarding %s whole: it belongs to a different spec, data or initialisation", self.work_dir)
