@@ -2,7 +2,8 @@
 
 ``provenance.json`` holds the resolved spec the stage ran with, the code version (git
 commit plus a hash of the package source, so uncommitted edits show), the versions of
-the packages that shape the numbers, and the sha256 of every input.
+the packages that shape the numbers, the sha256 of every input, and that of every output a
+later stage verifies before it reads it (:mod:`pipeline.integrity`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import importlib.metadata
 import platform
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +76,19 @@ def checksum(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def write_provenance(out_dir: str | Path, spec: Any, inputs: dict[str, str | Path], **extra: Any) -> None:
-    """Write ``out_dir/provenance.json``; ``inputs`` maps a role to a file or directory."""
+def write_provenance(out_dir: str | Path, spec: Any, inputs: dict[str, str | Path], outputs: Sequence[Path] = (), **extra: Any) -> None:
+    """Write ``out_dir/provenance.json``; ``inputs`` maps a role to a file or directory;
+    ``outputs``, files under ``out_dir`` that later stages verify (:mod:`pipeline.integrity`),
+    are listed with their sha256 by path relative to it."""
+    out_dir = Path(out_dir)
     write_json(
-        Path(out_dir) / "provenance.json",
+        out_dir / "provenance.json",
         {
             "spec": spec,
             "code": code_version(),
             "packages": package_versions(),
             "inputs": {role: {"path": str(p), "sha256": checksum(p)} for role, p in inputs.items()},
+            **({"outputs": {Path(p).relative_to(out_dir).as_posix(): sha256_file(p) for p in outputs}} if outputs else {}),
             **extra,
         },
     )

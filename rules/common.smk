@@ -18,6 +18,7 @@ from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import config_layers, resolve_layers
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes, finetunes_outside
+from pipeline.integrity import VERIFY_TOKENS
 from pipeline.malloc_tunables import glibc_tunables
 from pipeline.provenance import source_hash
 
@@ -33,6 +34,8 @@ try:
 except PipelineError as error:
     sys.exit(f"error: {error}")
 CFG = RESOLVED.config
+# Through the environment, not params: turning verification on or off reruns nothing (pipeline/integrity.py).
+os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
 
 # A relative claims file is the repository's own (config/claims.yaml), wherever --directory
 # points; the jobs get it relative to the working directory they run in, as an absolute path in

@@ -89,8 +89,10 @@ def test_an_outside_checkpoint_becomes_a_backbone_checkpoint_with_the_same_outpu
     assert (spec.size.num_layers, spec.size.num_kv_heads, spec.max_length) == (2, 2, 128)
     if family == "llama":
         assert (spec.rope_theta, spec.rms_norm_eps) == (500000.0, 1e-6)
-    record = read_json(tmp_path / "model" / "provenance.json")["imported"]
+    provenance = read_json(tmp_path / "model" / "provenance.json")
+    record = provenance["imported"]
     assert record["attention"] == attention and len(record["weights_sha256"]) == 64
+    assert list(provenance["outputs"]) == ["model.safetensors"]  # what its consumers verify
     assert record["tokenizer"]["roles"]["mask_token"][0] == "<|reserved_special_token_0|>"
     assert AutoTokenizer.from_pretrained(tmp_path / "model").get_vocab() == AutoTokenizer.from_pretrained(path).get_vocab()
 

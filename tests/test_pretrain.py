@@ -61,14 +61,14 @@ def test_token_blocks_order_depends_only_on_seed_and_step(tokens_dir):
 
 def test_a_block_may_span_two_shards_arrays_as_in_their_concatenation(tmp_path):
     """Shards' arrays read as one stream: every block equals that of the concatenated array."""
-    from pipeline.files import write_json
+    from pipeline.files import sha256_file, write_json
     from pipeline.tokenization.token_index import fingerprint
 
     stream = np.arange(100, dtype=np.uint16)
     segments = []
     for number, (start, stop) in enumerate(((0, 37), (37, 38), (38, 100))):  # one array of a single token
         stream[start:stop].tofile(tmp_path / f"part-{number}.bin")
-        segments.append({"file": f"part-{number}.bin", "num_tokens": stop - start, "sha256": str(number)})
+        segments.append({"file": f"part-{number}.bin", "num_tokens": stop - start, "sha256": sha256_file(tmp_path / f"part-{number}.bin")})
     write_json(tmp_path / "meta.json", {"dtype": "uint16", "splits": {"train": {"fingerprint": fingerprint(segments), "segments": segments}}})
     blocks = TokenBlocks(tmp_path, "train", 16, seed=0)
     assert blocks.num_blocks == 6 and all(np.array_equal(blocks.block(i), stream[16 * i : 16 * i + 16]) for i in range(6))

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> None:
         for split, rows_of_split in splits.items():
             write_jsonl(temporary / f"{split}.jsonl", ({"id": e.id, **task_type.written(e.fields, ids)} for e in rows_of_split))
         write_json(temporary / "stats.json", stats)
-        write_provenance(temporary, strict.to_plain(spec), inputs, name=args.name)
+        write_provenance(temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{split}.jsonl" for split in splits], name=args.name)
     sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
     logger.info(
         "%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates

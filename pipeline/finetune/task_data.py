@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from pipeline.files import read_json, read_jsonl
+from pipeline.integrity import verify_recorded
 
 SPLITS = ("train", "validation", "test")
 
@@ -32,6 +33,9 @@ class EncodedSplit:
 def read_task(task_dir: str | Path) -> tuple[dict, dict[str, list[dict]]]:
     """``stats.json`` and the rows of every split of a prepared task directory."""
     task_dir = Path(task_dir)
+    for split in SPLITS:
+        if (task_dir / f"{split}.jsonl").is_file():  # a missing one is read_jsonl's error to name
+            verify_recorded(task_dir / f"{split}.jsonl")
     return read_json(task_dir / "stats.json"), {split: read_jsonl(task_dir / f"{split}.jsonl") for split in SPLITS}
 
 

@@ -30,6 +30,7 @@ from transformers import EuroBertConfig, EuroBertForMaskedLM, LlamaConfig, Llama
 from pipeline import strict
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
+from pipeline.integrity import verify_recorded
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.objectives.base import IGNORE, Attention, Batch
@@ -128,6 +129,7 @@ def load_state_dict(checkpoint: str | Path) -> dict[str, torch.Tensor]:
     path = Path(checkpoint) / WEIGHTS_FILE
     if not path.is_file():
         raise PipelineError(f"{path}: checkpoint weights missing")
+    verify_recorded(path)
     try:
         return load_file(path)
     except SafetensorError as error:  # truncated, or its header damaged
@@ -152,6 +154,8 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
     (prefix attention keeps it on and adds the prefix, :func:`encode`)."""
     from transformers import AutoModelForCausalLM
 
+    for weights in sorted(Path(checkpoint).glob("*.safetensors")):
+        verify_recorded(weights)
     model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="sdpa")
     if type(model).__name__ != architecture:
         raise PipelineError(f"{checkpoint}: holds a {type(model).__name__}, its {BACKBONE_FILE} says {architecture}")

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
         save_language_model(model, backbone, out)
         tokenizer.save_pretrained(out)
         local = {"outside_model": Path(spec.path)} if Path(spec.path).is_dir() else {}
-        write_provenance(out, strict.to_plain(spec), local, imported=record)
+        write_provenance(out, strict.to_plain(spec), local, outputs=sorted(out.glob("*.safetensors")), imported=record)
     logger.info("imported %s (%s, %s attention) as %s", spec.path, record["architecture"], attention, args.out)
 
 

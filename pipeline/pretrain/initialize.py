@@ -12,7 +12,7 @@ import argparse
 from pipeline import strict
 from pipeline.config import SizeSpec
 from pipeline.files import atomic_path
-from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.model.backbone import WEIGHTS_FILE, BackboneSpec, build_language_model, save_language_model
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -34,4 +34,5 @@ def run(args: argparse.Namespace) -> None:
     with atomic_path(args.out) as out:
         save_language_model(model, spec, out)
         tokenizer.save_pretrained(out)
-        write_provenance(out, {"size": strict.to_plain(size), "seed": args.seed, "max_length": args.max_length}, {"tokenizer": args.tokenizer})
+        spec_record = {"size": strict.to_plain(size), "seed": args.seed, "max_length": args.max_length}
+        write_provenance(out, spec_record, {"tokenizer": args.tokenizer}, outputs=[out / WEIGHTS_FILE])

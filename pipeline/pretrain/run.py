@@ -195,6 +195,7 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         out_dir,
         strict.to_plain(spec),
         {"tokens": Path(args.tokens) / "meta.json", "init": Path(args.init) / WEIGHTS_FILE},
+        outputs=sorted(out_dir.glob(f"model/{WEIGHTS_FILE}")) + sorted(out_dir.glob(f"checkpoints/*/{WEIGHTS_FILE}")),
         fingerprint=inputs.fingerprint,
     )
     write_json(out_dir / "summary.json", summary)

@@ -15,6 +15,7 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
+from pipeline.integrity import verifies_tokens, verify_digest
 
 
 class TokenBlocks:
@@ -64,6 +65,8 @@ class SegmentedTokens:
             if not path.is_file() or path.stat().st_size != expected:
                 found = f"{path.stat().st_size} bytes" if path.is_file() else "missing"
                 raise PipelineError(f"{path}: {found}, meta.json lists {expected} bytes; rerun pack")
+            if verifies_tokens():
+                verify_digest(path, segment["sha256"], f"{tokens_dir / 'meta.json'} lists", path.parent)
             self.arrays.append(np.memmap(path, dtype=dtype, mode="r"))
         # starts[i]: position of arrays[i]'s first token in the whole stream; starts[-1]: its length
         self.starts = np.cumsum([0, *(len(a) for a in self.arrays)])

@@ -1,0 +1,64 @@
+"""Checksums end to end: a file is verified against the sha256 recorded when it was written.
+
+A stage that writes weights or prepared task splits lists each file's sha256 under
+``outputs`` in its ``provenance.json`` (:func:`pipeline.provenance.write_provenance`);
+``pack`` records each token array's in its ``meta.json``, which ``index-tokens`` carries
+into results/tokens/meta.json. A stage about to read one verifies it first
+(:func:`verify_recorded`, :func:`verify_digest`) and refuses bytes that changed since, in one
+line naming the file, both hashes and the job to rerun, instead of training or scoring on them.
+
+What it costs, and when: weights (MBs here, ~5 GB for a 1B model in float32: seconds) and
+task splits are verified by every job that loads them, always. Token arrays are verified by
+every pretraining job when ``hardware.verify_token_checksums`` is on (the default): at paper
+scale that is 400 GB per corpus, ~15 minutes of hashing at 500 MB/s per job, which a
+cluster with trusted storage can turn off. The workflow passes the switch to jobs through
+the environment (``PIPELINE_VERIFY_TOKEN_CHECKSUMS``), not as a parameter: turning it on or
+off reruns nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pipeline.errors import PipelineError
+from pipeline.files import read_json, sha256_file
+
+PROVENANCE_FILE = "provenance.json"
+VERIFY_TOKENS = "PIPELINE_VERIFY_TOKEN_CHECKSUMS"  # "0" turns token-array verification off
+SEARCH_LEVELS = 3  # model.safetensors -> model/ -> run dir (checkpoints/step-N/ is two below it)
+
+
+def recorded_digest(path: Path) -> tuple[Path, str] | None:
+    """(the provenance.json that lists ``path`` under outputs, its sha256 there); the nearest
+    enclosing one first. None for a file no stage of this version recorded (an older output,
+    a file from outside the workflow)."""
+    for directory in list(path.parents)[:SEARCH_LEVELS]:
+        record = directory / PROVENANCE_FILE
+        if record.is_file():
+            digest = read_json(record).get("outputs", {}).get(path.relative_to(directory).as_posix())
+            if digest is not None:
+                return record, digest
+    return None
+
+
+def verify_recorded(path: str | Path) -> None:
+    """Refuse ``path`` if its bytes are not those its stage recorded (no record: nothing to check)."""
+    path = Path(path)
+    found = recorded_digest(path)
+    if found is not None:
+        record, expected = found
+        verify_digest(path, expected, f"{record} recorded", record.parent)
+
+
+def verify_digest(path: Path, expected: str, where: str, made_by: Path) -> None:
+    actual = sha256_file(path)
+    if actual != expected:
+        raise PipelineError(
+            f"{path}: sha256 {actual} is not the {expected} {where} when it was written; "
+            f"it changed since: rerun the job that made {made_by} (snakemake -f <its output>)"
+        )
+
+
+def verifies_tokens() -> bool:
+    return os.environ.get(VERIFY_TOKENS, "1") != "0"
