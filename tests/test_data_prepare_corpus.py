@@ -242,7 +242,7 @@ def test_a_documents_split_does_not_depend_on_the_other_documents(tmp_path):
 
 
 def test_an_empty_split_or_an_unfetched_source_is_an_error(tmp_path, capsys):
-    assert prepare(tmp_path, [BBC], out="none", heldout_fraction=0.0) == 2
+    assert prepare(tmp_path, [BBC], out="none", heldout_fraction=1e-9) == 2
     assert capsys.readouterr().err == "error: corpus: 0 heldout documents left after deduplication\n"
     assert not (tmp_path / "none" / "corpus" / "index.json").exists()
     assert prepare(tmp_path, [{"reader": "wikipedia_dump", "artifact": "gensim"}], out="missing") == 2
@@ -265,7 +265,21 @@ def test_a_truncated_keys_file_is_an_error_naming_it(tmp_path, capsys):
     keys.write_bytes(keys.read_bytes()[:-3])
     shards = str(tmp_path / "corpus" / "corpus" / "shards" / "0")
     assert main(["gather-corpus", "--shards", shards, "--out", str(tmp_path / "corpus" / "corpus")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {keys}: sha256 ") and f"{Path(shards) / 'provenance.json'} recorded when it was written" in err
+    (Path(shards) / "provenance.json").unlink()  # unrecorded (an older output): read as it is, and its size checked
+    assert main(["gather-corpus", "--shards", shards, "--out", str(tmp_path / "corpus" / "corpus")]) == 2
     assert capsys.readouterr().err == f"error: {keys}: {keys.stat().st_size} bytes, not whole 45-byte records; rerun prepare_corpus\n"
+
+
+def test_a_documents_file_changed_after_preparation_is_refused_by_pack(tmp_path, tokenizer_dir, capsys):
+    prepare(tmp_path, [BBC])
+    corpus = tmp_path / "corpus" / "corpus"
+    documents = corpus / "shards" / "0" / "source-0.jsonl"
+    documents.write_text(documents.read_text().replace("the", "teh", 1))
+    assert main(["pack", "--corpus", str(corpus), "--shard", "0", "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "tokens")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {documents}: sha256 ") and err.count("\n") == 1 and not (tmp_path / "tokens").exists()
 
 
 def test_a_task_without_its_test_file_is_an_error(tmp_path, capsys):

@@ -21,6 +21,7 @@ from pipeline.data.corpus_files import INDEX, documents_file, keys_file, read_ke
 from pipeline.data.prepare_corpus import SHARD_COUNTS
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json, write_json
+from pipeline.integrity import verify_recorded
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ def run(args: argparse.Namespace) -> None:
         raise PipelineError(f"{args.shards[0]}: the shards were prepared from different source lists; rerun prepare_corpus")
     # Corpus order: source by source, shard by shard within a source (pipeline/data/shards.py).
     files = [(number, shard, directory) for number in range(len(names)) for shard, directory in enumerate(args.shards)]
+    for number, _, directory in files:
+        verify_recorded(keys_file(directory, number))
     keys = [read_keys(keys_file(directory, number)) for number, _, directory in files]
     everything = np.concatenate(keys)
     duplicate = repeats(everything["text"])

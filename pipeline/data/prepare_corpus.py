@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> None:
                 f"corpus shard {args.shard} of {spec.num_shards}: no rows in any source; corpus.num_shards is larger than the sources allow"
             )
         shard.write_counts(out)
-        write_provenance(out, strict.to_plain(spec), inputs, shard=args.shard, sources=source_records)
+        outputs = sorted(out.glob("source-*.jsonl")) + sorted(out.glob("source-*.keys"))  # what gather_corpus and pack verify
+        write_provenance(out, strict.to_plain(spec), inputs, outputs=outputs, shard=args.shard, sources=source_records)
     kept = sum(counts["kept"] for counts in shard.counts.values())
     logger.info("shard %d of %d: %d documents kept before deduplication, in %.1f s", args.shard, spec.num_shards, kept, time.perf_counter() - started)
 

@@ -23,6 +23,7 @@ from tokenizers import Tokenizer
 from pipeline.data.corpus_files import SPLITS, corpus_index, read_entry, shard_dir
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json, write_json
+from pipeline.integrity import verify_recorded
 from pipeline.provenance import write_provenance
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> None:
     entries = [entry for entry in corpus_index(args.corpus)["files"] if entry["shard"] == args.shard]
     if not entries:
         raise PipelineError(f"--shard {args.shard}: {args.corpus}/index.json lists no files of that shard")
+    for entry in entries:
+        verify_recorded(Path(args.corpus) / entry["path"])
     meta = {"dtype": dtype.name, "vocab_size": vocab_size, "shard": args.shard, "segments": []}
     with atomic_path(args.out) as out:
         out.mkdir()
