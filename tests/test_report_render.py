@@ -166,6 +166,20 @@ def test_missing_table_is_a_one_line_error(tmp_path: Path, capsys: pytest.Captur
     assert "finetune_grid.csv: file not found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("damage", "what"), [("cut", "unreadable ("), ("header", "missing column 'task'")])
+def test_a_corrupt_table_is_a_one_line_error_saying_what_to_do(damage, what, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = write_fake_results(tmp_path)
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    table = tmp_path / "tables" / "run_scores.csv"
+    text = table.read_text()
+    table.write_text('task,"run\n1,2,3,4\n' if damage == "cut" else "\n".join(["x" + text.splitlines()[0]] + text.splitlines()[1:]))
+    capsys.readouterr()
+    assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {table}: {what}") and err.endswith("; rerun the job that wrote it") and "\n" not in err
+    assert not (tmp_path / "reports" / "replication.html").exists()
+
+
 def test_benchmark_rule_is_the_directory_below_benchmarks() -> None:
     assert benchmark_rule(Path("benchmarks/finetune/sentiment/clm-tiny.tsv")) == "finetune"
     assert benchmark_rule(Path("/x/benchmarks/pretrain/clm-tiny.tsv")) == "pretrain"

@@ -53,16 +53,16 @@ CORPUS_TOTAL_FIELDS: dict[str, Any] = {"train_documents": int, "heldout_document
 
 
 def read_csv(path: Path, columns: list[str], **options: Any) -> pd.DataFrame:
-    """A CSV/TSV with the given columns; anything else is a one-line error."""
+    """A CSV/TSV with the given columns; anything else is a one-line error saying what to do."""
     if not path.is_file():
-        raise PipelineError(f"{path}: file not found")
+        raise PipelineError(f"{path}: file not found; rerun the job that writes it")
     try:
         frame = pd.read_csv(path, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise PipelineError(f"{path}: unreadable ({str(error).splitlines()[0]})") from None
+        raise PipelineError(f"{path}: unreadable ({str(error).splitlines()[0]}); rerun the job that wrote it") from None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise PipelineError(f"{path}: missing column {missing[0]!r}")
+        raise PipelineError(f"{path}: missing column {missing[0]!r}; rerun the job that wrote it")
     return frame
 
 
