@@ -1,6 +1,6 @@
 """Checksums end to end: a file is verified against the sha256 recorded when it was written.
 
-A stage that writes weights, prepared task splits or corpus shards lists each file's sha256 under
+A stage that writes weights, prepared task splits, corpus shards or minimal pairs lists each file's sha256 under
 ``outputs`` in its ``provenance.json`` (:func:`pipeline.provenance.write_provenance`);
 ``pack`` records each token array's in its ``meta.json``, which ``index-tokens`` carries
 into results/tokens/meta.json. A stage about to read one verifies it first

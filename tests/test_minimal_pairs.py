@@ -69,6 +69,19 @@ def test_no_pair_of_a_requested_kind_is_an_error_naming_the_kind(tmp_path, capsy
     assert "pronoun_verb_agreement" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+def test_pairs_changed_after_they_were_made_are_refused_by_the_scoring_stage(tmp_path, init_dir, capsys):
+    corpus = write_corpus(tmp_path / "corpus", ["A training text."], PARAGRAPHS)
+    spec = json.dumps({"kinds": ["adjacent_swap"], "max_pairs_per_kind": 5})
+    assert main(["prepare-minimal-pairs", "--spec", spec, "--seed", "0", "--corpus", str(corpus), "--out", str(tmp_path / "pairs")]) == 0
+    pairs = tmp_path / "pairs" / "pairs.jsonl"
+    assert list(json.loads((tmp_path / "pairs" / "provenance.json").read_text())["outputs"]) == ["pairs.jsonl"]
+    pairs.write_text(pairs.read_text().replace('"good"', '"bad"', 1).replace('"bad"', '"good"', 2))  # a pair turned round
+    run = json.dumps({"run": "clm-micro", "objective": "clm", "objective_spec": {"kind": "clm"}, "size": "micro", "pretraining_step": None})
+    capsys.readouterr()
+    assert main(["minimal-pairs", "--spec", run, "--model", str(init_dir), "--pairs", str(pairs), "--out", str(tmp_path / "scores")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {pairs}: sha256 ") and not (tmp_path / "scores").exists()
+
+
 # ------------------------------------------------------------------ scoring
 
 

@@ -81,5 +81,6 @@ def run(args: argparse.Namespace) -> None:
         out.mkdir()
         write_jsonl(out / "pairs.jsonl", pairs)
         write_json(out / "stats.json", {"pairs": len(pairs), "by_kind": {kind: counts[kind] for kind in spec.kinds}})
-        write_provenance(out, {"minimal_pairs": strict.to_plain(spec), "seed": args.seed}, {"corpus_index": Path(args.corpus) / "index.json"})
+        spec_record = {"minimal_pairs": strict.to_plain(spec), "seed": args.seed}
+        write_provenance(out, spec_record, {"corpus_index": Path(args.corpus) / "index.json"}, outputs=[out / "pairs.jsonl"])
     log.info("%d minimal pairs: %s", len(pairs), ", ".join(f"{kind} {counts[kind]}" for kind in spec.kinds))

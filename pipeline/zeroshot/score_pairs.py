@@ -18,6 +18,7 @@ import torch
 
 from pipeline import strict
 from pipeline.files import atomic_path, read_jsonl, write_json
+from pipeline.integrity import verify_recorded
 from pipeline.model.backbone import WEIGHTS_FILE, load_language_model
 from pipeline.model.kernels import use_kernels_for
 from pipeline.provenance import write_provenance
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace) -> None:
     device = torch.device(args.device)
     use_kernels_for(device)
     spec = strict.parse_json(MinimalPairsRunSpec, args.spec, "minimal_pairs_run")
+    if Path(args.pairs).is_file():  # a missing one is read_jsonl's error to name
+        verify_recorded(args.pairs)
     pairs = read_jsonl(args.pairs)
     methods, not_scored = scoring_methods(spec.objective_spec)
     sentences = [pair["good"] for pair in pairs] + [pair["bad"] for pair in pairs]
