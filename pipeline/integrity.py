@@ -1,20 +1,21 @@
 """Checksums end to end: a file is verified against the sha256 recorded when it was written.
 
-A stage that writes weights, prepared task splits, corpus shards or minimal pairs lists each file's sha256 under
-``outputs`` in its ``provenance.json`` (:func:`pipeline.provenance.write_provenance`);
-``pack`` records each token array's in its ``meta.json``, which ``index-tokens`` carries
-into results/tokens/meta.json. A stage about to read one verifies it first
-(:func:`verify_recorded`, :func:`verify_digest`) and refuses bytes that changed since, in one
-line naming the file, both hashes and the job to rerun, instead of training or scoring on them.
+A stage that writes weights, prepared task splits, corpus shards or minimal pairs lists
+each file's sha256 under ``outputs`` in its ``provenance.json``
+(:func:`pipeline.provenance.write_provenance`); ``pack`` records each token array's in its
+``meta.json``, which ``index-tokens`` carries into results/tokens/meta.json. A stage about
+to read one verifies it first (:func:`verify_recorded`, :func:`verify_digest`) and refuses
+bytes that changed since, in one line naming the file, both hashes and the job to rerun,
+instead of training or scoring on them.
 
 What it costs, and when: weights (MBs here, ~5 GB for a 1B model in float32: seconds) and
-task splits are verified by every job that loads them, always; corpus shards by gather_corpus
-and pack (7.5 GB a shard at paper scale: seconds next to packing it). Token arrays are verified by
-every pretraining job when ``hardware.verify_token_checksums`` is on (the default): at paper
-scale that is 400 GB per corpus, ~15 minutes of hashing at 500 MB/s per job, which a
-cluster with trusted storage can turn off. The workflow passes the switch to jobs through
-the environment (``PIPELINE_VERIFY_TOKEN_CHECKSUMS``), not as a parameter: turning it on or
-off reruns nothing.
+task splits are verified by every job that loads them, always; corpus shards by
+gather_corpus and pack (7.5 GB a shard at paper scale: seconds next to packing it). Token
+arrays are verified by every pretraining job when ``hardware.verify_token_checksums`` is on
+(the default): at paper scale that is 400 GB per corpus, ~15 minutes of hashing at 500 MB/s
+per job, which a cluster with trusted storage can turn off. The workflow passes the switch
+to jobs through the environment (``PIPELINE_VERIFY_TOKEN_CHECKSUMS``), not as a parameter:
+turning it on or off reruns nothing.
 """
 
 from __future__ import annotations
