@@ -16,7 +16,7 @@ import typing
 from typing import Annotated, Any, Literal, Union
 
 from pipeline.config import Config
-from pipeline.strict import Bounds
+from pipeline.config.bounds import Bounds
 
 
 def json_schema(annotation: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Unknown keys, missing keys, wrong types and numbers out of their range are error
 name the dotted path of the offending key, e.g. ``pretraining.num_steps: expected int, got
 'abc'`` or ``pretraining.batch_size: -8 must be at least 1``. This is the config's schema:
 there is no second copy of it to drift. A number's range is part of its type
-(``Annotated[int, Bounds(low=1)]``, spelled :data:`Count` and the like below).
+(``Annotated[int, Bounds(low=1)]``, spelled ``Count`` and the like in
+:mod:`pipeline.config.bounds`).
 """
 
 from __future__ import annotations
@@ -15,38 +16,8 @@ import types
 import typing
 from typing import Annotated, Any, Literal, Union
 
+from pipeline.config.bounds import Bounds
 from pipeline.errors import PipelineError
-
-
-@dataclasses.dataclass(frozen=True)
-class Bounds:
-    """The range a number must lie in: ``low`` / ``high`` inclusive unless ``*_open``."""
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-
-    def admits(self, value: float) -> bool:
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        below = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return above and below
-
-    def describe(self) -> str:
-        if self.high is None:
-            return f"{'above' if self.low_open else 'at least'} {self.low:g}"
-        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-        return f"in {left}{self.low:g}, {self.high:g}{right}"
-
-
-# The ranges the config's numbers take.
-Count = Annotated[int, Bounds(low=1)]  # sizes, steps, batch sizes, examples: at least one
-NonNegativeInt = Annotated[int, Bounds(low=0)]  # seeds, warmup steps, offsets
-Positive = Annotated[float, Bounds(low=0, low_open=True)]  # learning rates, epsilons, norms
-NonNegative = Annotated[float, Bounds(low=0)]  # weight decay, regularisation floors
-Fraction = Annotated[float, Bounds(low=0, high=1)]  # shares, closed
-ProperFraction = Annotated[float, Bounds(low=0, high=1, high_open=True)]  # shares below one: warmup, split fractions, AdamW betas
-OpenFraction = Annotated[float, Bounds(low=0, high=1, low_open=True, high_open=True)]  # shares strictly between 0 and 1
 
 
 def parse(cls: type, data: Any, path: str = "") -> Any:

@@ -7,10 +7,9 @@ in. Every stage receives only its own part (as JSON through Snakemake ``params:`
 that changing a value reruns exactly the affected jobs). Names carry their units:
 ``num_steps``, ``num_warmup_steps``, ``max_length`` (tokens).
 
-Nothing here reads a file or imports another part of the pipeline but the parser's number
-types (:mod:`pipeline.strict`: a number's range is part of its type, refused at plan time):
-reading, merging overlays, the checks that need registries (metrics, objectives, claims)
-and the run plan live in :mod:`pipeline.configure`.
+Nothing here reads a file or imports another part of the pipeline: reading, merging
+overlays, the checks that need registries (metrics, objectives, claims) and the run plan
+live in :mod:`pipeline.configure`. A number's range is part of its type (:mod:`.bounds`).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.config.bounds import NonNegativeInt, OpenFraction
 from pipeline.config.data import (
     ArtifactSpec,
     CorpusSpec,
@@ -49,7 +49,6 @@ from pipeline.config.pretraining import (
     ZooSpec,
 )
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
-from pipeline.strict import NonNegativeInt, OpenFraction
 
 __all__ = [
     "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec", "model_pair",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipeline.strict import Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
 
 
 @dataclass(frozen=True)

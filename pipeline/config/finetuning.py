@@ -7,8 +7,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.config.bounds import Count, NonNegativeInt, Positive, ProperFraction
 from pipeline.config.pretraining import OptimizerSpec
-from pipeline.strict import Count, NonNegativeInt, Positive, ProperFraction
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipeline.strict import Count, Fraction, NonNegative, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import Count, Fraction, NonNegative, NonNegativeInt, OpenFraction, Positive, ProperFraction
 
 
 @dataclass(frozen=True)
