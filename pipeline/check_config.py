@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.configure import config_layers, merge_layers, resolve_layers
+from pipeline.configure import read_configs, resolve_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,8 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    layers = config_layers(args.paths)
-    resolved = resolve_layers(merge_layers(layers), layers)
+    resolved = resolve_files(read_configs(args.paths), args.paths)
     studies = [p.study for p in resolved.plans.values()]
     counts = ", ".join(f"{studies.count(s)} {s}" for s in dict.fromkeys(studies))
     summary = f"{len(studies)} pretraining runs: {counts}; {len(resolved.config.finetuning.tasks)} tasks; {len(resolved.claims)} claims"

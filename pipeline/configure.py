@@ -52,12 +52,8 @@ def merge(base: Any, override: Any) -> Any:
 
 def read_configs(paths: list[str]) -> dict[str, Any]:
     """The config files merged as the workflow merges them: config/default.yaml first, then each file."""
-    return merge_layers(config_layers(paths))
-
-
-def merge_layers(layers: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
-    for _, layer in layers:
+    for _, layer in config_layers(paths):
         data = merge(data, layer)
     return data
 
@@ -68,14 +64,15 @@ def config_layers(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
     return [(path, read_yaml(path, "config file") or {}) for path in (default, *(p for p in paths if str(Path(p).resolve()) != default))]
 
 
-def resolve_layers(data: dict[str, Any], layers: list[tuple[str, dict[str, Any]]]) -> "Resolved":
-    """:func:`resolve` for config files merged in order (``data``: their merge, with any
-    command-line values); an error names the file that set the key at fault, or the merged
-    config where none did (a key missing, a clash between keys)."""
+def resolve_files(data: dict[str, Any], paths: list[str]) -> "Resolved":
+    """:func:`resolve` for the overlay files ``paths`` merged over the default (``data``: their
+    merge, with any command-line values); an error names the file that set the key at fault,
+    or the merged config where none did (a key missing, a clash between keys). The files are
+    read again only then, to find it."""
     try:
         return resolve(data, MERGED)
     except PipelineError as error:
-        raise PipelineError(blame(str(error), layers)) from None
+        raise PipelineError(blame(str(error), config_layers(paths))) from None
 
 
 MERGED = "config"  # the origin a merged config's errors start with, before blame names the file

@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline import strict
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
-from pipeline.configure import config_layers, resolve_layers
+from pipeline.configure import resolve_files
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.integrity import VERIFY_TOKENS
@@ -29,8 +29,8 @@ os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
 try:
     # config is Snakemake's merge of the default and the --configfile overlays (and --config values);
-    # the layers are read again only to name the file behind a bad key.
-    RESOLVED = resolve_layers(config, config_layers([str(f) for f in workflow.configfiles]))
+    # the files are read again only to name the one behind a bad key.
+    RESOLVED = resolve_files(config, [str(f) for f in workflow.configfiles])
 except PipelineError as error:
     sys.exit(f"error: {error}")
 CFG = RESOLVED.config
