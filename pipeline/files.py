@@ -7,6 +7,7 @@ stage never leaves a file or directory that looks complete.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import hashlib
 import json
@@ -22,10 +23,20 @@ import yaml
 from pipeline.errors import PipelineError
 
 
-def sha256_file(path: str | Path, chunk_bytes: int = 1 << 20) -> str:
+def sha256_file(path: str | Path) -> str:
+    """sha256 of a file, hashed once per process while it is unchanged: a pretraining job
+    reads its initial weights' digest for its resume fingerprint, for their verification and
+    for its provenance (GBs at paper scale), and hashes them once."""
+    status = os.stat(path)
+    return _sha256_of(os.path.realpath(path), status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_of(path: str, inode: int, size: int, mtime_ns: int) -> str:
+    """Keyed by what changes when the file does (inode, size, mtime): an edit is a new key."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_bytes):
+        while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
 
