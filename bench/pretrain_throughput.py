@@ -43,9 +43,8 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
-from pipeline.configure import REPOSITORY
+from pipeline.configure import REPOSITORY, read_configs
 from pipeline.cost import parameters
-from pipeline.files import read_yaml
 from pipeline.model.backbone import BackboneSpec, build_language_model, load_language_model, read_backbone_spec, save_language_model
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.distributed import Processes
@@ -181,7 +180,8 @@ def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, direc
     """``--init`` as given, or fresh weights of paper size ``--size`` (vocabulary ``--vocab-size``) in ``directory``."""
     if args.init:
         return Path(args.init)
-    size = strict.parse(SizeSpec, read_yaml(REPOSITORY / "config" / "paper.yaml", "config")["sizes"][args.size], f"sizes.{args.size}")
+    sizes = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["sizes"]  # the paper's sizes and the default's
+    size = strict.parse(SizeSpec, sizes[args.size], f"sizes.{args.size}")
     spec = BackboneSpec(size, args.vocab_size, args.sequence_length, special.pad, special.bos, special.eos, special.mask)
     save_language_model(build_language_model(spec, "causal", seed=0), spec, directory)
     return directory
@@ -202,7 +202,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", required=True, help="packed token directory (results/tokens)")
     parser.add_argument("--init", help="initial weights + tokenizer (results/init/random-tiny); or --size")
-    parser.add_argument("--size", help="a size of config/paper.yaml, built fresh (210m, 610m, 1b)")
+    parser.add_argument("--size", help="a size of config/paper.yaml or default.yaml, built fresh (210m, 610m, 1b; tiny)")
     parser.add_argument("--tokenizer", help="tokenizer directory (default: --init)")
     parser.add_argument("--vocab-size", type=int, default=128256, help="model vocabulary with --size (the study's)")
     parser.add_argument("--objectives", nargs="+", default=["clm", "mlm"], choices=sorted(OBJECTIVES))
@@ -246,14 +246,32 @@ def main() -> None:
                     )
         peak_after = matmul_peak(bench.device, dtype)
         print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
-        print(report(args, bench, results, max(peak, peak_after)))
+        summary = summarize(bench, results, max(peak, peak_after))
+        print(report(args, summary, max(peak, peak_after)))
     if args.json:
-        Path(args.json).write_text(
-            json.dumps({"args": vars(args), "machine": machine(), "peak_flops": max(peak, peak_after), "results": results}, indent=2)
-        )
+        record = {"args": vars(args), "machine": machine(), "peak_flops": max(peak, peak_after), "results": results, "summary": summary}
+        Path(args.json).write_text(json.dumps(record, indent=2))
 
 
-def report(args: argparse.Namespace, bench: Bench, results: dict, peak: float) -> str:
+def summarize(bench: Bench, results: dict, peak: float) -> dict:
+    """Per objective and trainer: median tokens/s, MFU against ``peak`` (6N, and 6N + attention), peak memory."""
+    summary = {}
+    for kind, measured in results.items():
+        flops, flops_attention = bench.model_flops_per_token(kind)
+        summary[kind] = {}
+        for who, rows in measured.items():
+            median = statistics.median(r["tokens_per_second"] for r in rows)
+            summary[kind][who] = {
+                "tokens_per_second": median,
+                "mfu": median * flops / peak,
+                "mfu_with_attention": median * flops_attention / peak,
+                "model_flops_per_token": flops,
+                "peak_memory_gb": max(r["peak_memory_gb"] for r in rows),
+            }
+    return summary
+
+
+def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPOSITORY).stdout.strip()
     except OSError:
@@ -265,15 +283,13 @@ def report(args: argparse.Namespace, bench: Bench, results: dict, peak: float) -
         "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / Trainer |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for kind, measured in results.items():
-        median = {who: statistics.median(r["tokens_per_second"] for r in rows) for who, rows in measured.items()}
-        memory = {who: max(r["peak_memory_gb"] for r in rows) for who, rows in measured.items()}
-        flops, flops_attention = bench.model_flops_per_token(kind)
-        mfu = {who: f"{median[who] * flops / peak:.1%} / {median[who] * flops_attention / peak:.1%}" for who in median}
-        lines.append(f"| {kind} | {median['ours']:,.0f} | {median['trainer']:,.0f} | {median['ours'] / median['trainer']:.2f}x"
-                     f" | {mfu['ours']} | {mfu['trainer']} | {memory['ours']:.1f} / {memory['trainer']:.1f} |")  # fmt: skip
+    for kind, by_who in summary.items():
+        ours, trainer = by_who["ours"], by_who["trainer"]
+        mfu = {who: f"{row['mfu']:.1%} / {row['mfu_with_attention']:.1%}" for who, row in by_who.items()}
+        lines.append(f"| {kind} | {ours['tokens_per_second']:,.0f} | {trainer['tokens_per_second']:,.0f}"
+                     f" | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x"
+                     f" | {mfu['ours']} | {mfu['trainer']} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb']:.1f} |")  # fmt: skip
     return "\n".join(lines)
-
 
 if __name__ == "__main__":
     main()

@@ -12,13 +12,14 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import strict
+from pipeline import jobs, strict
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import resolve_files
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.integrity import VERIFY_TOKENS
+from pipeline.jobs import as_json
 from pipeline.malloc_tunables import glibc_tunables
 from pipeline.provenance import source_hash
 
@@ -63,10 +64,6 @@ wildcard_constraints:
     name="[A-Za-z0-9_]+",
     step="[0-9]+",
     size="[A-Za-z0-9_]+",
-
-
-def as_json(value):
-    return json.dumps(strict.to_plain(value), sort_keys=True)
 
 
 # ---------------------------------------------------------------- targets
@@ -249,19 +246,7 @@ def run_plan(wildcards):
 
 
 def pretrain_spec(wildcards):
-    plan = run_plan(wildcards)
-    return as_json(
-        {
-            "run": plan.run,
-            "objective_name": plan.objective,
-            "objective": CFG.objectives[plan.objective],
-            "size_name": plan.size,
-            "size": CFG.sizes[plan.size],
-            "pretraining": CFG.pretraining,
-            "plan": plan,
-            "seed": plan.seed(CFG.seed),
-        }
-    )
+    return jobs.pretrain_spec(CFG, run_plan(wildcards))
 
 
 def pretrain_start(wildcards):
@@ -324,15 +309,7 @@ def curve_minimal_pairs_spec(wildcards):
 def run_minimal_pairs_spec(wildcards, pretraining_step):
     """The model's run name and the objective its last stage trained (which picks its score)."""
     objective = run_objective(wildcards.name, wildcards.size)
-    return as_json(
-        {
-            "run": f"{wildcards.name}-{wildcards.size}",
-            "objective": wildcards.name,
-            "objective_spec": None if objective == RANDOM_INIT else CFG.objectives[objective],
-            "size": wildcards.size,
-            "pretraining_step": pretraining_step,
-        }
-    )
+    return jobs.minimal_pairs_spec(CFG, wildcards.name, wildcards.size, objective, pretraining_step)
 
 
 def outside_minimal_pairs_spec(wildcards):
@@ -351,17 +328,4 @@ def run_finetune_spec(wildcards, pretraining_step):
 
 
 def finetune_job_spec(task, name, size, objective_kind, pretraining_step):
-    """The finetune stage's --spec for model ``name``-``size`` on ``task`` (a pretrained run,
-    random init, a learning-curve checkpoint, or an outside model of size "outside")."""
-    return as_json(
-        {
-            "task_name": task,
-            "task": CFG.tasks[task],
-            "run": f"{name}-{size}",
-            "objective": name,
-            "objective_kind": objective_kind,
-            "size": size,
-            "finetuning": CFG.finetuning.for_task(task),
-            "pretraining_step": pretraining_step,
-        }
-    )
+    return jobs.finetune_spec(CFG, task, name, size, objective_kind, pretraining_step)
