@@ -9,5 +9,6 @@ cd "$(dirname "$0")/.."
 out="$(realpath "${1:-.}")"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the pipeline package, installed or not
 "${PYTHON:-python3}" bench/gpu_acceptance.py --inputs results --work "${TMPDIR:-/tmp}/gpu_acceptance" \
     --json "$out/gpu_acceptance.json" 2>&1 | tee "$out/gpu_acceptance.log"
