@@ -49,6 +49,7 @@ import torch
 
 from pipeline import jobs, strict
 from pipeline.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
+from pipeline.errors import PipelineError
 
 
 def single_runs(num_steps: int) -> dict[str, Any]:
@@ -231,7 +232,8 @@ def section_finetune(args: argparse.Namespace, record: dict) -> None:
           "--out", str(out), "--threads", str(args.threads), "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
     record["seconds"] = time.perf_counter() - started
     scores = json.loads((out / "scores.json").read_text())
-    record["scores"] = {key: value for key, value in scores.items() if not isinstance(value, (list, dict))}
+    record["metric"] = scores["metric"]
+    record["grid"] = [{key: point[key] for key in ("learning_rate", "seed", "num_steps", "validation", "test", "seconds")} for point in scores["grid"]]
 
 
 def section_minimal_pairs(args: argparse.Namespace, record: dict) -> None:
@@ -244,7 +246,9 @@ def section_minimal_pairs(args: argparse.Namespace, record: dict) -> None:
           "--out", str(out), "--threads", str(args.threads), "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
     record["seconds"] = time.perf_counter() - started
     scores = json.loads((out / "scores.json").read_text())
-    record["scores"] = {key: value for key, value in scores.items() if not isinstance(value, (list, dict))}
+    for method, pairs in scores["methods"].items():
+        record[f"{method}_accuracy"] = sum(good > bad for good, bad in zip(pairs["good"], pairs["bad"])) / max(len(pairs["good"]), 1)
+        record["num_pairs"] = len(pairs["good"])
 
 
 def section_cpu_gpu_agreement(args: argparse.Namespace, record: dict) -> None:
@@ -311,7 +315,10 @@ def main() -> None:
     # The embedded sentiment task (its splits are in --inputs) beside the paper's datasets.
     sentiment = {"sentiment": read_task_files("config/tasks", "config")["sentiment"]}
     overlay = merge(merge(single_runs(30), PAPER_SHRUNK), {"pretraining": {"sizes": [args.size], "sequence_length": args.sequence_length}, "tasks": sentiment})
-    resolved = resolve(merge(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), overlay))
+    try:
+        resolved = resolve(merge(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), overlay))
+    except PipelineError as error:
+        refuse(str(error))
     args.paper, args.paper_plans, args.pretrained = resolved.config, resolved.plans, None
     record: dict[str, Any] = {"environment": environment(args.device), "paper_overlay": strict.to_plain(overlay), "sections": {}}
     for name in args.sections:
