@@ -17,18 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import strict
-from pipeline.config import Config
+from pipeline.config import Config, TokenizerSpec
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
 from pipeline.metrics import get_metric
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
 from pipeline.report.claims.spec import Claim, read_claims
+from pipeline.tokenization.special_tokens import special_token_list
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = "config/default.yaml"  # what every overlay is merged over, as the Snakefile's configfile
 
 logger = logging.getLogger(__name__)
+BYTE_ALPHABET = 256  # tokens a byte-level BPE holds before any merge (pre_tokenizers.ByteLevel.alphabet())
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
             get_metric(task.metric)
         except PipelineError as error:
             raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
+    check_vocabulary(config.tokenizer, origin)
     for name, spec in config.objectives.items():
         parse_objective(spec, f"{origin}.objectives.{name}")
     for index, outside in enumerate(config.outside_models):
@@ -169,6 +172,17 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     claims_file = claims_path(config)
     claims = read_claims(claims_file) if claims_file is not None else []
     return Resolved(config, plans, points, claims, claims_file)
+
+
+def check_vocabulary(tokenizer: TokenizerSpec, origin: str) -> None:
+    """A trained byte-level BPE starts with 256 byte tokens and the special tokens; a smaller
+    vocab_size would silently give that many tokens, not the size asked for."""
+    smallest = BYTE_ALPHABET + len(special_token_list(tokenizer.num_sentinel_tokens))
+    if tokenizer.ready_made is None and tokenizer.vocab_size < smallest:
+        raise PipelineError(
+            f"{origin}.tokenizer.vocab_size: {tokenizer.vocab_size} is below the {smallest} tokens a trained byte-level BPE"
+            f" starts with ({BYTE_ALPHABET} bytes + {smallest - BYTE_ALPHABET} special tokens)"
+        )
 
 
 def load_config(data: dict[str, Any], origin: str = "config") -> Config:

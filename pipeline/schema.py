@@ -16,7 +16,7 @@ import typing
 from typing import Annotated, Any, Literal, Union
 
 from pipeline.config import Config
-from pipeline.config.bounds import Bounds
+from pipeline.config.bounds import Bounds, Items
 
 
 def json_schema(annotation: Any) -> dict[str, Any]:
@@ -36,7 +36,10 @@ def json_schema(annotation: Any) -> dict[str, Any]:
         return schema
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is Annotated:
-        return {**json_schema(args[0]), **{key: value for meta in args[1:] if isinstance(meta, Bounds) for key, value in bounds_schema(meta).items()}}
+        schema = json_schema(args[0])
+        for meta in args[1:]:
+            schema.update(bounds_schema(meta) if isinstance(meta, Bounds) else items_schema(meta) if isinstance(meta, Items) else {})
+        return schema
     if origin in (Union, types.UnionType):
         return {"anyOf": [json_schema(a) for a in args]}
     if origin is Literal:
@@ -47,6 +50,10 @@ def json_schema(annotation: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": json_schema(args[1])}
     simple = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
     return {"type": simple[annotation]} if annotation in simple else {}
+
+
+def items_schema(items: Items) -> dict[str, object]:
+    return {**({"minItems": 1} if items.non_empty else {}), **({"uniqueItems": True} if items.distinct else {})}
 
 
 def bounds_schema(bounds: Bounds) -> dict[str, float]:

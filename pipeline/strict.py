@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from typing import Annotated, Any, Literal, Union
 
-from pipeline.config.bounds import Bounds
+from pipeline.config.bounds import Bounds, Items
 from pipeline.errors import PipelineError
 
 
@@ -61,9 +62,11 @@ def _parse(annotation: Any, data: Any, path: str) -> Any:
     args = typing.get_args(annotation)
     if origin is Annotated:
         value = _parse(args[0], data, path)
-        for bounds in (meta for meta in args[1:] if isinstance(meta, Bounds)):
-            if not bounds.admits(value):
-                raise PipelineError(f"{path}: {value!r} must be {bounds.describe()}")
+        for meta in args[1:]:
+            if isinstance(meta, Bounds) and meta.violation(value):
+                raise PipelineError(f"{path}: {value!r} {meta.violation(value)}")
+            if isinstance(meta, Items):
+                _check_items(meta, value, path)
         return value
     if origin in (Union, types.UnionType):
         if data is None and type(None) in args:
@@ -97,14 +100,19 @@ def _parse(annotation: Any, data: Any, path: str) -> Any:
         # unambiguously a number, never a bool.
         if isinstance(data, bool):
             raise PipelineError(f"{path}: expected a number, got {_describe(data)}")
+        value = None
         if isinstance(data, (int, float)):
-            return float(data)
-        if isinstance(data, str):
+            value = float(data) if abs(data) < 2**1024 else math.inf
+        elif isinstance(data, str):
             try:
-                return float(data)
+                value = float(data)
             except ValueError:
                 pass
-        raise PipelineError(f"{path}: expected a number, got {_describe(data)}")
+        if value is None:
+            raise PipelineError(f"{path}: expected a number, got {_describe(data)}")
+        if not math.isfinite(value):
+            raise PipelineError(f"{path}: {_describe(data)} is not a finite number")
+        return value
     if annotation is int:
         if isinstance(data, bool) or not isinstance(data, int):
             raise PipelineError(f"{path}: expected an integer, got {_describe(data)}")
@@ -114,6 +122,18 @@ def _parse(annotation: Any, data: Any, path: str) -> Any:
             raise PipelineError(f"{path}: expected {annotation.__name__}, got {_describe(data)}")
         return data
     raise TypeError(f"strict.parse cannot handle annotation {annotation!r} at {path}")
+
+
+def _check_items(items: Items, value: tuple, path: str) -> None:
+    if items.non_empty and not value:
+        raise PipelineError(f"{path}: must list at least one")
+    if items.distinct:
+        seen = set()
+        for index, item in enumerate(value):
+            key = json.dumps(to_plain(item), sort_keys=True)
+            if key in seen:
+                raise PipelineError(f"{path}[{index}]: {_describe(to_plain(item))} is listed twice")
+            seen.add(key)
 
 
 def _parse_dataclass(cls: type, data: Any, path: str) -> Any:

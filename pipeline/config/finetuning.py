@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from pipeline.config.bounds import Count, NonNegativeInt, Positive, ProperFraction
+from pipeline.config.bounds import NON_EMPTY, Count, LearningRate, NonNegativeInt, Positive, ProperFraction
 from pipeline.config.pretraining import OptimizerSpec
 
 
@@ -15,11 +15,11 @@ from pipeline.config.pretraining import OptimizerSpec
 class TaskBudgetSpec:
     """Per-task departures from the shared fine-tuning protocol (the default's cost knobs)."""
 
-    learning_rates: tuple[Positive, ...] | None = None
-    seeds: tuple[NonNegativeInt, ...] | None = None
+    learning_rates: Annotated[tuple[LearningRate, ...], NON_EMPTY] | None = None
+    seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY] | None = None
     max_steps: Count | None = None
     max_epochs: Positive | None = None
-    runs: tuple[str, ...] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
+    runs: Annotated[tuple[str, ...], NON_EMPTY] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ExampleBudget:
     budget (``min(max_steps, max_epochs x examples / batch_size)`` batches). All that the
     bag-of-words reference reads of the protocol, so a learning rate changed reruns it not."""
 
-    seeds: tuple[NonNegativeInt, ...]
+    seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY]
     batch_size: Count = 32
     max_steps: Count = 1000
     max_epochs: Positive = 1.0
@@ -36,9 +36,9 @@ class ExampleBudget:
 
 @dataclass(frozen=True)
 class FinetuningSpec:
-    tasks: tuple[str, ...]
-    learning_rates: tuple[Positive, ...]
-    seeds: tuple[NonNegativeInt, ...]
+    tasks: Annotated[tuple[str, ...], NON_EMPTY]
+    learning_rates: Annotated[tuple[LearningRate, ...], NON_EMPTY]
+    seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY]
     batch_size: Count = 32
     max_steps: Count = 1000
     max_epochs: Positive = 1.0
@@ -50,7 +50,7 @@ class FinetuningSpec:
     precision: Literal["fp32", "bf16"] = "fp32"
     # Seeds that run at every LR; the other seeds run only at the LR these choose on validation.
     # None: every seed runs every LR (the study's full grid).
-    selection_seeds: tuple[NonNegativeInt, ...] | None = None
+    selection_seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY] | None = None
     by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -58,7 +58,7 @@ class FinetuningSpec:
             return
         seed_lists = [("seeds", self.seeds)] + [(f"by_task.{t}.seeds", b.seeds) for t, b in self.by_task.items() if b.seeds is not None]
         for where, seeds in seed_lists:
-            if not self.selection_seeds or not set(self.selection_seeds) <= set(seeds):
+            if not set(self.selection_seeds) <= set(seeds):
                 raise ValueError(f"selection_seeds {list(self.selection_seeds)} must be one or more of {where} {list(seeds)}")
 
     def for_task(self, task: str) -> "FinetuningSpec":
@@ -87,9 +87,5 @@ class FinetuningSpec:
 class BagOfWordsSpec:
     """The lexical reference on sequence-classification tasks (pipeline/baselines/bag_of_words.py)."""
 
-    regularization: tuple[Positive, ...] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
+    regularization: Annotated[tuple[Positive, ...], NON_EMPTY] = (0.03, 0.1, 0.3, 1.0, 3.0)  # logistic regression's C, picked on validation
     max_iterations: Count = 1000
-
-    def validate(self) -> None:
-        if not self.regularization:
-            raise ValueError("regularization: at least one value of C")

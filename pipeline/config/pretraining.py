@@ -5,9 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from pipeline.config.bounds import Count, Fraction, NonNegative, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import (
+    DISTINCT,
+    NON_EMPTY,
+    Count,
+    Fraction,
+    LearningRate,
+    NonNegative,
+    NonNegativeInt,
+    OpenFraction,
+    Positive,
+    ProperFraction,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,9 @@ class ReadyMadeTokenizer:
     path: str
     revision: str | None = None  # a hub revision (commit, tag or branch); None: the default branch
     reserved: str = "reserved"
+    # Whether its repository's own tokenizer code (tokenizer_config.json's auto_map) may run;
+    # an outside model's tokenizer takes the model's setting.
+    trust_remote_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,7 +96,7 @@ class SizeSpec:
 @dataclass(frozen=True)
 class ScheduleSpec:
     kind: Literal["wsd", "cosine"] = "wsd"
-    peak_lr: Positive = 5e-4
+    peak_lr: LearningRate = 5e-4
     num_warmup_steps: NonNegativeInt = 2000
     num_decay_steps: NonNegativeInt = 2000  # wsd only: linear decay to min_lr at the end
     min_lr_ratio: Fraction = 0.0
@@ -166,12 +180,12 @@ class HardwareSpec:
 
 @dataclass(frozen=True)
 class PretrainingSpec:
-    sizes: tuple[str, ...]
-    objectives: tuple[str, ...]
+    sizes: Annotated[tuple[str, ...], NON_EMPTY]
+    objectives: Annotated[tuple[str, ...], NON_EMPTY]
     sequence_length: Count
     batch_size: Count  # sequences per optimizer step
     num_steps: Count
-    checkpoint_steps: tuple[Count, ...] = ()  # intermediate HF checkpoints (learning curves)
+    checkpoint_steps: Annotated[tuple[Count, ...], DISTINCT] = ()  # intermediate HF checkpoints (learning curves)
     # Pretraining seeds per arm of the CLM-vs-MLM comparison (``objectives`` at ``sizes``) and
     # of its random-init twin: replicate i starts from seed ``seed + i``'s initial weights and
     # reads the blocks in that seed's order (pipeline/replicates.py). The zoo, two-stage and
@@ -200,8 +214,8 @@ class ZooSpec:
     MLM of its own budget: a budget spends its steps on the comparison that needs them.
     """
 
-    sizes: tuple[str, ...]
-    objectives: tuple[str, ...]
+    sizes: Annotated[tuple[str, ...], DISTINCT]
+    objectives: Annotated[tuple[str, ...], DISTINCT]
     num_steps: Count | None = None  # None: pretraining.num_steps
 
 
@@ -217,35 +231,28 @@ class TwoStageSpec:
     (WSD: its stable-phase checkpoint decayed over the last num_decay_steps of the budget).
     """
 
-    sizes: tuple[str, ...]
+    sizes: Annotated[tuple[str, ...], DISTINCT]
     first: str = "clm"
     second: str = "mlm"
-    first_stage_fractions: tuple[float, ...] = (0.25, 0.5, 0.75)
+    first_stage_fractions: Annotated[tuple[OpenFraction, ...], DISTINCT] = (0.25, 0.5, 0.75)
     # carry: the second stage continues with the first stage's AdamW moments, as one run
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
-    budgets: tuple[Count, ...] | None = None  # None: pretraining.num_steps alone
-
-    def validate(self) -> None:
-        bad = [f for f in self.first_stage_fractions if not 0 < f < 1]
-        if bad:
-            raise ValueError(f"first_stage_fractions {bad} must lie strictly between 0 and 1")
-        if self.budgets is not None and (not self.budgets or len(set(self.budgets)) < len(self.budgets)):
-            raise ValueError(f"budgets {list(self.budgets)} must be a non-empty list of distinct step counts")
+    budgets: Annotated[tuple[Count, ...], NON_EMPTY] | None = None  # None: pretraining.num_steps alone
 
 
 @dataclass(frozen=True)
 class ContinuedPretrainingSpec:
     """An objective trained further on decayed (final) models of several bases, same budget each."""
 
-    sizes: tuple[str, ...]
+    sizes: Annotated[tuple[str, ...], DISTINCT]
     num_steps: Count
     schedule: ScheduleSpec
     objective: str = "mlm"
-    bases: tuple[str, ...] = ("clm", "mlm")
+    bases: Annotated[tuple[str, ...], DISTINCT] = ("clm", "mlm")
     # outside_models continued the same way (the study's advice: adapt a decoder you have with
     # MLM), each on the corpus packed with its own tokenizer, at the config size it names.
-    outside_bases: tuple[str, ...] = ()
+    outside_bases: Annotated[tuple[str, ...], DISTINCT] = ()
 
 
 @dataclass(frozen=True)
@@ -253,5 +260,5 @@ class LearningCurveSpec:
     """Fine-tune every pretraining.checkpoint_steps checkpoint of these runs, for score-vs-step
     curves: each run at each of ``sizes`` where it is planned (pipeline.pretrain.plan.curve_checkpoints)."""
 
-    sizes: tuple[str, ...]
-    runs: tuple[str, ...] = ("clm", "mlm")  # run names without the size: objectives or two-stage runs
+    sizes: Annotated[tuple[str, ...], DISTINCT]
+    runs: Annotated[tuple[str, ...], DISTINCT] = ("clm", "mlm")  # run names without the size: objectives or two-stage runs
