@@ -121,18 +121,45 @@ def test_a_cached_sdist_is_extracted_with_its_top_folder(cache, tmp_path):
     assert (out / "extracted" / "toypkg-1.0" / "data" / "words.txt").read_text() == "alpha beta\n"
 
 
-def test_a_checksum_mismatch_names_both_digests_and_deletes_the_file(cache, tmp_path, capsys):
+def test_a_cached_file_that_does_not_match_is_refused_and_left_alone(cache, tmp_path, capsys):
     (cache / WHEEL).write_bytes(b"not the wheel we pinned")
     actual = sha256(cache / WHEEL)
     out = tmp_path / "toy"
     assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, "ab" * 32), "--out", str(out)]) == 2
     message = capsys.readouterr().err
     assert message == (
-        f"error: {cache / WHEEL}: sha256 {actual} does not match the pinned {'ab' * 32}; "
-        "deleted it so that a rerun downloads it again\n"
+        f"error: {cache / WHEEL}: sha256 {actual} does not match the pinned {'ab' * 32}; this harness did not put it there"
+        " and leaves it alone: move or delete it, and the rerun downloads the pinned file\n"
     )
-    assert not (cache / WHEEL).exists()
+    assert (cache / WHEEL).read_bytes() == b"not the wheel we pinned"
     assert not out.exists()
+
+
+def test_a_download_that_does_not_match_never_enters_the_cache(cache, local_index, tmp_path, capsys):
+    digest = sha256(local_index / WHEEL)
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, "ab" * 32), "--out", str(tmp_path / "toy")]) == 2
+    assert capsys.readouterr().err == f"error: pip download toypkg==1.0: {WHEEL} has sha256 {digest}, not the pinned {'ab' * 32}\n"
+    assert list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize("filename", ["/etc/passwd", "../../outside.whl", "a/b.whl", "..", ".hidden", "a\\b.whl", "x..whl"])
+def test_a_filename_that_is_not_a_bare_name_is_refused_and_nothing_is_touched(cache, tmp_path, capsys, filename):
+    victim = tmp_path / "outside.whl"
+    victim.write_bytes(b"a file of the user's")
+    spec = spec_json(filename, "ab" * 32)
+    assert main(["fetch", "--name", "toy", "--spec", spec, "--out", str(tmp_path / "work" / "results" / "sources" / "toy")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: sources.toy: filename {filename!r} must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)\n"
+    )
+    assert victim.read_bytes() == b"a file of the user's"
+    assert list(cache.iterdir()) == []
+
+
+def test_a_requirement_pip_would_read_as_an_option_is_refused(tmp_path, capsys):
+    spec = json.loads(spec_json(WHEEL, "ab" * 32))
+    spec["requirement"] = "--index-url=https://elsewhere.example/simple"
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
+    assert capsys.readouterr().err == f"error: sources.toy: requirement {spec['requirement']!r} would be read by pip as an option\n"
 
 
 def test_a_pip_failure_names_the_requirement_and_pips_last_line(cache, tmp_path, capsys, monkeypatch):

@@ -3,10 +3,13 @@ the downstream tasks, declared as data (``config/tasks/<name>.yaml``)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from pipeline.config.bounds import Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import NON_EMPTY, Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+
+BARE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,11 @@ class ArtifactSpec:
     def validate(self) -> None:
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(f"sha256 {self.sha256!r} is not 64 lowercase hex digits")
+        # The cache path is cache/filename: a separator or ".." would reach outside the cache.
+        if not BARE_FILENAME.fullmatch(self.filename) or ".." in self.filename:
+            raise ValueError(f"filename {self.filename!r} must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)")
+        if self.requirement.startswith("-"):
+            raise ValueError(f"requirement {self.requirement!r} would be read by pip as an option")
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class DataSourceSpec:
 
 @dataclass(frozen=True)
 class CorpusSpec:
-    documents: tuple[DataSourceSpec, ...]
+    documents: Annotated[tuple[DataSourceSpec, ...], NON_EMPTY]
     heldout_fraction: OpenFraction = 0.02  # documents kept out of pretraining for held-out loss
     min_characters: NonNegativeInt = 200  # shorter documents are dropped (stubs, headers)
     decontamination_ngram: Count = 8  # a document sharing one word n-gram with a task's
@@ -86,8 +94,8 @@ class NeedleSpec:
     """Needle-in-a-haystack cells: a fact hidden at ``depths`` of distractor contexts of
     ``lengths`` words; the model must generate it."""
 
-    lengths: tuple[Count, ...] = (48, 96)  # words of distractor text (about 1.3 tokens each)
-    depths: tuple[Fraction, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
+    lengths: Annotated[tuple[Count, ...], NON_EMPTY] = (48, 96)  # words of distractor text (about 1.3 tokens each)
+    depths: Annotated[tuple[Fraction, ...], NON_EMPTY] = (0.0, 0.25, 0.5, 0.75, 1.0)  # where the needle sits, 0 = first
     examples_per_cell: Count = 20  # test examples per (length, depth); validation gets half
     num_train_examples: Count = 2000  # random lengths and depths
 
@@ -133,7 +141,7 @@ class MinimalPairsSpec:
     """The zero-shot family: sentences of the held-out corpus against a locally corrupted
     copy (:mod:`pipeline.data.corruptions`), each ``kind`` reported on its own."""
 
-    kinds: tuple[MinimalPairKind, ...] = ("adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number")
+    kinds: Annotated[tuple[MinimalPairKind, ...], NON_EMPTY] = ("adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number")
     min_words: Count = 6  # whitespace words of a sentence that can become a pair
     # A sentence of T tokens costs T forward passes of length T under pseudo-log-likelihood:
     # the length and count caps bound the zero-shot family's cost.

