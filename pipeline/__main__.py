@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from pipeline.errors import PipelineError
@@ -38,6 +39,15 @@ STAGES = {
 }
 
 
+def close_standard_input() -> None:
+    """No stage reads standard input. With it closed, no library prompt (transformers asks y/N
+    before it runs a repository's own code) can be answered by whatever the job inherited."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="stage", required=True, metavar="stage")
@@ -49,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(STAGES[stage_name][0])
         module.add_arguments(commands.choices[stage_name])
     args = parser.parse_args(argv)
+    close_standard_input()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     try:
         importlib.import_module(args.module_name).run(args)

@@ -19,5 +19,5 @@ rule bag_of_words:
     benchmark:
         "benchmarks/baselines/{task}/bag_of_words.tsv"
     shell:
-        "{PYTHON} -m pipeline bag-of-words --spec {params.spec:q} --task-dir {params.task_dir} --tokenizer {input.tokenizer}"
-        " --out {params.out} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline bag-of-words --spec {params.spec:q} --task-dir {params.task_dir:q} --tokenizer {input.tokenizer:q}"
+        " --out {params.out:q} > {log:q} 2>&1"

@@ -25,6 +25,10 @@ from pipeline.provenance import source_hash
 
 PYTHON = sys.executable
 
+# Every job's shell: strict, and reading nothing from standard input, so no prompt of a library a
+# job runs can be answered by the terminal Snakemake was started from. (The stages close it too.)
+shell.prefix("set -euo pipefail; exec </dev/null; ")
+
 # Jobs inherit this environment: freed memory stays in each job (pipeline/malloc_tunables.py).
 os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
@@ -204,11 +208,13 @@ TASK_SPLITS = ("train", "validation", "test")
 
 
 def source_inputs(artifacts):
-    return [f"results/sources/{a}/manifest.json" for a in artifacts if a is not None]
+    """What a job reading these artifacts depends on: each one's manifest and its extracted/
+    directory, so that a deleted extracted/ is fetched again rather than missed by the job."""
+    return [f"results/sources/{a}/{part}" for a in artifacts if a is not None for part in ("manifest.json", "extracted")]
 
 
 def source_manifests():
-    return source_inputs(used_sources())
+    return [f"results/sources/{a}/manifest.json" for a in used_sources() if a is not None]
 
 
 def source_spec(wildcards):

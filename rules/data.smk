@@ -16,7 +16,7 @@ rule fetch:
     benchmark:
         "benchmarks/fetch/{source}.tsv"
     shell:
-        "{PYTHON} -m pipeline fetch --name {wildcards.source} --spec {params.spec:q} --out {params.out} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline fetch --name {wildcards.source:q} --spec {params.spec:q} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule prepare_task:
@@ -34,8 +34,8 @@ rule prepare_task:
     benchmark:
         "benchmarks/prepare_task/{task}.tsv"
     shell:
-        "{PYTHON} -m pipeline prepare-task --name {wildcards.task} --spec {params.spec:q}"
-        " --sources results/sources --out {params.out} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline prepare-task --name {wildcards.task:q} --spec {params.spec:q}"
+        " --sources results/sources --out {params.out:q} > {log:q} 2>&1"
 
 
 rule prepare_corpus:
@@ -55,8 +55,8 @@ rule prepare_corpus:
     benchmark:
         "benchmarks/prepare_corpus/{shard}.tsv"
     shell:
-        "{PYTHON} -m pipeline prepare-corpus --spec {params.spec:q} --sources results/sources"
-        " --tasks {params.tasks} --shard {wildcards.shard} --out {output} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline prepare-corpus --spec {params.spec:q} --sources results/sources"
+        " --tasks {params.tasks:q} --shard {wildcards.shard:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Exact duplicates across shards, from their hashes only; index.json lays the shards out as one corpus.
@@ -74,4 +74,4 @@ rule gather_corpus:
     benchmark:
         "benchmarks/gather_corpus/corpus.tsv"
     shell:
-        "{PYTHON} -m pipeline gather-corpus --shards {input} --out {params.out} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline gather-corpus --shards {input:q} --out {params.out:q} > {log:q} 2>&1"

@@ -4,8 +4,8 @@
 # there; like any resource, changing it reruns nothing.
 
 FINETUNE_COMMAND = (
-    "{PYTHON} -m pipeline finetune --spec {params.spec:q} --model {params.model} --task-dir {params.task_dir}"
-    " --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"
+    "{PYTHON:q} -m pipeline finetune --spec {params.spec:q} --model {params.model:q} --task-dir {params.task_dir:q}"
+    " --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"
 )
 
 

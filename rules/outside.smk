@@ -16,8 +16,8 @@ rule import_model:
     benchmark:
         "benchmarks/import_model/{name}.tsv"
     shell:
-        "{PYTHON} -m pipeline import-model --spec {params.spec:q}"
-        " --num-sentinel-tokens {params.sentinels} --out {output} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline import-model --spec {params.spec:q}"
+        " --num-sentinel-tokens {params.sentinels:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule finetune_outside:

@@ -28,10 +28,10 @@ def pretrain_gpus(wildcards):
 
 
 def pretrain_launcher(wildcards, resources):
-    """torchrun with one process per GPU when the job has several, else this Python."""
+    """torchrun with one process per GPU when the job has several, else this Python (words, each quoted by the rule)."""
     if resources.gpu > 1:
-        return f"{PYTHON} -m torch.distributed.run --standalone --nproc-per-node {resources.gpu}"
-    return PYTHON
+        return [PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(resources.gpu)]
+    return [PYTHON]
 
 
 def initial_seed(wildcards):
@@ -58,8 +58,8 @@ rule initialize:
     benchmark:
         "benchmarks/initialize/{name}-{size}.tsv"
     shell:
-        "{PYTHON} -m pipeline initialize --size {params.size:q} --max-length {params.max_length}"
-        " --seed {params.seed} --tokenizer {input} --out {output} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline initialize --size {params.size:q} --max-length {params.max_length:q}"
+        " --seed {params.seed:q} --tokenizer {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule pretrain:
@@ -91,5 +91,5 @@ rule pretrain:
     benchmark:
         "benchmarks/pretrain/{name}-{size}.tsv"
     shell:
-        "{params.launcher} -m pipeline pretrain --spec {params.spec:q} --tokens {params.tokens} --init {params.start}"
-        " --work-dir {params.work_dir} --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"
+        "{params.launcher:q} -m pipeline pretrain --spec {params.spec:q} --tokens {params.tokens:q} --init {params.start:q}"
+        " --work-dir {params.work_dir:q} --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"

@@ -23,11 +23,11 @@ rule aggregate:
     benchmark:
         "benchmarks/aggregate/tables.tsv"
     shell:
-        "{PYTHON} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores} --outside-scores {input.outside_scores}"
-        " --curve-scores {input.curve_scores}"
-        " --bag-of-words {input.bag_of_words} --minimal-pairs {input.minimal_pairs} --summaries {input.summaries} --task-stats {input.task_stats}"
+        "{PYTHON:q} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores:q} --outside-scores {input.outside_scores:q}"
+        " --curve-scores {input.curve_scores:q}"
+        " --bag-of-words {input.bag_of_words:q} --minimal-pairs {input.minimal_pairs:q} --summaries {input.summaries:q} --task-stats {input.task_stats:q}"
         " --objectives {params.objectives:q}"
-        " --out {output} > {log} 2>&1"
+        " --out {output:q} > {log:q} 2>&1"
 
 
 if CFG.study_results is not None:
@@ -41,16 +41,16 @@ if CFG.study_results is not None:
         output:
             directory("results/study"),
         params:
-            pairs=" ".join(CFG.study_results.pairs),
-            matches=" ".join(f"{name}:{model}" for name, model in sorted(CFG.study_matches().items())),
-            tasks=" ".join(f"{task}:{dataset}" for task, dataset in sorted(CFG.study_datasets().items())),
+            pairs=list(CFG.study_results.pairs),
+            matches=[f"{name}:{model}" for name, model in sorted(CFG.study_matches().items())],
+            tasks=[f"{task}:{dataset}" for task, dataset in sorted(CFG.study_datasets().items())],
             confidence=CFG.report.confidence,
             code=CODE["report"],
         log:
             "logs/study_results.log",
         shell:
-            "{PYTHON} -m pipeline study-results --root {input.root} --confidence {params.confidence} --pairs {params.pairs}"
-            " --ours {input.ours} --matches {params.matches} --tasks {params.tasks} --out {output} > {log} 2>&1"
+            "{PYTHON:q} -m pipeline study-results --root {input.root:q} --confidence {params.confidence:q} --pairs {params.pairs:q}"
+            " --ours {input.ours:q} --matches {params.matches:q} --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule report:
@@ -67,7 +67,7 @@ rule report:
     params:
         spec=as_json(REPORT_SPEC),
         scale=CFG.scale,
-        study="--study results/study" if CFG.study_results is not None else "",
+        study=["--study", "results/study"] if CFG.study_results is not None else [],
         code=CODE["report"],
     log:
         "logs/report.log",
@@ -76,7 +76,7 @@ rule report:
     shell:
         # Cost comes from every benchmark file present: each upstream job has written its own
         # (this rule's own is written after it finishes, so a rerun reports the previous one).
-        "{PYTHON} -m pipeline report --spec {params.spec:q} --scale {params.scale:q} --tables {input.tables}"
-        " --logs {input.logs} --corpus-stats {input.corpus_stats} --manifests {input.manifests}"
-        " --benchmarks $(find benchmarks -name '*.tsv' | sort) --html {output.html} --pdf {output.pdf}"
-        " --figures-dir {output.figures} {params.study} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline report --spec {params.spec:q} --scale {params.scale:q} --tables {input.tables:q}"
+        " --logs {input.logs:q} --corpus-stats {input.corpus_stats:q} --manifests {input.manifests:q}"
+        " --benchmarks $(find benchmarks -name '*.tsv' | sort) --html {output.html:q} --pdf {output.pdf:q}"
+        " --figures-dir {output.figures:q} {params.study:q} > {log:q} 2>&1"

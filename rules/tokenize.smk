@@ -9,19 +9,19 @@ rule train_tokenizer:
         directory("results/tokenizer"),
     params:
         spec=as_json(CFG.tokenizer),
-        corpus="--corpus results/data/corpus" if CFG.tokenizer.ready_made is None else "",
+        corpus=["--corpus", "results/data/corpus"] if CFG.tokenizer.ready_made is None else [],
         code=CODE["tokenize"],
     log:
         "logs/train_tokenizer.log",
     benchmark:
         "benchmarks/train_tokenizer/tokenizer.tsv"
     shell:
-        "{PYTHON} -m pipeline train-tokenizer --spec {params.spec:q} {params.corpus} --out {output} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline train-tokenizer --spec {params.spec:q} {params.corpus:q} --out {output:q} > {log:q} 2>&1"
 
 
 PACK_COMMAND = (
-    "{PYTHON} -m pipeline pack --corpus results/data/corpus --shard {wildcards.shard} --tokenizer {input.tokenizer}"
-    " --out {output} > {log} 2>&1"
+    "{PYTHON:q} -m pipeline pack --corpus results/data/corpus --shard {wildcards.shard:q} --tokenizer {input.tokenizer:q}"
+    " --out {output:q} > {log:q} 2>&1"
 )
 INDEX_TOKENS_COMMAND = "{PYTHON} -m pipeline index-tokens --shards {input} --out {params.out} > {log} 2>&1"
 CORPUS_SHARD = {"index": "results/data/corpus/index.json", "shard": "results/data/corpus/shards/{shard}"}

@@ -4,8 +4,8 @@
 # pipeline/zeroshot/methods.py says which score each objective gets.
 
 MINIMAL_PAIRS_COMMAND = (
-    "{PYTHON} -m pipeline minimal-pairs --spec {params.spec:q} --model {params.model} --pairs {input.pairs}"
-    " --out {params.out} --threads {threads} --device {params.device} > {log} 2>&1"
+    "{PYTHON:q} -m pipeline minimal-pairs --spec {params.spec:q} --model {params.model:q} --pairs {input.pairs:q}"
+    " --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"
 )
 
 
@@ -26,8 +26,8 @@ rule prepare_minimal_pairs:
     benchmark:
         "benchmarks/prepare_minimal_pairs/pairs.tsv"
     shell:
-        "{PYTHON} -m pipeline prepare-minimal-pairs --spec {params.spec:q} --seed {params.seed} --corpus results/data/corpus"
-        " --out {params.out} > {log} 2>&1"
+        "{PYTHON:q} -m pipeline prepare-minimal-pairs --spec {params.spec:q} --seed {params.seed:q} --corpus results/data/corpus"
+        " --out {params.out:q} > {log:q} 2>&1"
 
 
 rule minimal_pairs:

@@ -14,10 +14,11 @@ live in :mod:`pipeline.configure`. A number's range is part of its type (:mod:`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from pipeline.config.bounds import NonNegativeInt, OpenFraction
+from pipeline.config.bounds import DISTINCT, NonNegativeInt, OpenFraction
 from pipeline.config.data import (
     ArtifactSpec,
     CorpusSpec,
@@ -73,7 +74,7 @@ class ReportSpec:
     # Tasks this configuration does not fine-tune, each with why (e.g. at its floor for every
     # model at this scale): the report lists them beside the headline. A list, so that an
     # override replaces it whole (Snakemake merges mappings key by key).
-    tasks_left_out: tuple[LeftOutTask, ...] = ()
+    tasks_left_out: Annotated[tuple[LeftOutTask, ...], DISTINCT] = ()
 
 
 @dataclass(frozen=True)
@@ -88,16 +89,23 @@ class StudyResultsSpec:
     default its own name)."""
 
     path: str
-    pairs: tuple[str, ...] = ()
+    pairs: Annotated[tuple[str, ...], DISTINCT] = ()
     models: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
         for pair in self.pairs:
-            if model_pair(pair) is None:
-                raise ValueError(f"pairs: {pair!r} is not modelA:modelB")
+            if model_pair(pair) is None or not all(map(STUDY_NAME.fullmatch, model_pair(pair))):
+                raise ValueError(f"pairs: {pair!r} is not modelA:modelB (names of letters, digits, '_', '.', '-')")
+        for key, mapping in (("models", self.models), ("tasks", self.tasks)):
+            for name, value in mapping.items():
+                if not STUDY_NAME.fullmatch(value):
+                    raise ValueError(f"{key}.{name}: {value!r} is not a name of the study's results (letters, digits, '_', '.', '-')")
 
 
+# A model or dataset name of the study's results tree (210m-clm-42k, conll2003_en): it becomes
+# a command-line word of study-results, so it cannot start like an option.
+STUDY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 STUDY_HUB = "MLMvsCLM/"  # the hub organisation of the study's released checkpoints
 
 

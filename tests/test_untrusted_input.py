@@ -1,0 +1,126 @@
+"""Configs are untrusted input: no value reaches a shell unquoted, and values that could, or that
+name a file outside the results, are refused at plan time.
+
+The shell test plans the smoke DAG with hostile strings in every free-text key a user can set,
+then runs every planned job's command through bash with the Python stage replaced by ``true``:
+bash still expands every word, so an unquoted ``$(...)`` or backquote would leave its marker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def shell_templates(path: Path) -> list[str]:
+    """The lines of a rule file's shell commands: each ``shell:`` block and each ``*_COMMAND = (...)``."""
+    templates, in_shell, shell_indent, in_command = [], False, 0, False
+    for line in path.read_text().splitlines():
+        stripped, indent = line.strip(), len(line) - len(line.lstrip())
+        if in_shell and stripped and indent <= shell_indent:
+            in_shell = False
+        if in_command and stripped.startswith(")"):
+            in_command = False
+        if (in_shell or in_command) and stripped and not stripped.startswith("#"):
+            templates.append(stripped)
+        if stripped == "shell:":
+            in_shell, shell_indent = True, indent
+        if re.fullmatch(r"[A-Z_]+_COMMAND = \(", stripped):
+            in_command = True
+    return templates
+
+
+def test_every_shell_command_quotes_every_value():
+    lines = [(path.name, line) for path in RULE_FILES for line in shell_templates(path)]
+    assert len(lines) > 30  # the parser found the commands
+    unquoted = [(name, field) for name, line in lines for field in PLACEHOLDER.findall(line) if not field.endswith(":q")]
+    assert unquoted == []
+
+
+def hostile(marker_dir: Path, key: str) -> str:
+    """A string that, expanded unquoted by bash, creates ``marker_dir/<key>-*``; every kind of quote in it."""
+    marker = marker_dir / key
+    return f"x $(touch {marker}-dollar) `touch {marker}-backquote` '; touch {marker}-single; ' \"; touch {marker}-double; \" x"
+
+
+@pytest.mark.slow
+def test_hostile_strings_in_a_config_run_nothing(tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    workdir = tmp_path / "work"
+    # A directory name bash could run: its markers, relative to the jobs' working directory, land there.
+    study = workdir / f"study {hostile(Path('.'), 'MARKER-study_path')}".replace("./", "")
+    study.mkdir(parents=True)
+    overlay = {
+        "scale": hostile(markers, "scale"),
+        "report": {"title": hostile(markers, "title")},
+        "sources": {"vaderSentiment": {"origin": hostile(markers, "origin"), "license": hostile(markers, "license")}},
+        "tasks": {"sentiment": {"description": hostile(markers, "description"), "proxy_for": hostile(markers, "proxy_for")}},
+        "objectives": {"mlm": {"kind": "mlm", "mask_ratio": 0.4}},
+        "study_results": {"path": str(study), "pairs": ["a:b"], "models": {"clm_reimported": "c"}, "tasks": {"sentiment": "d"}},
+    }
+    (workdir / "hostile.yaml").write_text(yaml.safe_dump(overlay))
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "-n", "-p",
+               "--configfile", str(REPO / "config" / "smoke.yaml"), str(workdir / "hostile.yaml")]  # fmt: skip
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    commands = [line.removeprefix("Shell command: ") for line in done.stdout.splitlines() if line.startswith("Shell command: ")]
+    planned = {words[3] for words in map(shlex.split, commands) if len(words) > 3 and words[1:3] == ["-m", "pipeline"]}
+    assert {"fetch", "prepare-task", "pretrain", "finetune", "aggregate", "report", "study-results"} <= planned
+    for line in commands:
+        inert = line.replace(shlex.quote(sys.executable), "true")
+        log = re.search(r"> (\S+) 2>&1$", inert)
+        if log:
+            (workdir / shlex.split(log.group(1))[0]).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["bash", "-c", f"set -euo pipefail; exec </dev/null; {inert}"], cwd=workdir, timeout=60)
+    assert sorted(p.name for p in markers.iterdir()) + sorted(p.name for p in workdir.glob("MARKER-*")) == []
+
+
+@pytest.mark.parametrize(
+    ("overlay", "error"),
+    [
+        ({"study_results": {"path": ".", "tasks": {"sentiment": "sst2$(touch /tmp/x)"}}},
+         "study_results: tasks.sentiment: 'sst2$(touch /tmp/x)' is not a name of the study's results (letters, digits, '_', '.', '-')"),
+        ({"study_results": {"path": ".", "pairs": ["--out=/tmp:b"]}},
+         "study_results: pairs: '--out=/tmp:b' is not modelA:modelB (names of letters, digits, '_', '.', '-')"),
+        ({"study_results": {"path": ".", "models": {"clm_reimported": "a b"}}},
+         "study_results: models.clm_reimported: 'a b' is not a name of the study's results (letters, digits, '_', '.', '-')"),
+        ({"sources": {"vaderSentiment": {"filename": "/etc/passwd"}}},
+         "sources.vaderSentiment: filename '/etc/passwd' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)"),
+        ({"sources": {"vaderSentiment": {"filename": "../../../x.whl"}}},
+         "sources.vaderSentiment: filename '../../../x.whl' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)"),
+        ({"sources": {"vaderSentiment": {"requirement": "--index-url=http://x"}}},
+         "sources.vaderSentiment: requirement '--index-url=http://x' would be read by pip as an option"),
+    ],
+)  # fmt: skip
+def test_values_that_could_run_code_or_leave_the_results_are_refused_at_plan_time(tmp_path, overlay, error):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(overlay))
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "check-config", str(REPO / "config" / "smoke.yaml"), str(tmp_path / "bad.yaml")],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {tmp_path / 'bad.yaml'}: {error}"
+
+
+def test_json_outputs_are_always_json(tmp_path):
+    """NaN and Infinity are not JSON: a stage's JSON output holding one is refused, nothing written."""
+    from pipeline.errors import PipelineError
+    from pipeline.files import write_json
+
+    with pytest.raises(PipelineError) as error:
+        write_json(tmp_path / "scores.json", {"learning_rate": float("inf")})
+    assert str(error.value) == f"{tmp_path / 'scores.json'}: not written, it would hold a non-finite number (NaN or Infinity), which JSON cannot"
+    assert list(tmp_path.iterdir()) == []
