@@ -7,6 +7,7 @@ in one line."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from transformers import (
 from pipeline.__main__ import main
 from pipeline.files import read_json
 from pipeline.model.backbone import load_language_model, read_backbone_spec
-from tests.conftest import write_llama_like_tokenizer
+from tests.conftest import REPO, write_llama_like_tokenizer
 
 SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128}
 # What the released EuroBERT checkpoints ship beside their weights (here subclasses of
@@ -224,3 +225,41 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
     section = html[html.index('<section id="outside">') :].split("</section>", 1)[0]
     assert '<td class="key">eurobert</td><td class="">outside</td>' in section
     assert '<td class="key">clm-tiny</td><td class="">this harness</td>' in section and '<td class="key">mlm-tiny</td>' in section
+
+
+def planted_repository(root: Path, marker_dir: Path, carrier: str) -> Path:
+    """A Llama checkpoint whose ``carrier`` ("tokenizer" or "model") names code of its own in
+    auto_map; importing any of its files writes a marker, so a test sees whether it ran."""
+    path, _ = outside_checkpoint(root, "llama")
+    for module in ("tokenization_planted", "configuration_planted", "modeling_planted"):
+        (path / f"{module}.py").write_text(f"from pathlib import Path\n\nPath({str(marker_dir / module)!r}).touch()\n")
+    if carrier == "tokenizer":
+        config = read_json(path / "tokenizer_config.json")
+        auto_map = {"AutoTokenizer": ["tokenization_planted.PlantedTokenizer", None]}
+        (path / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "PlantedTokenizer", "auto_map": auto_map}))
+    else:
+        config = read_json(path / "config.json")
+        auto_map = {"AutoConfig": "configuration_planted.PlantedConfig", "AutoModelForCausalLM": "modeling_planted.PlantedForCausalLM"}
+        (path / "config.json").write_text(json.dumps({**config, "model_type": "planted", "auto_map": auto_map}))
+    return path
+
+
+@pytest.mark.parametrize("carrier", ["tokenizer", "model"])
+def test_no_repository_code_runs_unless_the_config_trusts_it_even_if_someone_types_y(carrier, tmp_path):
+    """transformers asks y/N before it runs a repository's code when nobody said; the stages
+    say trust_remote_code=False to every from_pretrained (tokenizer, config, model) and close
+    standard input, so a "y" waiting there is never read, and nothing of the repository runs."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    path = planted_repository(tmp_path, markers, carrier)
+    spec = json.dumps({"name": "outside", "path": str(path), "objective": "clm"})
+    command = [sys.executable, "-m", "pipeline", "import-model", "--spec", spec, "--num-sentinel-tokens", "4", "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, input="y\ny\ny\n", capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 2
+    where = "outside_models[outside].tokenizer.path: " if carrier == "tokenizer" else "outside_models[outside]: "
+    what = f"{str(path)!r}'s tokenizer runs" if carrier == "tokenizer" else f"{str(path)!r} runs"
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: {where}{what} only with its repository's own code; set outside_models[outside].trust_remote_code: true if you trust it"
+    )
+    assert sorted(p.name for p in markers.iterdir()) == []
+    assert not (tmp_path / "out").exists()

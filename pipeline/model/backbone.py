@@ -156,7 +156,7 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
 
     for weights in sorted(Path(checkpoint).glob("*.safetensors")):
         verify_recorded(weights)
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="sdpa")
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="sdpa", trust_remote_code=False)
     if type(model).__name__ != architecture:
         raise PipelineError(f"{checkpoint}: holds a {type(model).__name__}, its {BACKBONE_FILE} says {architecture}")
     model.config.is_causal = attention != "bidirectional"

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> None:
         logger.info("%s %s: kept as it is (%s)", spec.path, misfit, architecture(config))
     attention = FAMILIES[config.model_type] if converts else check_causal_lm(config, spec, where)
     tokenizer_spec = TokenizerSpec(
-        vocab_size=config.vocab_size, num_sentinel_tokens=args.num_sentinel_tokens, ready_made=ReadyMadeTokenizer(spec.path, spec.revision)
+        vocab_size=config.vocab_size, num_sentinel_tokens=args.num_sentinel_tokens, ready_made=ReadyMadeTokenizer(spec.path, spec.revision, trust_remote_code=spec.trust_remote_code)
     )
     tokenizer, tokenizer_record = take_ready_made(tokenizer_spec, f"{where}.tokenizer", embedding_rows=config.vocab_size)
     special = SpecialIds.from_tokenizer(tokenizer)

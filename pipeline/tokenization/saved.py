@@ -19,4 +19,5 @@ def load_saved_tokenizer(directory: str | Path) -> PreTrainedTokenizerBase:
     path = Path(directory)
     if not path.is_dir():
         raise PipelineError(f"{path}: directory missing; rerun the job that writes it (snakemake --forcerun <rule> or -f <its output>)")
-    return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    # A directory this workflow wrote holds a tokenizer transformers ships: no repository code runs.
+    return AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
