@@ -45,12 +45,20 @@ from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
 from pipeline.configure import REPOSITORY, read_configs
 from pipeline.cost import parameters
-from pipeline.model.backbone import BackboneSpec, build_language_model, load_language_model, read_backbone_spec, save_language_model
+from pipeline.model.backbone import (
+    WEIGHTS_FILE,
+    BackboneSpec,
+    build_language_model,
+    load_language_model,
+    read_backbone_spec,
+    save_language_model,
+)
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.distributed import Processes
 from pipeline.pretrain.plan import RunPlan, Start
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import RunInputs, Trainer
+from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
@@ -184,6 +192,7 @@ def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, direc
     size = strict.parse(SizeSpec, sizes[args.size], f"sizes.{args.size}")
     spec = BackboneSpec(size, args.vocab_size, args.sequence_length, special.pad, special.bos, special.eos, special.mask)
     save_language_model(build_language_model(spec, "causal", seed=0), spec, directory)
+    write_provenance(directory, {"size": args.size, "vocab_size": args.vocab_size}, {}, outputs=[directory / WEIGHTS_FILE])
     return directory
 
 

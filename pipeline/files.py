@@ -67,6 +67,19 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
             temporary.unlink()
 
 
+@contextlib.contextmanager
+def explained_write_failure(path: str | Path) -> Iterator[None]:
+    """A failed write of ``path`` (a checkpoint, resumable state) as one line that says how full
+    its disk is: torch.save's "PytorchStreamWriter failed writing file" never says "disk"."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        folder = next(parent for parent in Path(path).absolute().parents if parent.exists())
+        free = shutil.disk_usage(folder).free
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PipelineError(f"{path}: writing it failed ({reason}); {free / 1e9:.2f} GB free on its disk: is the disk full?") from None
+
+
 def remove_stale_temporaries(final: Path) -> None:
     """Delete the temporaries ``atomic_path`` left beside ``final`` in processes that no longer run."""
     for temporary in final.parent.glob(f".{glob.escape(final.name)}.*.tmp"):
@@ -90,8 +103,14 @@ def process_is_running(pid: int) -> bool:
 
 
 def write_json(path: str | Path, data: Any) -> None:
+    """``data`` as JSON, atomically. NaN and Infinity are not JSON: a value that is one is a
+    bug upstream (the stages refuse non-finite losses and scores), refused before anything is written."""
+    try:
+        text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False)
+    except ValueError:
+        raise PipelineError(f"{path}: not written, it would hold a non-finite number (NaN or Infinity), which JSON cannot") from None
     with atomic_path(path) as temporary:
-        temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        temporary.write_text(text + "\n")
 
 
 def read_json(path: str | Path) -> Any:

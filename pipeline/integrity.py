@@ -33,8 +33,7 @@ SEARCH_LEVELS = 3  # model.safetensors -> model/ -> run dir (checkpoints/step-N/
 
 def recorded_digest(path: Path) -> tuple[Path, str] | None:
     """(the provenance.json that lists ``path`` under outputs, its sha256 there); the nearest
-    enclosing one first. None for a file no stage of this version recorded (an older output,
-    a file from outside the workflow)."""
+    enclosing one first. None for a file no stage of this version recorded."""
     for directory in list(path.parents)[:SEARCH_LEVELS]:
         record = directory / PROVENANCE_FILE
         if record.is_file():
@@ -45,12 +44,18 @@ def recorded_digest(path: Path) -> tuple[Path, str] | None:
 
 
 def verify_recorded(path: str | Path) -> None:
-    """Refuse ``path`` if its bytes are not those its stage recorded (no record: nothing to check)."""
+    """Refuse ``path`` if its bytes are not those its stage recorded, or if no stage recorded
+    them: a missing provenance.json is a file from outside the workflow (or an older output)
+    whose bytes nothing vouches for, never a check skipped."""
     path = Path(path)
     found = recorded_digest(path)
-    if found is not None:
-        record, expected = found
-        verify_digest(path, expected, f"{record} recorded", record.parent)
+    if found is None:
+        raise PipelineError(
+            f"{path}: no {PROVENANCE_FILE} in the {SEARCH_LEVELS} folders above it records its sha256, so nothing vouches"
+            " for its bytes; rerun the job that writes it (snakemake -f <its output>)"
+        )
+    record, expected = found
+    verify_digest(path, expected, f"{record} recorded", record.parent)
 
 
 def verify_digest(path: Path, expected: str, where: str, made_by: Path) -> None:

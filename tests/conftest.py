@@ -10,8 +10,9 @@ import pytest
 
 from pipeline import strict
 from pipeline.config import ScheduleSpec, SizeSpec, TokenizerSpec
-from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.model.backbone import WEIGHTS_FILE, BackboneSpec, save_language_model
 from pipeline.pretrain.plan import RunPlan, Start
+from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 from pipeline.tokenization.train import train_tokenizer
 
@@ -70,6 +71,7 @@ def write_corpus(corpus: Path, train: list[str], heldout: list[str]) -> Path:
         out.mkdir(parents=True)
         shard.write_source(out, 0, "text", ({"id": f"{split}-{i}", "text": t} for i, t in enumerate(texts)), "document")
         shard.write_counts(out)
+        record_outputs(out, sorted(out.glob("source-*.jsonl")) + sorted(out.glob("source-*.keys")))
         shards.append(str(out))
     assert main(["gather-corpus", "--shards", *shards, "--out", str(corpus)]) == 0
     return corpus
@@ -97,11 +99,30 @@ def pack_corpus(corpus: Path, tokenizer_dir: Path, out: Path, num_shards: int = 
 
 @pytest.fixture(scope="session")
 def init_dir(tmp_path_factory, tokenizer_dir, tokenizer, special) -> Path:
+    """The micro size's initial weights, written by the real `initialize` stage (with the
+    provenance.json that every stage loading them verifies them against)."""
+    from pipeline.__main__ import main
+
     out = tmp_path_factory.mktemp("init") / "micro"
-    spec = BackboneSpec.create(MICRO, special, max_length=64)
-    save_language_model(build_language_model(spec, "causal", seed=0), spec, out)
-    tokenizer.save_pretrained(out)
+    size = json.dumps(strict.to_plain(MICRO))
+    assert main(["initialize", "--size", size, "--max-length", "64", "--seed", "0", "--tokenizer", str(tokenizer_dir), "--out", str(out)]) == 0
     return out
+
+
+def record_outputs(directory: Path, files: list[Path]) -> None:
+    """The provenance.json a stage writes beside its outputs, listing their sha256: without it,
+    the stages that read them refuse them."""
+    write_provenance(directory, {"test": True}, {}, outputs=files)
+
+
+def record_task_splits(task_dir: Path) -> None:
+    record_outputs(task_dir, sorted(task_dir.glob("*.jsonl")))
+
+
+def save_recorded_model(model, spec: BackboneSpec, out: Path) -> None:
+    """Weights saved as a stage saves them, with their provenance.json."""
+    save_language_model(model, spec, out)
+    record_outputs(out, [out / WEIGHTS_FILE])
 
 
 SCHEDULE = {"kind": "wsd", "peak_lr": 3e-3, "num_warmup_steps": 2, "num_decay_steps": 4}

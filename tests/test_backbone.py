@@ -14,7 +14,7 @@ from pipeline.model.backbone import (
 )
 from pipeline.objectives import IGNORE, Batch
 from pipeline.tokenization.special_tokens import SpecialIds
-from tests.conftest import MICRO
+from tests.conftest import MICRO, save_recorded_model
 
 SPECIAL = SpecialIds(pad=0, bos=1, eos=2, mask=4, num_special=9, vocab_size=100, sentinels=())
 
@@ -22,7 +22,7 @@ SPECIAL = SpecialIds(pad=0, bos=1, eos=2, mask=4, num_special=9, vocab_size=100,
 def test_llama_checkpoint_loads_bidirectionally_and_back(tmp_path):
     spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
     causal = build_language_model(spec, "causal", seed=0)
-    save_language_model(causal, spec, tmp_path)
+    save_recorded_model(causal, spec, tmp_path)
     bidirectional = load_language_model(tmp_path, "bidirectional")
     assert type(bidirectional).__name__ == "EuroBertForMaskedLM"
     assert set(bidirectional.state_dict()) == set(causal.state_dict())
@@ -54,7 +54,7 @@ def test_an_export_loads_in_a_stock_client_and_is_readable_by_all(tmp_path):
 def test_one_layer_computes_the_same_function_at_the_last_position(tmp_path):
     """With one layer, the last position attends to everything under both patterns."""
     spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
-    save_language_model(build_language_model(spec, "causal", seed=3), spec, tmp_path)
+    save_recorded_model(build_language_model(spec, "causal", seed=3), spec, tmp_path)
     causal, bidirectional = load_language_model(tmp_path, "causal"), load_language_model(tmp_path, "bidirectional")
     ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 12))
     with torch.no_grad():

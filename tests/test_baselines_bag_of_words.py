@@ -14,6 +14,7 @@ from pipeline.baselines.bag_of_words import fine_tuning_examples
 from pipeline.config import FinetuningSpec
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
+from tests.conftest import record_task_splits
 
 FILLER = "the committee met on tuesday to discuss budget for coming year a new film about family of musicians".split()
 CUES = (["dull", "tired", "flat"], ["fresh", "bright", "warm"])  # label 0, label 1
@@ -31,6 +32,7 @@ def make_task(root: Path) -> Path:
     for split, part in {"train": rows[:200], "validation": rows[200:250], "test": rows[250:]}.items():
         write_jsonl(root / f"{split}.jsonl", part)
     write_json(root / "stats.json", {"labels": ["negative", "positive"]})
+    record_task_splits(root)
     return root
 
 

@@ -267,9 +267,12 @@ def test_a_truncated_keys_file_is_an_error_naming_it(tmp_path, capsys):
     assert main(["gather-corpus", "--shards", shards, "--out", str(tmp_path / "corpus" / "corpus")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {keys}: sha256 ") and f"{Path(shards) / 'provenance.json'} recorded when it was written" in err
-    (Path(shards) / "provenance.json").unlink()  # unrecorded (an older output): read as it is, and its size checked
+    (Path(shards) / "provenance.json").unlink()  # unrecorded (an older output, or from outside the workflow): refused
     assert main(["gather-corpus", "--shards", shards, "--out", str(tmp_path / "corpus" / "corpus")]) == 2
-    assert capsys.readouterr().err == f"error: {keys}: {keys.stat().st_size} bytes, not whole 45-byte records; rerun prepare_corpus\n"
+    assert capsys.readouterr().err == (
+        f"error: {keys}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches for its bytes;"
+        " rerun the job that writes it (snakemake -f <its output>)\n"
+    )
 
 
 def test_a_documents_file_changed_after_preparation_is_refused_by_pack(tmp_path, tokenizer_dir, capsys):

@@ -12,7 +12,7 @@ from pipeline.config import ExampleBudget
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
-from tests.conftest import PARAGRAPHS
+from tests.conftest import PARAGRAPHS, record_task_splits
 
 # Label = which half of PARAGRAPHS a sentence comes from: learnable from words alone.
 SENTENCES = [(sentence.strip() + ".", index // 3) for index, p in enumerate(PARAGRAPHS) for sentence in p.split(". ")]
@@ -23,6 +23,7 @@ def make_task(root: Path) -> Path:
     for split, part in {"train": rows[::2], "validation": rows[1::4], "test": rows[3::4]}.items():
         write_jsonl(root / f"{split}.jsonl", part)
     write_json(root / "stats.json", {"labels": ["first", "second"]})
+    record_task_splits(root)
     return root
 
 
@@ -133,8 +134,25 @@ def test_missing_split_is_one_line_error(init_dir, tmp_path, capsys):
     assert capsys.readouterr().err.strip() == f"error: {task / 'test.jsonl'}: file not found"
     assert not out.exists()
     (task / "test.jsonl").write_text("")
+    record_task_splits(task)  # an empty split as a stage would have recorded it
     assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == f"error: {task / 'test.jsonl'}: file is empty"
+
+
+def test_a_non_finite_loss_ends_the_job_and_writes_no_scores(init_dir, tmp_path, capsys, monkeypatch):
+    """A grid point whose loss turns NaN (an LR too large, a broken model) would score the
+    untrained head; the job stops at it instead, naming it, and writes no scores.json."""
+    from pipeline.finetune.task_types.sequence_classification import SequenceClassification
+
+    loss = SequenceClassification.loss
+    monkeypatch.setattr(SequenceClassification, "loss", lambda self, model, examples: loss(self, model, examples) * float("nan"))
+    out = tmp_path / "out"
+    assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(make_task(tmp_path / "task")), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: finetune random-micro on halves: the loss is nan at step 1 of learning rate 0.001, seed 0;"
+        " nothing is written (lower the learning rate, or check the model it starts from)"
+    )
+    assert not out.exists()
 
 
 def test_a_missing_checkpoint_is_named_never_looked_up_on_the_hub(tmp_path, capsys):

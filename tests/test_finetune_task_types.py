@@ -20,7 +20,7 @@ from pipeline.config import TaskType
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.task_types import registered_task_types
 from pipeline.metrics import get_metric
-from tests.conftest import PARAGRAPHS
+from tests.conftest import PARAGRAPHS, record_task_splits
 
 SENTENCES = [(s.strip().rstrip(".") + ".", index) for index, p in enumerate(PARAGRAPHS) for s in p.split(". ")]
 # The micro tokenizer's 400-token vocabulary spends ~2 tokens a word: short texts fit max_length.
@@ -106,6 +106,7 @@ def make_task(task_type: str, root: Path) -> Path:
     for split, n in SPLIT_SIZES.items():
         write_jsonl(root / f"{split}.jsonl", rows_of(rng, n))
     write_json(root / "stats.json", {"labels": labels})
+    record_task_splits(root)
     return root
 
 

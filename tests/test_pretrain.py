@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -170,7 +171,8 @@ def test_state_from_another_config_is_not_resumed(tokens_dir, init_dir, tmp_path
     fresh = pretrain(spec, tokens_dir, init_dir, tmp_path / "fresh")
     root = tmp_path / "stale"
     (root / "work" / "checkpoints" / "step-000004").mkdir(parents=True)  # the old config's [4]
-    torch.save({"fingerprint": "another-run", "model": {}, "optimizer": {}, "progress": Progress(step=5)}, root / "work" / "state.pt")
+    stale = {"fingerprint": "another-run", "trained": {}, "optimizer": {}, "progress": dataclasses.asdict(Progress(step=5))}
+    torch.save(stale, root / "work" / "state.pt")
     run = pretrain(spec, tokens_dir, init_dir, root)
     assert_same_weights(weights(fresh), weights(run))
     assert sorted(path.name for path in (run / "checkpoints").iterdir()) == ["step-000002"]
@@ -257,26 +259,26 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
 
     clm = OBJECTIVES["clm"]
     whole = pretrain(pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a")
-    checkpoint = tmp_path / "step-000004"
-    shutil.copytree(whole / "checkpoints" / "step-000004", checkpoint)
+    shutil.copytree(whole, tmp_path / "first")  # with the provenance.json that records its checkpoints
+    checkpoint = tmp_path / "first" / "checkpoints" / "step-000004"
     second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
     spec = pretrain_spec_json(clm, num_steps=8, plan=second)
     work = tmp_path / "b" / "work"
     if damaged == "state.pt":
         work.mkdir(parents=True)
-        torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": Progress(step=5)}, work / "state.pt")
+        torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": dataclasses.asdict(Progress(step=5))}, work / "state.pt")
     path = work / "state.pt" if damaged == "state.pt" else checkpoint / damaged
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     capsys.readouterr()
     argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(checkpoint), "--work-dir", str(work), "--out", str(tmp_path / "b" / "run")]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    remedy = {
-        "optimizer.pt": "rerun the first stage's job",
-        "model.safetensors": "rerun the job that wrote them",
-        "state.pt": f"delete {work} to start the run afresh",
+    start, remedy = {
+        "optimizer.pt": ("unreadable", "rerun the first stage's job"),
+        "model.safetensors": ("sha256 ", "(snakemake -f <its output>)"),  # its recorded checksum catches it first
+        "state.pt": ("unreadable", f"delete {work} to start the run afresh"),
     }[damaged]
-    assert err.startswith(f"error: {path}: unreadable") and err.endswith(remedy)
+    assert err.startswith(f"error: {path}: {start}") and err.endswith(remedy)
     assert not (tmp_path / "b" / "run" / "summary.json").exists()
 
 
@@ -305,3 +307,89 @@ def test_continued_pretraining_reads_the_blocks_after_its_base(tokens_dir, init_
     with mock.patch.object(TokenBlocks, "blocks_for_step", lambda self, step, size: seen.append(step) or original(self, step, size)):
         pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=3, plan=plan), tokens_dir, init_dir, tmp_path)
     assert seen[:3] == [5, 6, 7]
+
+
+class PlantedPickle:
+    """What a planted resume state could hold: unpickling it would run ``touch``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_planted_pickle_in_the_resume_state_runs_nothing(tokens_dir, init_dir, tmp_path, capsys):
+    """Resumable state loads with weights_only: a pickle that would run code is refused in one line."""
+    marker, work = tmp_path / "ran", tmp_path / "work"
+    work.mkdir()
+    torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": PlantedPickle(marker)}, work / "state.pt")
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"error: {work / 'state.pt'}: unreadable (Weights only load failed") and err.endswith(f"delete {work} to start the run afresh")
+    assert not marker.exists() and not (tmp_path / "run").exists()
+
+
+def test_a_non_finite_loss_stops_the_run_in_one_line_and_ships_nothing(tokens_dir, init_dir, tmp_path, capsys, monkeypatch):
+    """A loss that turns NaN after step 3 ends the job at the first step it is measured (4:
+    a resume step), naming the run and the step; no summary or model is left, and the resume
+    state is that of step 2, the last finite one."""
+    from pipeline.pretrain.trainer import Trainer
+
+    train_step = Trainer._train_step
+
+    def diverging(self, step, measure):
+        metrics = train_step(self, step, measure)
+        return {**metrics, "loss": float("nan")} if step >= 3 and metrics is not None else metrics
+
+    monkeypatch.setattr(Trainer, "_train_step", diverging)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, resume_every_steps=2)
+    work = tmp_path / "work"
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: clm-micro: the loss is nan at step 4; the run stops there, its last saved state is the last finite one"
+        " (lower pretraining.schedule.peak_lr, or check its inputs)"
+    )
+    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "model").exists()
+    assert torch.load(work / "state.pt", weights_only=True)["progress"]["step"] == 2
+
+
+def test_a_full_disk_while_saving_state_says_so_in_one_line(tokens_dir, init_dir, tmp_path, capsys, monkeypatch):
+    from pipeline import files
+
+    def full(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:664] . unexpected pos 4160 vs 4054")
+
+    monkeypatch.setattr(torch, "save", full)
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: mock.Mock(free=12_345_678))
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
+    work = tmp_path / "work"
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {work / 'state.tmp'}: writing it failed ([enforce fail at inline_container.cc:664] . unexpected pos 4160 vs 4054);"
+        " 0.01 GB free on its disk: is the disk full?"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_path, capsys):
+    """Zeroed weights whose provenance.json is gone: no record vouches for them, so the run refuses them."""
+    import shutil
+
+    from safetensors.torch import save_file
+
+    init = tmp_path / "init"
+    shutil.copytree(init_dir, init)
+    save_file({name: torch.zeros_like(value) for name, value in load_file(init / "model.safetensors").items()}, init / "model.safetensors")
+    (init / "provenance.json").unlink()
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
+    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init), "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {init / 'model.safetensors'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"
+        " for its bytes; rerun the job that writes it (snakemake -f <its output>)"
+    )

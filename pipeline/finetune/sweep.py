@@ -23,6 +23,7 @@ from torch import nn
 from tqdm import tqdm
 
 from pipeline.config import ExampleBudget, FinetuningSpec
+from pipeline.errors import PipelineError
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskType
@@ -117,7 +118,7 @@ class Sweep:
         with tqdm(total=spec.num_runs, desc=description, unit="run") as progress:
 
             def run(learning_rate: float, seed: int) -> GridResult:
-                result = self.run_point(learning_rate, seed)
+                result = self.run_point(learning_rate, seed, description)
                 progress.update()
                 return result
 
@@ -128,9 +129,11 @@ class Sweep:
                 results += [run(chosen, seed) for seed in others]
         return results
 
-    def run_point(self, learning_rate: float, seed: int) -> GridResult:
+    def run_point(self, learning_rate: float, seed: int, description: str) -> GridResult:
         """One grid point: the pretrained weights restored, a head, data order and schedule
-        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored."""
+        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored.
+        A loss that stops being finite ends the job (``description`` names it): its scores
+        would be the untrained head's, passed off as a result."""
         started = time.perf_counter()
         spec, train = self.spec, self.splits["train"]
         self.pretrained.load_state_dict(self.pretrained_state)
@@ -149,6 +152,11 @@ class Sweep:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             losses.append(loss.item())
+            if not math.isfinite(losses[-1]):
+                raise PipelineError(
+                    f"{description}: the loss is {losses[-1]} at step {step + 1} of learning rate {learning_rate:g}, seed {seed};"
+                    " nothing is written (lower the learning rate, or check the model it starts from)"
+                )
         predictions = {split: self.predict(model, self.splits[split]) for split in EVALUATION_SPLITS}
         scores = {split: self.task_type.scores(self.metric, self.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
         headline = self.metric.headline

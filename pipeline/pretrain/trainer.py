@@ -15,7 +15,9 @@ whole batch in one pass) a step is exactly the computation the pinned-loss tests
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import math
 import os
 import pickle
 import shutil
@@ -31,6 +33,7 @@ from tqdm import tqdm
 
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError
+from pipeline.files import explained_write_failure
 from pipeline.model.backbone import BackboneSpec, save_language_model
 from pipeline.objectives import Batch, Objective, collate, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
@@ -152,7 +155,9 @@ class Trainer:
         with ``work_dir`` emptied, so that no checkpoint of another spec (or of an attempt
         killed before its first state) can ship as this run's."""
         path = self._state_path()
-        state = load_torch_file(path, f"delete {self.work_dir} to start the run afresh", weights_only=False) if path.is_file() else None
+        # weights_only: tensors and plain containers alone, so a planted pickle in the work
+        # directory cannot run code on the next rerun.
+        state = load_torch_file(path, f"delete {self.work_dir} to start the run afresh", weights_only=True) if path.is_file() else None
         if state is None or state["fingerprint"] != self.inputs.fingerprint:
             if state is not None:
                 log.warning("discarding %s whole: it belongs to a different spec, data or initialisation", self.work_dir)
@@ -161,7 +166,7 @@ class Trainer:
                 shutil.rmtree(self.work_dir, ignore_errors=True)
             return False
         distributed.load_full_state(self.trained, self.optimizer, state["trained"], state["optimizer"], self.processes)
-        self.progress = state["progress"]
+        self.progress = Progress(**state["progress"])
         log.info("resumed from %s at step %d", path, self.progress.step)
         return True
 
@@ -171,9 +176,9 @@ class Trainer:
             return
         path = self._state_path()
         temporary = path.with_suffix(".tmp")
-        torch.save(
-            {"fingerprint": self.inputs.fingerprint, "trained": trained, "optimizer": optimizer, "progress": self.progress}, temporary
-        )
+        state = {"fingerprint": self.inputs.fingerprint, "trained": trained, "optimizer": optimizer, "progress": dataclasses.asdict(self.progress)}
+        with explained_write_failure(temporary):
+            torch.save(state, temporary)
         os.replace(temporary, path)
 
     # ------------------------------------------------------------------- loop
@@ -235,6 +240,15 @@ class Trainer:
         loss_value = processes.sum(logged_loss).item()
         return {"loss": loss_value, "learning_rate": lr, "grad_norm": distributed.plain_tensor(grad_norm).item()}
 
+    def _check_finite(self, step: int, metrics: dict | None) -> None:
+        """A non-finite loss or gradient norm ends the run in one line naming it and the step."""
+        for name, value in (metrics or {}).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise PipelineError(
+                    f"{self.inputs.plan.run}: the {name.replace('_', ' ')} is {value} at step {step}; the run stops there,"
+                    " its last saved state is the last finite one (lower pretraining.schedule.peak_lr, or check its inputs)"
+                )
+
     def evaluate(self) -> tuple[float, float | None]:
         """(held-out loss of the run's objective, held-out yardstick value), in eval mode.
 
@@ -273,45 +287,50 @@ class Trainer:
 
     def _save_checkpoint(self, step: int) -> None:
         directory = self.work_dir / "checkpoints" / f"step-{step:06d}"
-        self.save_backbone(directory, with_optimizer=step in self.inputs.plan.stage_checkpoint_steps)
+        with explained_write_failure(directory):
+            self.save_backbone(directory, with_optimizer=step in self.inputs.plan.stage_checkpoint_steps)
 
     def train(self) -> Progress:
         spec, plan, processes = self.inputs.spec, self.inputs.plan, self.processes
         checkpoint_steps = self.checkpoint_steps()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.trained.train()
-        bar = tqdm(
+        # Closed before an error propagates, so that the error is the job's last line.
+        with tqdm(
             total=plan.last_step, initial=self.progress.step, desc="pretrain", unit="step", mininterval=5.0, disable=not processes.is_main
-        )
-        while self.progress.step < plan.last_step:
-            step = self.progress.step
-            done = step + 1
-            is_checkpoint = done in checkpoint_steps
-            is_last = done == plan.last_step
-            is_logged = done % LOG_EVERY_STEPS == 0 or is_checkpoint or is_last
-            saves_state = done % spec.resume_every_steps == 0 or is_checkpoint
-            started = time.perf_counter()
-            metrics = self._train_step(step, measure=is_logged)
-            if is_logged or saves_state:
-                processes.synchronize()  # queued GPU work belongs to training time, not to the evaluation or saving after it
-            self.progress.train_seconds += time.perf_counter() - started
-            self.progress.step = done
-            if is_logged:
-                heldout_loss, heldout_metric = self.evaluate() if is_checkpoint or is_last else (None, None)
-                row = {
-                    "step": done,
-                    "num_tokens": self.progress.num_tokens,
-                    **metrics,
-                    "tokens_per_second": self.progress.num_tokens / max(self.progress.train_seconds, 1e-9),
-                    "heldout_loss": heldout_loss,
-                    "heldout_metric": heldout_metric,
-                }
-                self.progress.rows.append(row)
-                bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
-            if is_checkpoint:
-                self._save_checkpoint(done)
-            if saves_state:
-                self._save_state()
-            bar.update(1)
-        bar.close()
+        ) as bar:
+            while self.progress.step < plan.last_step:
+                step = self.progress.step
+                done = step + 1
+                is_checkpoint = done in checkpoint_steps
+                is_last = done == plan.last_step
+                is_logged = done % LOG_EVERY_STEPS == 0 or is_checkpoint or is_last
+                saves_state = done % spec.resume_every_steps == 0 or is_checkpoint
+                started = time.perf_counter()
+                # Measured (a host sync) where it is logged and before any state is saved, so a
+                # non-finite loss stops the run before it can be resumed from or shipped.
+                metrics = self._train_step(step, measure=is_logged or saves_state)
+                self._check_finite(done, metrics)
+                if is_logged or saves_state:
+                    processes.synchronize()  # queued GPU work belongs to training time, not to the evaluation or saving after it
+                self.progress.train_seconds += time.perf_counter() - started
+                self.progress.step = done
+                if is_logged:
+                    heldout_loss, heldout_metric = self.evaluate() if is_checkpoint or is_last else (None, None)
+                    self._check_finite(done, {"held-out loss": heldout_loss})
+                    row = {
+                        "step": done,
+                        "num_tokens": self.progress.num_tokens,
+                        **metrics,
+                        "tokens_per_second": self.progress.num_tokens / max(self.progress.train_seconds, 1e-9),
+                        "heldout_loss": heldout_loss,
+                        "heldout_metric": heldout_metric,
+                    }
+                    self.progress.rows.append(row)
+                    bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
+                if is_checkpoint:
+                    self._save_checkpoint(done)
+                if saves_state:
+                    self._save_state()
+                bar.update(1)
         return self.progress
