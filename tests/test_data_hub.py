@@ -88,6 +88,11 @@ def test_a_missing_split_or_file_is_one_line_error(tmp_path):
     spec = HubSpec(path="json", data_files={"train": str(tmp_path / "absent.jsonl")})
     with pytest.raises(PipelineError, match=r"x.hub: cannot read 'json' split 'train': .*absent.jsonl"):
         list(load_rows(spec, "x"))
+    (tmp_path / "empty.jsonl").write_text("")  # datasets' own error: a bare StopIteration
+    spec = HubSpec(path="json", data_files={"train": str(tmp_path / "empty.jsonl")})
+    with pytest.raises(PipelineError) as error:
+        list(load_rows(spec, "x"))
+    assert str(error.value) == f"x.hub: {tmp_path / 'empty.jsonl'}: file is empty (data of split 'train')"
 
 
 # ---------------------------------------------------- the paper datasets' schemas

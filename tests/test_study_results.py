@@ -82,6 +82,9 @@ def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
         ('{"validation": {"score": 0.5, "scores_i": [1]}}', "no 'test' object"),
         ('{"validation": {"score": "high", "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}', "validation.score is 'high', not a number"),
         ('{"validation": {"score": 0.5, "scores_i": []}, "test": {"score": 1, "scores_i": [1]}}', "validation.scores_i is not a non-empty list of numbers"),
+        # Python's json reads NaN and Infinity; a mean over them would be NaN, its CI too
+        ('{"validation": {"score": 0.5, "scores_i": [1, NaN]}, "test": {"score": 1, "scores_i": [1]}}', "validation.scores_i[1] is nan, not a finite number"),
+        ('{"validation": {"score": 0.5, "scores_i": [1]}, "test": {"score": 1, "scores_i": [-Infinity]}}', "test.scores_i[0] is -inf, not a finite number"),
     ],
 )
 def test_a_file_outside_the_schema_is_a_one_line_error_naming_it(content, message, results, tmp_path, capsys):
@@ -99,6 +102,10 @@ def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_p
     (results / "210m-clm-42k" / "SC" / "sst2" / "lr5e-05_sd0").rename(results / "210m-clm-42k" / "SC" / "sst2" / "best")
     assert study_results(results, tmp_path / "study") == 2
     assert "directory 'best' is not [<training set>_]lr<LR>_sd<seed>" in capsys.readouterr().err
+    (results / "210m-clm-42k" / "SC" / "sst2" / "best").rename(results / "210m-clm-42k" / "SC" / "sst2" / "lr1.2.3_sd0")
+    assert study_results(results, tmp_path / "study") == 2
+    err = capsys.readouterr().err
+    assert "directory 'lr1.2.3_sd0' is not [<training set>_]lr<LR>_sd<seed>" in err and err.count("\n") == 1
     assert study_results(tmp_path / "absent", tmp_path / "study") == 2
     assert "absent: no such directory" in capsys.readouterr().err
 

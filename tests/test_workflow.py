@@ -111,6 +111,18 @@ def test_nothing_to_do_after_a_complete_run(smoke_run):
     assert planned_rules(workdir, cache=cache) == set()
 
 
+def test_a_deleted_extracted_artifact_is_fetched_again(smoke_run, tmp_path):
+    """The jobs reading an artifact depend on its extracted/ directory too, so deleting it
+    plans its fetch again (and what reads it), not a job that fails on a missing folder."""
+    workdir, cache = smoke_run
+    extracted = workdir / "results" / "sources" / "vaderSentiment" / "extracted"
+    extracted.rename(tmp_path / "extracted")
+    try:
+        assert {"fetch", "prepare_task"} <= planned_rules(workdir, cache=cache)
+    finally:
+        (tmp_path / "extracted").rename(extracted)
+
+
 def test_a_finished_checkout_moved_elsewhere_plans_nothing(smoke_run):
     """No absolute path in any job's params or inputs (the claims file was one)."""
     workdir, cache = smoke_run

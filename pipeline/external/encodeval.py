@@ -16,6 +16,7 @@ does not follow the schema with a one-line error naming it and the key at fault.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -25,7 +26,8 @@ import pandas as pd
 from pipeline.errors import PipelineError
 
 SPLITS = ("validation", "test")
-POINT = re.compile(r"^(?:(?P<training_set>.+)_)?lr(?P<learning_rate>[0-9.]+(?:e[-+]?\d+)?)_sd(?P<seed>\d+)$")
+# The LR as EncodEval writes it (1e-04, 5e-05, 0.0001): one number, not "1.2.3".
+POINT = re.compile(r"^(?:(?P<training_set>.+)_)?lr(?P<learning_rate>(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)_sd(?P<seed>\d+)$")
 GRID_COLUMNS = ["model", "family", "dataset", "training_set", "learning_rate", "seed", "validation", "test", "validation_examples", "test_examples", "path"]
 
 
@@ -72,6 +74,9 @@ def split_scores(path: Path) -> list[tuple[float, np.ndarray]]:
             raise PipelineError(f"{path}: {split}.score is {score!r}, not a number")
         if not isinstance(examples, list) or not examples or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in examples):
             raise PipelineError(f"{path}: {split}.scores_i is not a non-empty list of numbers")
+        bad = next((i for i, v in enumerate(examples) if not math.isfinite(v)), None)
+        if bad is not None:
+            raise PipelineError(f"{path}: {split}.scores_i[{bad}] is {examples[bad]!r}, not a finite number")
         found.append((float(score), np.asarray(examples, dtype=float)))
     return found
 

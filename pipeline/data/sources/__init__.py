@@ -89,7 +89,7 @@ def read_source(source: DataSourceSpec, sources_dir: Path, where: str, split_of:
 def artifact_dir(source: DataSourceSpec, sources_dir: Path) -> Path:
     root = Path(sources_dir) / str(source.artifact) / "extracted"
     if not root.is_dir():
-        raise PipelineError(f"{root}: artifact {source.artifact!r} has not been fetched (no such directory)")
+        raise PipelineError(f"{root}: artifact {source.artifact!r} has not been fetched (no such directory); fetch it: snakemake -f {root}")
     return root
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pipeline.config import HubSpec
@@ -46,6 +47,9 @@ def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -
 def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None) -> Iterator[dict[str, Any]]:
     import datasets  # late: only hub sources pay for importing it
 
+    for listed in spec.file_lists().get(split, []):  # datasets would fail on an empty one with a bare StopIteration
+        if Path(listed).is_file() and Path(listed).stat().st_size == 0:
+            raise PipelineError(f"{where}: {listed}: file is empty (data of split {split!r})")
     try:
         dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True)
         num_files = dataset.num_shards
