@@ -192,6 +192,14 @@ def used_sources():
     return sorted(n for n in names if n is not None)
 
 
+# Snakemake does not rerun a job for a missing intermediate whose consumers are up to date, so
+# an extracted/ deleted beside its manifest would only surface when a job next reads it.
+for source in used_sources():
+    fetched = Path("results/sources") / source
+    if (fetched / "manifest.json").is_file() and not (fetched / "extracted").is_dir():
+        sys.exit(f"error: {fetched}/extracted: missing beside its manifest.json; fetch it again: snakemake -f {fetched}/extracted")
+
+
 # ---------------------------------------------------------------- params
 
 
