@@ -21,10 +21,9 @@ def reference(hidden, weight, labels):
 
 
 @pytest.mark.parametrize("num_rows", [1, 7, 8, 21])  # one chunk, a partial chunk, exact chunks, several
-def test_loss_and_gradients_equal_the_plain_head(num_rows, monkeypatch):
-    monkeypatch.setattr(lce, "CHUNK_ROWS", 8)
+def test_loss_and_gradients_equal_the_plain_head(num_rows):
     hidden, weight, labels = inputs(num_rows)
-    loss = lce.linear_cross_entropy(hidden, weight, labels)
+    loss = lce.linear_cross_entropy(hidden, weight, labels, chunk_rows=8)
     grads = torch.autograd.grad(loss * 3.0, (hidden, weight))  # an upstream factor reaches both gradients
     expected_loss, expected_hidden, expected_weight = reference(hidden, weight, labels)
     torch.testing.assert_close(loss, expected_loss)
@@ -32,11 +31,10 @@ def test_loss_and_gradients_equal_the_plain_head(num_rows, monkeypatch):
     torch.testing.assert_close(grads[1], 3.0 * expected_weight)
 
 
-def test_without_gradients_only_the_loss_is_computed(monkeypatch):
-    monkeypatch.setattr(lce, "CHUNK_ROWS", 8)
+def test_without_gradients_only_the_loss_is_computed():
     hidden, weight, labels = inputs(21)
     with torch.no_grad():
-        loss = lce.linear_cross_entropy(hidden, weight, labels)
+        loss = lce.linear_cross_entropy(hidden, weight, labels, chunk_rows=8)
     assert loss.grad_fn is None
     torch.testing.assert_close(loss, F.cross_entropy(hidden @ weight.T, labels))
 
@@ -59,3 +57,10 @@ def test_bf16_autocast_matches_float32_to_bf16_precision():
     torch.testing.assert_close(loss, expected_loss, rtol=2e-2, atol=2e-2)
     torch.testing.assert_close(grad_hidden, expected_hidden, rtol=5e-2, atol=5e-3)
     torch.testing.assert_close(grad_weight, expected_weight, rtol=5e-2, atol=5e-3)
+
+
+def test_chunks_are_cache_sized_on_a_cpu_and_about_a_gib_of_logits_on_a_gpu():
+    assert lce.default_chunk_rows(4096, torch.device("cpu")) == 256
+    assert lce.default_chunk_rows(128256, torch.device("cuda")) == 2048  # 2,048 x 128,256 x 4 bytes: 1.05 GB
+    assert lce.default_chunk_rows(1024, torch.device("cuda")) == 262144
+    assert lce.default_chunk_rows(10**7, torch.device("cuda")) == 256  # never below the CPU's

@@ -22,9 +22,20 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-# Positions per chunk: the (CHUNK_ROWS, V) float32 logits of a 4k vocabulary are 4 MB,
-# about a CPU core's L2 share; head + loss measured fastest at 128-512 rows on the tiny preset.
-CHUNK_ROWS = 256
+# Positions per chunk on a CPU: the (256, V) float32 logits of a 4k vocabulary are 4 MB,
+# about a core's L2 share; head + loss measured fastest at 128-512 rows on the tiny preset.
+CPU_CHUNK_ROWS = 256
+# On a GPU, chunks as large as this much float32 logits allows: a 256-row chunk of the study's
+# 128k vocabulary is a matmul too thin for the GPU, and each chunk re-reads the (V, H) head and
+# its float32 gradient (bench/lm_head_chunks.py; BENCHMARKS.md).
+GPU_CHUNK_LOGITS_BYTES = 2**30
+
+
+def default_chunk_rows(vocab_size: int, device: torch.device) -> int:
+    """Rows per chunk: cache-sized on a CPU, ~1 GiB of float32 logits on a GPU (a multiple of 256)."""
+    if device.type == "cpu":
+        return CPU_CHUNK_ROWS
+    return max(CPU_CHUNK_ROWS, GPU_CHUNK_LOGITS_BYTES // (4 * vocab_size) // CPU_CHUNK_ROWS * CPU_CHUNK_ROWS)
 
 
 def _compute_dtype(hidden: torch.Tensor) -> torch.dtype:
@@ -35,15 +46,15 @@ def _compute_dtype(hidden: torch.Tensor) -> torch.dtype:
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, dtype: torch.dtype, chunk: int) -> torch.Tensor:
         # hidden (N, H), weight (V, H), labels (N,): every position carries a label.
         num_rows = hidden.shape[0]
         h_all, w = hidden.to(dtype), weight.to(dtype)
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         grad_hidden = torch.empty_like(hidden)
         grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device)
-        for start in range(0, num_rows, CHUNK_ROWS):
-            h, y = h_all[start : start + CHUNK_ROWS], labels[start : start + CHUNK_ROWS]  # (C, H), (C,)
+        for start in range(0, num_rows, chunk):
+            h, y = h_all[start : start + chunk], labels[start : start + chunk]  # (C, H), (C,)
             logits = (h @ w.T).float()  # (C, V)
             label_logits = logits.gather(1, y[:, None])  # (C, 1)
             # One exp pass, in place: softmax = exp(logits - max) / sum; loss = log(sum) + max - label logit.
@@ -55,7 +66,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
             grad_logits = exponentials.div_(sums * num_rows)
             grad_logits[torch.arange(len(y), device=y.device), y] -= 1.0 / num_rows
             grad_logits = grad_logits.to(dtype)  # (C, V)
-            grad_hidden[start : start + CHUNK_ROWS] = grad_logits @ w  # (C, H)
+            grad_hidden[start : start + chunk] = grad_logits @ w  # (C, H)
             grad_weight += (grad_logits.T @ h).float()  # (V, H)
         ctx.save_for_backward(grad_hidden, grad_weight.to(weight.dtype))
         return total / num_rows
@@ -63,21 +74,23 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_loss: torch.Tensor):
         grad_hidden, grad_weight = ctx.saved_tensors
-        return grad_hidden * grad_loss, grad_weight * grad_loss, None, None
+        return grad_hidden * grad_loss, grad_weight * grad_loss, None, None, None
 
 
-def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of ``hidden @ weight.T`` (N, V) against ``labels`` (N,), chunked.
+def linear_cross_entropy(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, chunk_rows: int | None = None) -> torch.Tensor:
+    """Mean cross-entropy of ``hidden @ weight.T`` (N, V) against ``labels`` (N,), chunked
+    (``chunk_rows`` positions at a time; by default :func:`default_chunk_rows`).
 
     Without gradients (evaluation) only the loss is computed, chunk by chunk.
     """
     dtype = _compute_dtype(hidden)
+    chunk = chunk_rows or default_chunk_rows(weight.shape[0], hidden.device)
     with torch.autocast(hidden.device.type, enabled=False):
         if torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
-            return _LinearCrossEntropy.apply(hidden, weight, labels, dtype)
+            return _LinearCrossEntropy.apply(hidden, weight, labels, dtype, chunk)
         w = weight.to(dtype)
         losses = [
-            F.cross_entropy((hidden[start : start + CHUNK_ROWS].to(dtype) @ w.T).float(), labels[start : start + CHUNK_ROWS], reduction="sum")
-            for start in range(0, hidden.shape[0], CHUNK_ROWS)
+            F.cross_entropy((hidden[start : start + chunk].to(dtype) @ w.T).float(), labels[start : start + chunk], reduction="sum")
+            for start in range(0, hidden.shape[0], chunk)
         ]
         return torch.stack(losses).sum() / hidden.shape[0]
