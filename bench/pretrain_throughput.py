@@ -100,7 +100,7 @@ class TimedTrainer(Trainer):
 
     def evaluate(self):
         self.ended = time.perf_counter()  # called right after the last step, the device already synchronised
-        return float("nan"), None
+        return None, None  # not measured
 
 
 class Bench:

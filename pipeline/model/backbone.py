@@ -17,6 +17,8 @@ of the harness reaches any of them through transformers' generic accessors:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,13 +165,26 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
     return model
 
 
+@functools.cache
+def builds_cache(model_class: type) -> bool:
+    """Whether the model's forward takes ``use_cache`` (decoders); EuroBERT's does not."""
+    return "use_cache" in inspect.signature(model_class.forward).parameters
+
+
 def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
-    """Final hidden states (B, L, H) of the backbone under the batch's attention pattern."""
+    """Final hidden states (B, L, H) of the backbone under the batch's attention pattern.
+
+    A decoder is told not to build its KV cache (its config's use_cache, True for generation):
+    the cache would hold every layer's keys and values for nothing, and under torch.compile its
+    state changes layer by layer, recompiling each layer until the recompile limit leaves the
+    rest eager (seen on a GPU: BENCHMARKS.md). EuroBERT builds none.
+    """
+    no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
     if batch.attention == "prefix":
         embeds = model.get_input_embeddings()(batch.input_ids)  # (B, L, H)
         mask = prefix_attention_mask(model.config, embeds, batch.prefix_lengths, batch.padding_mask)
-        return model.base_model(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
-    return model.base_model(input_ids=batch.input_ids, attention_mask=batch.padding_mask).last_hidden_state
+        return model.base_model(inputs_embeds=embeds, attention_mask=mask, **no_cache).last_hidden_state
+    return model.base_model(input_ids=batch.input_ids, attention_mask=batch.padding_mask, **no_cache).last_hidden_state
 
 
 def labelled_logits(
