@@ -222,30 +222,28 @@ def section_pretrain_resume(args: argparse.Namespace, record: dict) -> None:
     args.pretrained = straight / "model"
 
 
-def section_finetune(args: argparse.Namespace, record: dict) -> None:
+def score_pretrained(args: argparse.Namespace, record: dict, stage_name: str, spec: str, *data: str) -> dict:
+    """Run ``stage_name`` (finetune, minimal-pairs) on section 2's model on the device; its scores.json."""
     if args.pretrained is None:
         raise SectionFailed("needs pretrain_resume's model, which failed")
-    spec = jobs.finetune_spec(args.paper, "sentiment", "clm", args.size, "clm", None)
-    out = args.work / "finetune"
+    out = args.work / stage_name
     started = time.perf_counter()
-    stage(args, "finetune", "--spec", spec, "--model", str(args.pretrained), "--task-dir", str(args.inputs / "data/tasks/sentiment"),
-          "--out", str(out), "--threads", str(args.threads), "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
+    stage(args, stage_name, "--spec", spec, "--model", str(args.pretrained), *data, "--out", str(out), "--threads", str(args.threads),
+          "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
     record["seconds"] = time.perf_counter() - started
-    scores = json.loads((out / "scores.json").read_text())
+    return json.loads((out / "scores.json").read_text())
+
+
+def section_finetune(args: argparse.Namespace, record: dict) -> None:
+    spec = jobs.finetune_spec(args.paper, "sentiment", "clm", args.size, "clm", None)
+    scores = score_pretrained(args, record, "finetune", spec, "--task-dir", str(args.inputs / "data/tasks/sentiment"))
     record["metric"] = scores["metric"]
     record["grid"] = [{key: point[key] for key in ("learning_rate", "seed", "num_steps", "validation", "test", "seconds")} for point in scores["grid"]]
 
 
 def section_minimal_pairs(args: argparse.Namespace, record: dict) -> None:
-    if args.pretrained is None:
-        raise SectionFailed("needs pretrain_resume's model, which failed")
     spec = jobs.minimal_pairs_spec(args.paper, "clm", args.size, "clm", None)
-    out = args.work / "minimal_pairs"
-    started = time.perf_counter()
-    stage(args, "minimal-pairs", "--spec", spec, "--model", str(args.pretrained), "--pairs", str(args.inputs / "data/minimal_pairs/pairs.jsonl"),
-          "--out", str(out), "--threads", str(args.threads), "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
-    record["seconds"] = time.perf_counter() - started
-    scores = json.loads((out / "scores.json").read_text())
+    scores = score_pretrained(args, record, "minimal-pairs", spec, "--pairs", str(args.inputs / "data/minimal_pairs/pairs.jsonl"))
     for method, pairs in scores["methods"].items():
         record[f"{method}_accuracy"] = sum(good > bad for good, bad in zip(pairs["good"], pairs["bad"])) / max(len(pairs["good"]), 1)
         record["num_pairs"] = len(pairs["good"])
