@@ -12,7 +12,7 @@ rule bag_of_words:
         spec=bag_of_words_spec,
         task_dir="results/data/tasks/{task}",
         out="results/baselines/{task}/bag_of_words",
-        code=CODE["baselines"],
+        code=stage_code("bag-of-words"),
     threads: 1
     log:
         "logs/baselines/{task}/bag_of_words.log",

@@ -7,12 +7,15 @@
 # or a code change reruns exactly the jobs it affects.
 
 import dataclasses
+import functools
 import json
 import os
 import sys
 from pathlib import Path
 
 from pipeline import jobs, strict
+from pipeline.__main__ import STAGES
+from pipeline.code_graph import stage_code as module_code
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import resolve_files
@@ -21,7 +24,6 @@ from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.integrity import VERIFY_TOKENS
 from pipeline.jobs import as_json
 from pipeline.malloc_tunables import glibc_tunables
-from pipeline.provenance import source_hash
 
 PYTHON = sys.executable
 
@@ -48,18 +50,12 @@ os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
 CLAIMS_FILE = RESOLVED.claims_file and os.path.relpath(RESOLVED.claims_file)
 REPORT_SPEC = dataclasses.replace(CFG.report, claims_file=CLAIMS_FILE)
 
-CODE = {
-    "data": source_hash("data", "files.py", "provenance.py", "strict.py", "config"),
-    "tokenize": source_hash("tokenization", "data/corpus_files.py", "files.py", "provenance.py"),
-    "model": source_hash("model", "tokenization/special_tokens.py", "files.py", "provenance.py"),
-    "outside": source_hash("model", "tokenization", "files.py", "provenance.py"),  # import-model: the tokenizer taken as it is too
-    "pretrain": source_hash("pretrain", "model", "objectives", "optimization.py", "schedules.py", "tokenization/special_tokens.py"),
-    # objectives/: the batches NIAH trains on (collate, prefix examples) and the attention kinds.
-    "finetune": source_hash("finetune", "model", "metrics", "objectives/base.py", "objectives/prefix_lm.py", "optimization.py", "schedules.py"),
-    "baselines": source_hash("baselines", "finetune/sweep.py", "finetune/task_data.py", "metrics", "files.py", "provenance.py"),
-    "zeroshot": source_hash("zeroshot", "model", "objectives", "pretrain/losses", "tokenization/special_tokens.py", "files.py", "provenance.py"),
-    "report": source_hash("report", "external", "zeroshot/outcomes.py", "finetune/selection.py", "files.py", "provenance.py"),
-}
+
+@functools.cache
+def stage_code(stage):
+    """The hash of every file ``python -m pipeline <stage>`` can run, from its imports
+    (pipeline/code_graph.py): a rule's ``code`` param, so a change there, and only there, reruns it."""
+    return module_code(STAGES[stage][0])
 
 
 wildcard_constraints:

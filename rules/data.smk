@@ -10,7 +10,7 @@ rule fetch:
     params:
         spec=source_spec,
         out="results/sources/{source}",
-        code=CODE["data"],
+        code=stage_code("fetch"),
     log:
         "logs/fetch/{source}.log",
     benchmark:
@@ -28,7 +28,7 @@ rule prepare_task:
     params:
         spec=task_spec,
         out="results/data/tasks/{task}",
-        code=CODE["data"],
+        code=stage_code("prepare-task"),
     log:
         "logs/prepare_task/{task}.log",
     benchmark:
@@ -49,7 +49,7 @@ rule prepare_corpus:
     params:
         spec=as_json(CFG.corpus),
         tasks=[f"results/data/tasks/{t}" for t in CFG.finetuning.tasks],
-        code=CODE["data"],
+        code=stage_code("prepare-corpus"),
     log:
         "logs/prepare_corpus/{shard}.log",
     benchmark:
@@ -68,7 +68,7 @@ rule gather_corpus:
         stats="results/data/corpus/stats.json",
     params:
         out="results/data/corpus",
-        code=CODE["data"],
+        code=stage_code("gather-corpus"),
     log:
         "logs/gather_corpus.log",
     benchmark:

@@ -20,7 +20,7 @@ rule finetune:
         model=finetune_model,
         task_dir="results/data/tasks/{task}",
         out="results/finetune/{task}/{name}-{size}",
-        code=CODE["finetune"],
+        code=stage_code("finetune"),
         device=job_device,
     threads: 1
     resources:
@@ -45,7 +45,7 @@ rule finetune_checkpoint:
         model=curve_checkpoint,
         task_dir="results/data/tasks/{task}",
         out="results/finetune/{task}/{name}-{size}-step{step}",
-        code=CODE["finetune"],
+        code=stage_code("finetune"),
         device=job_device,
     threads: 1
     resources:

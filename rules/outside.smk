@@ -10,7 +10,7 @@ rule import_model:
     params:
         spec=lambda wildcards: as_json(CFG.outside_model(wildcards.name)),
         sentinels=CFG.tokenizer.num_sentinel_tokens,
-        code=CODE["outside"],
+        code=stage_code("import-model"),
     log:
         "logs/import_model/{name}.log",
     benchmark:
@@ -31,7 +31,7 @@ rule finetune_outside:
         model="results/outside/{name}/model",
         task_dir="results/data/tasks/{task}",
         out="results/finetune_outside/{task}/{name}",
-        code=CODE["finetune"],
+        code=stage_code("finetune"),
         device=job_device,
     threads: 1
     resources:

@@ -52,7 +52,7 @@ rule initialize:
         size=size_spec,
         max_length=max_model_length(),
         seed=initial_seed,
-        code=CODE["model"],
+        code=stage_code("initialize"),
     log:
         "logs/initialize/{name}-{size}.log",
     benchmark:
@@ -77,7 +77,7 @@ rule pretrain:
         tokens=pretrain_tokens,
         out="results/pretrain/{name}-{size}",
         work_dir="results/resume/pretrain/{name}-{size}",
-        code=CODE["pretrain"],
+        code=stage_code("pretrain"),
         launcher=pretrain_launcher,
         device=job_device,
     threads: 1

@@ -17,7 +17,7 @@ rule aggregate:
     params:
         spec=as_json(REPORT_SPEC),
         objectives=json.dumps(CFG.objectives, sort_keys=True),
-        code=CODE["report"],
+        code=stage_code("aggregate"),
     log:
         "logs/aggregate.log",
     benchmark:
@@ -45,7 +45,7 @@ if CFG.study_results is not None:
             matches=[f"{name}:{model}" for name, model in sorted(CFG.study_matches().items())],
             tasks=[f"{task}:{dataset}" for task, dataset in sorted(CFG.study_datasets().items())],
             confidence=CFG.report.confidence,
-            code=CODE["report"],
+            code=stage_code("study-results"),
         log:
             "logs/study_results.log",
         shell:
@@ -68,7 +68,7 @@ rule report:
         spec=as_json(REPORT_SPEC),
         scale=CFG.scale,
         study=["--study", "results/study"] if CFG.study_results is not None else [],
-        code=CODE["report"],
+        code=stage_code("report"),
     log:
         "logs/report.log",
     benchmark:

@@ -10,7 +10,7 @@ rule train_tokenizer:
     params:
         spec=as_json(CFG.tokenizer),
         corpus=["--corpus", "results/data/corpus"] if CFG.tokenizer.ready_made is None else [],
-        code=CODE["tokenize"],
+        code=stage_code("train-tokenizer"),
     log:
         "logs/train_tokenizer.log",
     benchmark:
@@ -36,7 +36,7 @@ rule pack:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        code=CODE["tokenize"],
+        code=stage_code("pack"),
     log:
         "logs/pack/{shard}.log",
     benchmark:
@@ -52,7 +52,7 @@ rule index_tokens:
         "results/tokens/meta.json",
     params:
         out="results/tokens",
-        code=CODE["tokenize"],
+        code=stage_code("index-tokens"),
     log:
         "logs/index_tokens.log",
     shell:
@@ -70,7 +70,7 @@ rule pack_outside:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        code=CODE["tokenize"],
+        code=stage_code("pack"),
     log:
         "logs/pack_outside/{name}/{shard}.log",
     benchmark:
@@ -86,7 +86,7 @@ rule index_tokens_outside:
         "results/outside/{name}/tokens/meta.json",
     params:
         out="results/outside/{name}/tokens",
-        code=CODE["tokenize"],
+        code=stage_code("index-tokens"),
     log:
         "logs/index_tokens_outside/{name}.log",
     shell:

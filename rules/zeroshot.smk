@@ -20,7 +20,7 @@ rule prepare_minimal_pairs:
         spec=as_json(CFG.minimal_pairs),
         seed=CFG.seed,
         out="results/data/minimal_pairs",
-        code=CODE["data"],
+        code=stage_code("prepare-minimal-pairs"),
     log:
         "logs/prepare_minimal_pairs.log",
     benchmark:
@@ -40,7 +40,7 @@ rule minimal_pairs:
         spec=minimal_pairs_spec,
         model=finetune_model,
         out="results/zeroshot/minimal_pairs/{name}-{size}",
-        code=CODE["zeroshot"],
+        code=stage_code("minimal-pairs"),
         device=job_device,
     threads: 1
     resources:
@@ -63,7 +63,7 @@ rule minimal_pairs_checkpoint:
         spec=curve_minimal_pairs_spec,
         model=curve_checkpoint,
         out="results/zeroshot/minimal_pairs/{name}-{size}-step{step}",
-        code=CODE["zeroshot"],
+        code=stage_code("minimal-pairs"),
         device=job_device,
     threads: 1
     resources:
@@ -86,7 +86,7 @@ rule minimal_pairs_outside:
         spec=outside_minimal_pairs_spec,
         model="results/outside/{name}/model",
         out="results/zeroshot/minimal_pairs_outside/{name}",
-        code=CODE["zeroshot"],
+        code=stage_code("minimal-pairs"),
         device=job_device,
     threads: 1
     resources:

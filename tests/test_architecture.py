@@ -3,64 +3,25 @@ files a person can read in one sitting, and claims whose numbers live beside the
 
 from __future__ import annotations
 
-import ast
 import math
 import re
-from pathlib import Path
 
 import pytest
 
+from pipeline import code_graph
+from pipeline.code_graph import import_graph, package_modules
 from pipeline.report.claims.spec import read_claims
 from tests.conftest import REPO
 
-PACKAGE = REPO / "pipeline"
 MAX_LINES = 450
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(REPO).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-
-
-def imported(module: str, path: Path) -> set[str]:
-    """The pipeline modules ``module`` imports anywhere in its file (top level, inside
-    functions, under TYPE_CHECKING): each name resolved to the longest module it names."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            names += [f"{base}.{alias.name}" for alias in node.names]
-    targets = set()
-    for name in names:
-        while name and name not in MODULES:
-            name = name.rpartition(".")[0]
-        # A module inside a package importing a sibling runs the package's __init__ first;
-        # that is how packages work, not a dependency on their own facade.
-        if name and name != module and not module.startswith(name + "."):
-            targets.add(name)
-    return targets
-
-
-GRAPH = {module: imported(module, path) for module, path in MODULES.items()}
+# The static imports (the layering rules are about them): pipeline/code_graph.py builds the
+# graph the stages' code hashes are taken from, registries' run-time imports included.
+GRAPH = import_graph(registries=False)
+MODULES = package_modules()
 
 
 def reachable(start: str) -> set[str]:
-    seen, stack = set(), [start]
-    while stack:
-        for target in GRAPH[stack.pop()]:
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return seen
+    return code_graph.reachable(GRAPH, start)
 
 
 def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
@@ -141,7 +102,7 @@ def test_every_claimed_number_occurs_in_its_claim(claim) -> None:
 def test_claim_ids_live_in_the_claims_file_only() -> None:
     ids = {claim.id for claim in CLAIMS}
     pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(ids)))
-    quoting = [str(path.relative_to(REPO)) for path in PACKAGE.rglob("*.py") if pattern.search(path.read_text())]
+    quoting = [str(path.relative_to(REPO)) for path in MODULES.values() if pattern.search(path.read_text())]
     assert quoting == []
 
 

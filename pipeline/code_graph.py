@@ -1,0 +1,128 @@
+"""The package's import graph, read from its source (never imported), and each stage's code
+hash: the hash of every file its entry module can import.
+
+A rule takes its stage's hash as a param (``rules/common.smk``), so a change in any module a
+stage runs, and only in those, reruns that stage's jobs: the rerun contract follows the
+imports instead of a hand-kept map that drifts (the bag of words once built its features
+through ``finetune/framing.py`` while its hash left that file out). tests/test_architecture.py
+checks its house rules on the same graph.
+
+The graph sees every ``import`` and ``from ... import`` anywhere in a file (top level, inside
+functions, under TYPE_CHECKING), and the registries that import every module of their package
+by name at run time (``importlib.import_module(f"{__name__}.{name}")``). Importing a module
+runs its packages' ``__init__`` first, so a closure holds those too, and the data files the
+package's code reads beside it (``report/templates/``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE = PACKAGE_ROOT.name
+
+
+def module_name(path: Path, root: Path = PACKAGE_ROOT) -> str:
+    parts = (root.name, *path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_modules(root: Path = PACKAGE_ROOT) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__.py``)."""
+    return {module_name(path, root): path for path in sorted(root.rglob("*.py")) if "__pycache__" not in path.parts}
+
+
+def imported(module: str, path: Path, modules: dict[str, Path], registries: bool = True) -> set[str]:
+    """The package's modules ``module`` imports: each name resolved to the longest module it
+    names; with ``registries``, a registry importing its package's modules by name depends on
+    all of them (what runs; the static layering rules leave those edges out)."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            names += [f"{base}.{alias.name}" for alias in node.names]
+        elif registries and is_package and imports_own_modules_by_name(node):
+            names += [name for name in modules if name.startswith(module + ".") and "." not in name[len(module) + 1 :]]
+    targets = set()
+    for name in names:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        # A module inside a package importing a sibling runs the package's __init__ first;
+        # that is how packages work, not a dependency on their own facade.
+        if name and name != module and not module.startswith(name + "."):
+            targets.add(name)
+    return targets
+
+
+def imports_own_modules_by_name(node: ast.AST) -> bool:
+    """``importlib.import_module(f"{__name__}...")``: a registry loading its package's modules."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module" and node.args):
+        return False
+    first = node.args[0]
+    return (
+        isinstance(first, ast.JoinedStr)
+        and isinstance(first.values[0], ast.FormattedValue)
+        and isinstance(first.values[0].value, ast.Name)
+        and first.values[0].value.id == "__name__"
+    )
+
+
+@functools.cache
+def import_graph(root: Path = PACKAGE_ROOT, registries: bool = True) -> dict[str, frozenset[str]]:
+    """module -> the package's modules it imports (with the registries' run-time imports, or without)."""
+    modules = package_modules(root)
+    return {module: frozenset(imported(module, path, modules, registries)) for module, path in modules.items()}
+
+
+def reachable(graph: dict[str, frozenset[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others (``start`` itself only through a cycle)."""
+    seen, stack = set(), [start]
+    while stack:
+        for target in graph[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def closure(graph: dict[str, frozenset[str]], entry: str) -> set[str]:
+    """What running ``entry`` executes: it, what it imports, and every package ``__init__`` above each."""
+    run, pending = set(), [entry]
+    while pending:
+        module = pending.pop()
+        if module in run:
+            continue
+        run.add(module)
+        parents = [".".join(module.split(".")[:depth]) for depth in range(1, module.count(".") + 1)]
+        pending += [parent for parent in parents if parent in graph] + sorted(graph[module])
+    return run
+
+
+def closure_files(entry: str, root: Path = PACKAGE_ROOT) -> list[Path]:
+    """The source files of ``entry``'s closure, and the data folders of its packages (folders
+    without an ``__init__.py``, such as ``report/templates/``), sorted."""
+    modules = package_modules(root)
+    files = {modules[module] for module in closure(import_graph(root), entry)}
+    for init in [path for path in files if path.name == "__init__.py"]:
+        for folder in (child for child in init.parent.iterdir() if child.is_dir() and not (child / "__init__.py").exists()):
+            files |= {path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    return sorted(files)
+
+
+def stage_code(entry: str, root: Path = PACKAGE_ROOT) -> str:
+    """sha256 (first 16 hex) of the files ``entry`` (a stage's module) runs: its rules' ``code`` param."""
+    digest = hashlib.sha256()
+    for path in closure_files(entry, root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
