@@ -304,6 +304,18 @@ def test_every_text_of_every_task_type_is_evaluation_text():
     assert evaluation_texts(needle) == ["What?", "Hay. The special magic number is 1234."]
 
 
+def test_a_task_type_s_new_text_field_is_decontaminated(monkeypatch):
+    """Decontamination reads the text fields each task type declares: a new type with a new
+    field is kept out of the corpus with no list elsewhere to update."""
+    from pipeline.data import task_rows
+
+    class Passages(task_rows.TaskType):
+        text_fields = ("passage",)
+
+    monkeypatch.setitem(task_rows.TASK_TYPES, "passage_ranking", Passages())
+    assert evaluation_texts({"id": "5", "passage": "A passage of the test split.", "label": 1}) == ["A passage of the test split."]
+
+
 def test_tagged_tokens_and_retrieval_documents_contaminate_like_text(tmp_path):
     tagged = tmp_path / "proper_nouns"
     tagged.mkdir()

@@ -30,6 +30,7 @@ from pipeline.data.decontaminate import ContaminationIndex
 from pipeline.data.shards import shard_rows
 from pipeline.data.sources import HUB_READER, describe_source
 from pipeline.data.splits import uniform
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, json_line, read_jsonl, write_json
@@ -38,7 +39,6 @@ from pipeline.provenance import write_provenance
 logger = logging.getLogger(__name__)
 EVALUATION_SPLITS = ("validation", "test")
 # The text fields of every task type's rows (token_classification's "tokens" aside).
-TEXT_FIELDS = ("text", "text_pair", "question", "context", "query", "document")
 SHARD_COUNTS = ("documents_read", "too_short", "contaminated", "contaminated_lines", "kept")
 
 
@@ -162,20 +162,30 @@ def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict
             for number, row in enumerate(read_jsonl(path), 1):
                 row_texts = evaluation_texts(row)
                 if not row_texts:
-                    raise PipelineError(f"{path}:{number}: row has none of the text fields {', '.join(TEXT_FIELDS)}")
+                    raise PipelineError(f"{path}:{number}: row has none of the text fields {', '.join(text_fields())}")
                 texts += row_texts
             inputs[f"task:{task_dir.name}/{split}"] = path
         index.add_task(task_dir.name, texts)
     return index, inputs
 
 
+def text_fields() -> list[str]:
+    """Every field that holds text in a written row of any task type (each type declares its
+    own), in the types' order."""
+    return list(dict.fromkeys(field for task_type in TASK_TYPES.values() for field in task_type.text_fields))
+
+
 def evaluation_texts(row: dict[str, Any]) -> list[str]:
     """Every text of a prepared task row, whatever its type: a pair's two texts, a
     tagged sentence's tokens (joined by spaces: the same words), a question and its
     passage, a query and its document, a haystack with its needle."""
-    texts = [row[name] for name in TEXT_FIELDS if isinstance(row.get(name), str)]
-    if isinstance(row.get("tokens"), list):
-        texts.append(" ".join(map(str, row["tokens"])))
+    texts = []
+    for name in text_fields():
+        value = row.get(name)
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list) and all(isinstance(word, str) for word in value):
+            texts.append(" ".join(value))
     return texts
 
 

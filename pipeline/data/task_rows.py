@@ -65,6 +65,9 @@ class TaskType:
     """One type's rules; subclasses override what differs."""
 
     fields: tuple[str, ...] = ()  # what a reader (or a hub ``fields`` map) must give, besides "id"
+    # The fields of a written row that hold its text (a list of words counts as its words):
+    # what decontamination keeps out of the pretraining corpus.
+    text_fields: tuple[str, ...] = ()
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         """The row's checked, cleaned fields; None when a text is empty (the row is dropped)."""
@@ -98,6 +101,7 @@ class SequenceClassification(TaskType):
     """``{text, text_pair?, label}``: one text or a pair, one class label name."""
 
     fields = ("text", "label")
+    text_fields = ("text", "text_pair")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         fields = {"text": clean_text(_string(row, "text", where))}
@@ -130,6 +134,7 @@ class TokenClassification(TaskType):
     """``{tokens, tags}``: one IOB2 tag name per token (B-X opens a span, I-X continues it)."""
 
     fields = ("tokens", "tags")
+    text_fields = ("tokens",)
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         tokens, tags = _string_list(row, "tokens", where), _string_list(row, "tags", where)
@@ -166,6 +171,7 @@ class ExtractiveQA(TaskType):
     """``{question, context, answers: {text, answer_start}}`` (SQuAD v2); no answers = unanswerable."""
 
     fields = ("question", "context", "answers")
+    text_fields = ("question", "context")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         question, context = _string(row, "question", where), _string(row, "context", where)
@@ -209,6 +215,7 @@ class Retrieval(TaskType):
     and documents are each unique, so every query has exactly one right answer."""
 
     fields = ("query", "document")
+    text_fields = ("query", "document")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         fields = {name: clean_text(_string(row, name, where)) for name in self.fields}
@@ -228,6 +235,7 @@ class NeedleInAHaystack(TaskType):
     builds ``{context, question, answer, length, depth}`` rows from each split's (:mod:`needle`)."""
 
     fields = ("text",)
+    text_fields = ("context", "question")  # the written rows prepare_task builds
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         text = clean_text(_string(row, "text", where))
