@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence smoke test clean-results
+.PHONY: setup replicate evidence smoke test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -31,6 +31,10 @@ smoke: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The fast lane while working: everything but the tests marked slow (whole-DAG Snakemake runs).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
 clean-results:
 	rm -rf results/* reports/* logs benchmarks .snakemake
