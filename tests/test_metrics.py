@@ -42,6 +42,8 @@ SAMPLES = {
     "squad_v2": (["Paris", ""], [["Paris"], []]),
     "ndcg_at_10": ([["d1", "d2"], ["d3", "d1"]], [["d2"], ["d3"]]),
     "exact_match": (["7", "x"], ["7", "y"]),
+    "encodeval_ndcg_at_10": ([["d1", "d2"], ["d3", "d1"]], [["d2"], ["d4"]]),
+    "sentence_macro_f1": ([["B-PER", "O"], ["O"]], [["B-PER", "O"], ["B-LOC"]]),
 }
 
 
@@ -58,7 +60,7 @@ def test_registry_lists_every_metric_with_its_headline_among_its_scores():
 
 
 def test_unknown_metric_is_a_pipeline_error_naming_it_and_the_registered_ones():
-    with pytest.raises(PipelineError, match=r"unknown metric 'f2' \(registered: accuracy, exact_match, ndcg_at_10, span_f1, squad_v2\)"):
+    with pytest.raises(PipelineError, match=r"unknown metric 'f2' \(registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2\)"):
         get_metric("f2")
 
 
@@ -395,3 +397,54 @@ def test_every_metric_loads_through_evaluate_offline_and_scores_as_registered(lo
 def test_an_unknown_metric_through_evaluate_names_the_registered_ones(load_through_evaluate):
     with pytest.raises(PipelineError, match=r"unknown metric 'f2' \(registered: accuracy"):
         load_through_evaluate("f2")
+
+
+# --- the study's variants (EncodEval) ---------------------------------------------------------
+
+
+def test_encodeval_ndcg_by_hand_and_its_ideal_of_retrieved_documents_only():
+    # query 1: relevant at ranks 2 and 4 of the top 10: DCG 1/log2(3) + 1/log2(5); ideal: two hits first
+    dcg, ideal = 1 / math.log2(3) + 1 / math.log2(5), 1 + 1 / math.log2(3)
+    ranking = [f"d{i}" for i in range(12)]
+    assert compute("encodeval_ndcg_at_10", [ranking], [["d1", "d3"]])["ndcg@10"] == pytest.approx(100 * dcg / ideal)
+    # fewer than 10 relevant documents and many more relevant than retrieved: both rank the two hits first = 100
+    many = ["d0", "d1"] + [f"x{i}" for i in range(48)]
+    assert compute("encodeval_ndcg_at_10", [ranking], [many])["ndcg@10"] == pytest.approx(100.0)
+    assert compute("ndcg_at_10", [ranking], [many])["ndcg@10"] == pytest.approx(35.89542101716347)  # the standard one
+    # no relevant document in the top 10 (the 11th is relevant): 0, as sklearn gives for all-zero gains
+    assert compute("encodeval_ndcg_at_10", [ranking], [["d10"]])["ndcg@10"] == 0.0
+
+
+def test_encodeval_ndcg_equals_sklearn_on_the_retrieved_top_10():
+    """EncodEval's call: ndcg_score(gains of the top 10, their scores); here random rankings."""
+    rng = random.Random(0)
+    rankings, relevants, expected = [], [], []
+    for _ in range(50):
+        ranking = rng.sample([f"d{i}" for i in range(30)], 15)
+        relevant = rng.sample([f"d{i}" for i in range(30)], rng.randint(1, 12))
+        gains = [[1.0 if document in relevant else 0.0 for document in ranking[:10]]]
+        expected.append(ndcg_score(gains, [list(range(10, 0, -1))]) if any(gains[0]) else 0.0)
+        rankings.append(ranking)
+        relevants.append(relevant)
+    assert compute("encodeval_ndcg_at_10", rankings, relevants)["ndcg@10"] == pytest.approx(100 * sum(expected) / len(expected))
+
+
+def test_sentence_macro_f1_by_hand_o_included():
+    # gold  B-PER I-PER O O, predicted B-PER O O O: B-PER 1, I-PER 0 (no true positive), O 2*2/(3+2) = 0.8
+    assert compute("sentence_macro_f1", [["B-PER", "O", "O", "O"]], [["B-PER", "I-PER", "O", "O"]])["macro_f1"] == pytest.approx(100 * 1.8 / 3)
+    # all O on both sides: one tag, perfect; a tag only predicted counts too (0 for it)
+    assert compute("sentence_macro_f1", [["O", "O"]], [["O", "O"]])["macro_f1"] == 100.0
+    assert compute("sentence_macro_f1", [["B-LOC", "O"]], [["O", "O"]])["macro_f1"] == pytest.approx(100 * (0 + 2 / 3) / 2)
+
+
+def test_sentence_macro_f1_equals_sklearn_per_sentence_then_the_mean():
+    from sklearn.metrics import f1_score as sklearn_f1
+
+    rng = random.Random(1)
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG"]
+    gold = [[rng.choice(tags) for _ in range(rng.randint(1, 12))] for _ in range(60)]
+    predicted = [[tag if rng.random() < 0.6 else rng.choice(tags) for tag in sentence] for sentence in gold]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns where a tag has no true positive, then scores it 0
+        expected = [sklearn_f1(g, p, average="macro") for g, p in zip(gold, predicted)]
+    assert compute("sentence_macro_f1", predicted, gold)["macro_f1"] == pytest.approx(100 * sum(expected) / len(expected))

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from pipeline.errors import PipelineError
-from pipeline.metrics import accuracy, exact_match, ndcg_at_10, span_f1, squad_v2
+from pipeline.metrics import accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2
+
+InputKind = Literal["id", "text", "texts"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,9 @@ class Metric:
     headline: str  # the key of compute()'s result that tables report, e.g. "f1"
     higher_is_better: bool
     compute: Callable[[Sequence, Sequence], dict[str, float]]  # (predictions, references) -> scores in points 0-100
+    # What one prediction and one reference are: "id" (a class id), "text", or "texts" (a list of
+    # strings: tags, ids, gold answers); the evaluate module (harness_metric.py) types its inputs so.
+    inputs: tuple[InputKind, InputKind]
     # Whether the headline is the mean over examples of its value on each one (accuracy, SQuAD F1,
     # NDCG per query), so that two models can be compared example by example; entity-level
     # F1 pools its counts over the corpus and is not.
@@ -37,11 +43,15 @@ class Metric:
 METRICS = {
     metric.name: metric
     for metric in [
-        Metric("accuracy", "accuracy", True, accuracy.compute),
-        Metric("span_f1", "f1", True, span_f1.compute, mean_of_examples=False),
-        Metric("squad_v2", "f1", True, squad_v2.compute),
-        Metric("ndcg_at_10", "ndcg@10", True, ndcg_at_10.compute),
-        Metric("exact_match", "exact_match", True, exact_match.compute),
+        Metric("accuracy", "accuracy", True, accuracy.compute, ("id", "id")),
+        Metric("span_f1", "f1", True, span_f1.compute, ("texts", "texts"), mean_of_examples=False),  # one sentence's IOB2 tags
+        Metric("squad_v2", "f1", True, squad_v2.compute, ("text", "texts")),  # predicted span ("" = none), gold texts ([] = none)
+        Metric("ndcg_at_10", "ndcg@10", True, ndcg_at_10.compute, ("texts", "texts")),  # ranked document ids, relevant ids
+        Metric("exact_match", "exact_match", True, exact_match.compute, ("text", "text")),  # generated answer, gold answer
+        # The study's own variants (EncodEval's code, ../shared/REFERENCE.md section 7): what a number
+        # set beside the study's must be measured with; each module says how it departs from the standard.
+        Metric("encodeval_ndcg_at_10", "ndcg@10", True, encodeval_ndcg_at_10.compute, ("texts", "texts")),
+        Metric("sentence_macro_f1", "macro_f1", True, sentence_macro_f1.compute, ("texts", "texts")),
     ]
 }
 

@@ -24,24 +24,13 @@ from pipeline.metrics import get_metric
 
 MODULE_PATH = str(Path(__file__).resolve())
 
-_TEXT = datasets.Value("string")
-_TEXTS = datasets.Sequence(_TEXT)
-
-# Per registered metric: the type of one prediction and of one reference.
-FEATURES = {
-    "accuracy": (datasets.Value("int64"), datasets.Value("int64")),  # class ids
-    "exact_match": (_TEXT, _TEXT),  # generated answer, gold answer
-    "span_f1": (_TEXTS, _TEXTS),  # one sentence's IOB2 tags
-    "squad_v2": (_TEXT, _TEXTS),  # predicted span text ("" = no answer), gold texts ([] = unanswerable)
-    "ndcg_at_10": (_TEXTS, _TEXTS),  # ranked document ids, relevant document ids
-}
+# A registered metric's input kinds (Metric.inputs) as datasets types.
+FEATURE = {"id": datasets.Value("int64"), "text": datasets.Value("string"), "texts": datasets.Sequence(datasets.Value("string"))}
 
 
 class HarnessMetric(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        if self.config_name not in FEATURES:
-            get_metric(self.config_name)  # raises the registry's error naming the known metrics
-        prediction, reference = FEATURES[self.config_name]
+        prediction, reference = (FEATURE[kind] for kind in get_metric(self.config_name).inputs)  # an unknown name: the registry's error
         return evaluate.MetricInfo(
             description=f"{self.config_name} as the harness computes it (pipeline/metrics/{self.config_name}.py)",
             citation="",
