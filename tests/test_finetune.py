@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -92,6 +93,8 @@ def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
         "attention": "bidirectional",
     }  # fmt: skip
     assert read_json(tmp_path / "a" / "provenance.json")["inputs"]["model"]["sha256"]
+    test_ids = "\n".join(json.loads(line)["id"] for line in (task / "test.jsonl").read_text().splitlines())
+    assert a["test_examples_identity"] == hashlib.sha256(test_ids.encode()).hexdigest()  # which examples the per-example scores are of
 
 
 def test_selection_seeds_run_the_full_grid_s_points_at_the_lr_they_choose(init_dir, tmp_path):

@@ -110,7 +110,7 @@ def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_p
     assert "absent: no such directory" in capsys.readouterr().err
 
 
-def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list | None]]) -> Path:
+def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list | None]], metric: str = "accuracy") -> Path:
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
     validation, per-example test scores in points)."""
     grid = [
@@ -118,7 +118,7 @@ def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list
         for rate, seed, validation, examples in points
     ]  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "grid": grid}))
+    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "grid": grid}))
     return path
 
 
@@ -127,16 +127,21 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
         (5e-05, 0, 90.0, [100.0, 100.0, 100.0, 0.0, 100.0]), (5e-05, 1, 80.0, [0.0, 100.0, 0.0, 0.0, 100.0]),
         (1e-04, 0, 60.0, [100.0] * 5), (1e-04, 1, 50.0, [100.0] * 5),
     ])  # fmt: skip
-    qa = our_scores(tmp_path / "ours" / "qa.json", "qa", [(5e-05, 0, 70.0, [100.0, 0.0, 50.0])])
-    argv = ["--ours", str(sentiment), str(qa), "--matches", "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "sentiment:sst2", "qa:squad"]
+    qa = our_scores(tmp_path / "ours" / "qa.json", "qa", [(5e-05, 0, 70.0, [100.0, 0.0])], metric="squad_v2")
+    # accuracy as the study's SC, but 3 examples: not the study's split
+    short = our_scores(tmp_path / "ours" / "short.json", "short", [(5e-05, 0, 70.0, [100.0, 0.0, 100.0])])
+    argv = ["--ours", str(sentiment), str(qa), str(short), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
+            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2"]  # fmt: skip
     assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
-    sst2, squad = versus.loc["sentiment"], versus.loc["qa"]
+    sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]
     assert (sst2["study_model"], sst2["dataset"], sst2["study_n_seeds"], sst2["ours_n_seeds"]) == ("210m-clm-42k", "sst2", 2, 2)
     assert sst2["study_test_mean"] == pytest.approx(70.0) and sst2["ours_test_mean"] == pytest.approx(60.0)  # ours at 5e-05, chosen on validation
     # per example: ours (50, 100, 50, 0, 100), the study's (100, 100, 50, 0, 100) -> (-50, 0, 0, 0, 0)
     assert (sst2["examples"], sst2["difference_mean"], sst2["difference_df"]) == (5, pytest.approx(-10.0), 4)
-    assert squad["examples"] == 0 and squad["not_paired_because"] == "3 test examples here, 2 in the study's"
+    # the official word-level F1 is not the study's token-position F1, however many examples match
+    assert squad["examples"] == 0 and squad["not_paired_because"] == "metric squad_v2 here, the study's QA metric is qa_token_position_f1"
+    assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
     assert pd.isna(squad["difference_mean"]) and squad["study_test_mean"] == pytest.approx(100 * (1.0 + 0.5) / 2)
 
     from tests.test_report_fakes import write_fake_results
@@ -148,7 +153,7 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     study = html[html.index('<section id="study">') :].split("</section>", 1)[0]
     assert "The study&#39;s released checkpoints: the study&#39;s numbers and this harness&#39;s" in study
     assert '<td class="key">mlmvsclm_210m_clm</td><td class="">sentiment</td><td class="">sst2</td>' in study
-    assert "not paired: 3 test examples here, 2 in the study&#39;s" in study
+    assert "not paired: 3 test examples here, 5 in the study&#39;s" in study
 
 
 def test_the_report_shows_them_in_their_own_section(results, tmp_path):
@@ -187,3 +192,20 @@ def test_the_workflow_plans_them_when_the_config_names_them(results, tmp_path):
     # the released checkpoint, matched by its hub id, is fine-tuned here and set beside the study's results
     assert "--ours results/finetune_outside/sentiment/released_clm/scores.json results/finetune_outside/topic/released_clm/scores.json" in result.stdout
     assert "--matches released_clm:210m-clm-42k --tasks proper_nouns:proper_nouns sentiment:sst2 title_search:title_search topic:topic" in result.stdout
+
+
+def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(results, tmp_path, caplog):
+    """EncodEval draws nq's test queries anew in each run (an unseeded random.sample): neither
+    two models nor this harness and the study are compared query by query there."""
+    for model in ("210m-clm-42k", "210m-mlm40-42k"):
+        write_point(results, model, "IR", "nq", "nq_pairs_lr1e-04_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
+    ours = our_scores(tmp_path / "ours" / "nq.json", "nq_task", [(1e-04, 0, 50.0, [40.0, 20.0, 60.0])], metric="encodeval_ndcg_at_10")
+    argv = ["--pairs", "210m-clm-42k:210m-mlm40-42k", "--ours", str(ours), "--matches", "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "nq_task:nq"]
+    with caplog.at_level("INFO"):
+        assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
+    assert "nq" not in set(read(tmp_path / "study" / "paired.csv")["dataset"])
+    assert "210m-clm-42k vs 210m-mlm40-42k on nq: not paired, its test queries are an unseeded random half" in caplog.text
+    [row] = read(tmp_path / "study" / "versus.csv").to_dict("records")
+    assert row["examples"] == 0
+    assert row["not_paired_because"] == "nq: its test queries are an unseeded random half of BeIR nq's, drawn anew in each run"
+    assert row["study_test_mean"] == pytest.approx(40.0)  # each run's own mean still stands

@@ -26,6 +26,13 @@ import pandas as pd
 from pipeline.errors import PipelineError
 
 SPLITS = ("validation", "test")
+# EncodEval's metric per family (../shared/REFERENCE.md section 7), as this harness's metric
+# registry names it: a per-example list of ours pairs with the study's only under the same one.
+# QA's token-position F1 is not one of this harness's metrics yet.
+STUDY_METRICS = {"SC": "accuracy", "TC": "sentence_macro_f1", "QA": "qa_token_position_f1", "IR": "encodeval_ndcg_at_10"}
+# Datasets whose test examples EncodEval draws anew in each run: their per-example lists are
+# never paired or averaged by position (a dataset's test mean per run still stands).
+UNSEEDED_TEST_SPLITS = {"nq": "its test queries are an unseeded random half of BeIR nq's, drawn anew in each run"}
 # The LR as EncodEval writes it (1e-04, 5e-05, 0.0001): one number, not "1.2.3".
 POINT = re.compile(r"^(?:(?P<training_set>.+)_)?lr(?P<learning_rate>(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)_sd(?P<seed>\d+)$")
 GRID_COLUMNS = ["model", "family", "dataset", "training_set", "learning_rate", "seed", "validation", "test", "validation_examples", "test_examples", "path"]

@@ -30,7 +30,7 @@ import pandas as pd
 
 from pipeline.config import model_pair
 from pipeline.errors import PipelineError
-from pipeline.external.encodeval import example_scores, read_grid
+from pipeline.external.encodeval import UNSEEDED_TEST_SPLITS, example_scores, read_grid
 from pipeline.external.study_versus import read_ours, versus_table
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
@@ -104,6 +104,9 @@ def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str
                 raise PipelineError(f"--pairs: no model {name!r} in the results (models: {', '.join(sorted(models))})")
         by_model = {name: scores[scores["model"] == name].set_index(TASK[1:]) for name in (first, second)}
         for task in sorted(set(by_model[first].index) & set(by_model[second].index)):
+            if task[1] in UNSEEDED_TEST_SPLITS:
+                logger.info("%s vs %s on %s: not paired, %s", first, second, task[1], UNSEEDED_TEST_SPLITS[task[1]])
+                continue
             a, b = (POINTS * example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
             if len(a) != len(b):
                 raise PipelineError(f"{task[1]}: {first} has {len(a)} test examples and {second} {len(b)}: they cannot be paired")

@@ -8,7 +8,9 @@ per-example test scores for as many examples, their difference example by exampl
 the study's, each averaged over its seeds at its LR) with a t-interval over examples: a
 paired test. The two sides pair by position in the test split, so the pairing means
 something only where both fine-tuned on the same test split in the same order; the count
-is what can be checked here, and a count that differs is said in the row, not paired.
+is what can be checked here, and a count that differs is said in the row, not paired. So is
+a metric other than the study's for that family (EncodEval's variants: ``STUDY_METRICS``), and a
+dataset whose test examples the study draws anew each run (nq): like is paired with like only.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import PipelineError
-from pipeline.external.encodeval import example_scores
+from pipeline.external.encodeval import STUDY_METRICS, UNSEEDED_TEST_SPLITS, example_scores
 from pipeline.report.contract import STUDY_VERSUS_COLUMNS
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
@@ -29,13 +31,15 @@ POINTS = 100.0  # EncodEval's per-example scores are fractions; ours are in poin
 
 
 def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
-    """(outside model, task) -> its grid points (learning_rate, seed, validation, test, test_examples)."""
+    """(outside model, task) -> its grid points (learning_rate, seed, validation, test, test_examples),
+    with its metric in ``attrs``."""
     found = {}
     for path in paths:
         try:
             record = json.loads(path.read_text())
             key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
             grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
+            grid.attrs["metric"] = record["metric"]
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
             raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
         found[key] = grid
@@ -51,6 +55,20 @@ def our_example_scores(points: pd.DataFrame) -> np.ndarray | None:
     return np.mean(lists, axis=0)
 
 
+def refusal(metric: str, theirs: pd.Series, mine: np.ndarray | None) -> str:
+    """Why our per-example test scores cannot be paired with the study's for this row; "" if they can."""
+    study_metric = STUDY_METRICS.get(theirs["family"])
+    if theirs["dataset"] in UNSEEDED_TEST_SPLITS:
+        return f"{theirs['dataset']}: {UNSEEDED_TEST_SPLITS[theirs['dataset']]}"
+    if metric != study_metric:
+        return f"metric {metric} here, the study's {theirs['family']} metric is {study_metric}"
+    if mine is None:
+        return "no per-example scores on this side (the metric is not a mean over examples)"
+    if len(mine) != theirs["test_examples"]:
+        return f"{len(mine)} test examples here, {theirs['test_examples']} in the study's"
+    return ""
+
+
 def versus_table(
     ours: dict[tuple[str, str], pd.DataFrame], study_scores: pd.DataFrame, matches: dict[str, str], tasks: dict[str, str], confidence: float
 ) -> pd.DataFrame:
@@ -63,19 +81,15 @@ def versus_table(
         learning_rate, _, test = chosen_on_validation(points, "learning_rate")
         mine = our_example_scores(points[points["learning_rate"] == learning_rate])
         for _, theirs in study.iterrows():
-            study_examples = POINTS * example_scores(theirs["paths"])
-            if mine is None:
-                paired, why = None, "no per-example scores on this side (the metric is not a mean over examples)"
-            elif len(mine) != len(study_examples):
-                paired, why = None, f"{len(mine)} test examples here, {len(study_examples)} in the study's"
-            else:
-                paired, why = mean_interval(mine - study_examples, confidence), ""
+            paired, why = None, refusal(points.attrs["metric"], theirs, mine)
+            if not why:
+                paired = mean_interval(mine - POINTS * example_scores(theirs["paths"]), confidence)
             rows.append({
                 "model": name, "study_model": matches[name], "task": task, "dataset": theirs["dataset"],
                 "training_set": theirs["training_set"], "study_n_seeds": theirs["n_seeds"],
                 **{f"study_{column}": theirs[column] for column in Estimate.column_names("test_")},
                 "ours_n_seeds": len(test), **mean_interval(test, confidence).columns("ours_test_"),
-                "examples": len(study_examples) if paired is not None else 0,
+                "examples": theirs["test_examples"] if paired is not None else 0,
                 **(paired or Estimate.undefined(confidence)).columns("difference_"),
                 "not_paired_because": why,
             })  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,11 @@ def use_device(device: torch.device) -> None:
         torch.set_default_device(device)
 
 
+def examples_identity(rows: list[dict]) -> str:
+    """sha256 of the split's example ids in order."""
+    return hashlib.sha256("\n".join(str(row["id"]) for row in rows).encode()).hexdigest()
+
+
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -100,6 +106,9 @@ def run(args: argparse.Namespace) -> None:
                 "size": spec.size,
                 "attention": task_type.attention,  # NIAH: the objective's generative pattern
                 "pretraining_step": spec.pretraining_step,
+                # Which test examples, in which order, the per-example scores are of: two lists
+                # pair example by example only under the same identity (and the same metric).
+                "test_examples_identity": examples_identity(rows["test"]),
                 "grid": results,
             },
         )
