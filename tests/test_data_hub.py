@@ -172,3 +172,16 @@ def test_ms_marco_style_query_positive_pairs():
         "query": "how long to boil an egg",
         "document": "Boil the eggs for six minutes for a soft yolk and ten minutes for a hard one.",
     }
+
+
+def test_a_dataset_repository_s_loading_script_never_runs(tmp_path):
+    """A hub source is untrusted: a local (or hub) dataset that ships a loading script is
+    refused in one line, and the script does not run (datasets no longer runs them)."""
+    marker = tmp_path / "ran"
+    repository = tmp_path / "planted"
+    repository.mkdir()
+    (repository / "planted.py").write_text(f"from pathlib import Path\n\nPath({str(marker)!r}).touch()\n")
+    with pytest.raises(PipelineError) as error:
+        list(load_rows(HubSpec(path=str(repository)), "x"))
+    assert str(error.value) == "x.hub: cannot read '" + str(repository) + "' split 'train': Dataset scripts are no longer supported, but found planted.py"
+    assert not marker.exists()
