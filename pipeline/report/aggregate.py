@@ -201,7 +201,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--curve-scores", nargs="*", type=Path, default=[],
-        help="results/finetune/{task}/{run}/step-{N}/scores.json files of intermediate checkpoints (learning curves); none or absent without",
+        help="results/finetune/{task}/{run}-step{N}/scores.json files of intermediate checkpoints (learning curves); none or absent without",
     )  # fmt: skip
     parser.add_argument(
         "--bag-of-words", nargs="*", type=Path, default=[],
