@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import struct
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -93,6 +96,11 @@ def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None
     ]
     assert html.count('src="data:image/png;base64,') == 8
     assert 'src="figures/' not in html
+    for name in names:  # each file a PNG with an image in it, embedded byte for byte
+        data = (rendered[1] / "figures" / name).read_bytes()
+        width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and width > 100 and height > 100, name
+        assert f'src="data:image/png;base64,{base64.b64encode(data).decode()}"' in html, name
 
 
 def section(html: str, anchor: str) -> str:
@@ -141,8 +149,13 @@ def test_two_stage_section_separates_step_budgets(tmp_path: Path, monkeypatch: p
 
 
 def test_pdf_is_written(rendered: tuple[FakeTree, Path]) -> None:
+    """A PDF of several pages that holds the figures (at least as many images as the HTML)."""
     pdf = (rendered[1] / "replication.pdf").read_bytes()
-    assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+    assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
+    # WeasyPrint packs its objects into compressed streams: read them inflated.
+    objects = pdf + b"".join(zlib.decompress(stream) for stream in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S) if stream[:1] == b"x")
+    assert len(re.findall(rb"/Type\s*/Page\b", objects)) >= 2
+    assert len(re.findall(rb"/Subtype\s*/Image", objects)) >= 8
 
 
 def test_bad_corpus_stats_is_a_one_line_error(rendered: tuple[FakeTree, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
