@@ -171,7 +171,7 @@ def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them
 @pytest.mark.parametrize(
     "task_file, message",
     [
-        ("metric: f2\n", "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, exact_match, ndcg_at_10, span_f1, squad_v2)"),
+        ("metric: f2\n", "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2)"),
         ("type: token_classification\nneedle: {lengths: [8]}\n", "cfg.tasks.bad: a 'needle' entry goes with type 'needle_in_a_haystack', and only with it"),
         ("family: XX\n", "cfg.tasks.bad.family: 'XX' is not one of ['SC', 'TC', 'QA', 'IR', 'NIAH']"),
     ],
