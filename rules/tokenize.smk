@@ -23,7 +23,7 @@ PACK_COMMAND = (
     "{PYTHON:q} -m pipeline pack --corpus results/data/corpus --shard {wildcards.shard:q} --tokenizer {input.tokenizer:q}"
     " --out {output:q} > {log:q} 2>&1"
 )
-INDEX_TOKENS_COMMAND = "{PYTHON} -m pipeline index-tokens --shards {input} --out {params.out} > {log} 2>&1"
+INDEX_TOKENS_COMMAND = "{PYTHON:q} -m pipeline index-tokens --shards {input:q} --out {params.out:q} > {log:q} 2>&1"
 CORPUS_SHARD = {"index": "results/data/corpus/index.json", "shard": "results/data/corpus/shards/{shard}"}
 
 

@@ -25,7 +25,8 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 def shell_templates(path: Path) -> list[str]:
-    """The lines of a rule file's shell commands: each ``shell:`` block and each ``*_COMMAND = (...)``."""
+    """The lines of a rule file's shell commands: each ``shell:`` block and each ``*_COMMAND = ...``
+    constant, on one line or in parentheses."""
     templates, in_shell, shell_indent, in_command = [], False, 0, False
     for line in path.read_text().splitlines():
         stripped, indent = line.strip(), len(line) - len(line.lstrip())
@@ -39,6 +40,8 @@ def shell_templates(path: Path) -> list[str]:
             in_shell, shell_indent = True, indent
         if re.fullmatch(r"[A-Z_]+_COMMAND = \(", stripped):
             in_command = True
+        elif re.match(r"[A-Z_]+_COMMAND = \S", stripped):
+            templates.append(stripped)
     return templates
 
 
