@@ -63,8 +63,8 @@ def _parse(annotation: Any, data: Any, path: str) -> Any:
     if origin is Annotated:
         value = _parse(args[0], data, path)
         for meta in args[1:]:
-            if isinstance(meta, Bounds) and meta.violation(value):
-                raise PipelineError(f"{path}: {value!r} {meta.violation(value)}")
+            if isinstance(meta, Bounds) and (violation := meta.violation(value)):
+                raise PipelineError(f"{path}: {value!r} {violation}")
             if isinstance(meta, Items):
                 _check_items(meta, value, path)
         return value

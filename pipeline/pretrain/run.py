@@ -27,7 +27,7 @@ import torch
 from pipeline import strict
 from pipeline.config import PretrainingSpec, SizeSpec
 from pipeline.errors import PipelineError
-from pipeline.files import explained_write_failure, write_json
+from pipeline.files import write_json
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     count_parameters,
@@ -165,8 +165,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     if processes.is_main:
         out_dir.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(out_dir / "model", ignore_errors=True)
-    with explained_write_failure(out_dir / "model"):
-        trainer.save_backbone(out_dir / "model")  # collective under FSDP
+    trainer.save_backbone(out_dir / "model")  # collective under FSDP
     processes.barrier()
     if not processes.is_main:
         return

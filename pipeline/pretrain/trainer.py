@@ -272,23 +272,20 @@ class Trainer:
 
     def save_backbone(self, directory: Path, with_optimizer: bool = False) -> None:
         """The backbone as a Hugging Face directory (+ ``optimizer.pt``); rank 0 writes, every process must call."""
-        if not self.processes.sharded:
-            if self.processes.is_main:
-                save_language_model(self.model, self.inputs.backbone, directory)
-                if with_optimizer:
-                    torch.save(self.optimizer.state_dict(), directory / OPTIMIZER_FILE)
-            return
-        trained, optimizer = distributed.full_state(self.trained, self.optimizer if with_optimizer else None, self.processes)
-        if self.processes.is_main:
+        backbone, optimizer = None, self.optimizer.state_dict() if with_optimizer else None
+        if self.processes.sharded:  # the full state is gathered collectively, then rank 0 writes it
+            trained, optimizer = distributed.full_state(self.trained, self.optimizer if with_optimizer else None, self.processes)
             backbone = {name.removeprefix("model."): value for name, value in trained.items() if name.startswith("model.")}
+        if not self.processes.is_main:
+            return
+        with explained_write_failure(directory):  # a full disk says so
             save_language_model(self.model, self.inputs.backbone, directory, state_dict=backbone)
             if with_optimizer:
                 torch.save(optimizer, directory / OPTIMIZER_FILE)
 
     def _save_checkpoint(self, step: int) -> None:
         directory = self.work_dir / "checkpoints" / f"step-{step:06d}"
-        with explained_write_failure(directory):
-            self.save_backbone(directory, with_optimizer=step in self.inputs.plan.stage_checkpoint_steps)
+        self.save_backbone(directory, with_optimizer=step in self.inputs.plan.stage_checkpoint_steps)
 
     def train(self) -> Progress:
         spec, plan, processes = self.inputs.spec, self.inputs.plan, self.processes
