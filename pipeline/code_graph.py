@@ -21,8 +21,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
-PACKAGE = PACKAGE_ROOT.name
+from pipeline.provenance import PACKAGE_ROOT
 
 
 def module_name(path: Path, root: Path = PACKAGE_ROOT) -> str:

@@ -22,20 +22,13 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 TRACKED_PACKAGES = ("torch", "transformers", "tokenizers", "datasets", "numpy", "pandas", "snakemake")
 
 
-def source_hash(*parts: str) -> str:
-    """sha256 (first 16 hex) of the package's Python source under the given parts.
-
-    ``parts`` are module or subpackage names relative to ``pipeline`` ("data",
-    "config"); with none, the whole package. Snakemake rules take it as a param so
-    that a code change reruns the stage that uses that code.
-    """
-    roots = [PACKAGE_ROOT / p for p in parts] if parts else [PACKAGE_ROOT]
+def source_hash() -> str:
+    """sha256 (first 16 hex) of the package's whole Python source: the code version a
+    provenance record names (each rule's own code param: pipeline/code_graph.py)."""
     digest = hashlib.sha256()
-    for root in roots:
-        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
-        for path in files:
-            digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
-            digest.update(path.read_bytes())
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
