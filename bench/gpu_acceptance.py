@@ -50,6 +50,7 @@ import torch
 from pipeline import jobs, strict
 from pipeline.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
 from pipeline.errors import PipelineError
+from pipeline.pretrain.trainer import STATE_FILE
 
 
 def single_runs(num_steps: int) -> dict[str, Any]:
@@ -92,7 +93,6 @@ TINY_FP32 = {
         "compute": {"precision": "fp32", "compile": False, "fused_optimizer": False, "micro_batch_size": 8, "by_size": {}},
     },
 }
-STATE_FILE = "state.pt"  # pipeline.pretrain.trainer.STATE_FILE, named here so the CPU-side import stays torch-light
 
 
 def refuse(message: str) -> None:

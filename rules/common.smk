@@ -212,13 +212,11 @@ TASK_SPLITS = ("train", "validation", "test")
 
 
 def source_inputs(artifacts):
-    """What a job reading these artifacts depends on: each one's manifest and its extracted/
-    directory, so that a deleted extracted/ is fetched again rather than missed by the job."""
-    return [f"results/sources/{a}/{part}" for a in artifacts if a is not None for part in ("manifest.json", "extracted")]
+    return [f"results/sources/{a}/manifest.json" for a in artifacts if a is not None]
 
 
 def source_manifests():
-    return [f"results/sources/{a}/manifest.json" for a in used_sources() if a is not None]
+    return source_inputs(used_sources())
 
 
 def source_spec(wildcards):

@@ -38,7 +38,6 @@ from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
 EVALUATION_SPLITS = ("validation", "test")
-# The text fields of every task type's rows (token_classification's "tokens" aside).
 SHARD_COUNTS = ("documents_read", "too_short", "contaminated", "contaminated_lines", "kept")
 
 
