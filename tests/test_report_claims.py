@@ -9,7 +9,7 @@ import pytest
 from test_report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
 from pipeline.errors import PipelineError
-from pipeline.report.aggregate import build_results
+from pipeline.report.aggregate import build_tables, read_sources
 from pipeline.report.claims import check_claims
 from pipeline.report.claims.curves import c04_verdict, crossing, faster_verdict, threshold_bracket
 from pipeline.report.claims.registry import KINDS
@@ -29,7 +29,7 @@ def check(claim_id: str, results: Results) -> Verdict:
 
 
 def results_of(tree: FakeTree) -> Results:
-    return build_results(tree.scores, tree.summaries, tree.task_stats, 0.95, OBJECTIVE_CONFIGS, tree.curve_scores)
+    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, OBJECTIVE_CONFIGS, tree.curve_scores))
 
 
 def fake(tmp_path: Path, **options: object) -> Results:
@@ -85,9 +85,9 @@ def test_every_claim_row_states_the_power_of_the_comparisons_behind_its_verdict(
     rows = check_claims([CLAIMS["c01"]], results).set_index("id")
     c01 = rows.loc["c01"]
     assert c01["verdict"] == "inconclusive" and c01["decide_unit"] == "fine-tuning seeds"
-    family = results.comparison[results.comparison["level"] == "family"]
+    family = results.tables["comparison"][results.tables["comparison"]["level"] == "family"]
     assert c01["detectable"] >= family["difference_mde"].max() - 1e-9 > 0
-    assert c01["to_decide"] > results.scores["n_seeds"].min()
+    assert c01["to_decide"] > results.tables["scores"]["n_seeds"].min()
     decided = check_claims([CLAIMS["c01"]], fake(tmp_path / "decided", score=mlm_ahead_by(4.0, seed_spread=0.5))).iloc[0]
     assert decided["verdict"] == "supported" and decided["detectable"] > 0 and decided["to_decide"] != decided["to_decide"]
 
@@ -199,7 +199,7 @@ def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
         summary = json.loads(path.read_text())
         if summary["objective_kind"] == "mlm":
             path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction}))
-    return build_results(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVE_CONFIGS, "mlm": {"kind": "mlm", "mask_ratio": 0.15}})
+    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVE_CONFIGS, "mlm": {"kind": "mlm", "mask_ratio": 0.15}}))
 
 
 def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:
@@ -462,7 +462,7 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
         tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"},
         score=score_formula(bonus=lambda task, name, size: (-40.0 if task == "cloze" else 0.0) + BONUS[name] + SIZE_BONUS[size]),
     )  # fmt: skip
-    assert results.scores.loc[results.scores["task"] == "cloze", "test_high"].max() < 51.2
+    assert results.tables["scores"].loc[results.tables["scores"]["task"] == "cloze", "test_high"].max() < 51.2
     c02 = check("c02", results)
     assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
     assert "left out, as neither run beat the trivial baseline by 1 point: QA tiny, QA small" in check("c01", results).evidence
@@ -476,9 +476,9 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
             bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size], seed_spread=0.1,
         ),
     )  # fmt: skip
-    cloze = results.scores[(results.scores["task"] == "cloze") & results.scores["objective_kind"].isin(["clm", "mlm"])]
+    cloze = results.tables["scores"][(results.tables["scores"]["task"] == "cloze") & results.tables["scores"]["objective_kind"].isin(["clm", "mlm"])]
     assert (cloze["test_low"] > 51.2).all() and (cloze["test_low"] < 51.2 + FLOOR_MARGIN).all()
     assert check("c02", results).verdict == "inconclusive"
-    floored = results.comparison[results.comparison["name"] == "cloze"]
+    floored = results.tables["comparison"][results.tables["comparison"]["name"] == "cloze"]
     assert floored["at_floor"].all() and (floored["floor"] == 51.2).all()  # the headline calls these rows no evidence
-    assert not results.comparison.loc[results.comparison["name"] == "sentiment", "at_floor"].any()
+    assert not results.tables["comparison"].loc[results.tables["comparison"]["name"] == "sentiment", "at_floor"].any()

@@ -11,9 +11,10 @@ Two stages, so that the numbers exist as plain CSV before anything is drawn:
   :mod:`.objective_sections`, :mod:`.appendix_tables`) and per figure (:mod:`.figures`),
   every number written by :mod:`.text`.
 
-The two meet only in the results contract (:mod:`.contract`): the columns of every CSV
-and :class:`.contract.Results`. Statistics (t-intervals, Welch differences) live in
-:mod:`.stats`; which run is the reference MLM or CLM run, and which section of the
+The two meet in the result-table registry (:mod:`.catalog`: one module per table, naming
+its columns, its build and where the report shows it) and the results contract
+(:mod:`.contract`: shared columns and :class:`.contract.Results`). Statistics
+(t-intervals, Welch differences) live in :mod:`.stats`; which run is the reference MLM or CLM run, and which section of the
 report shows each run of the objective zoo, in :mod:`.runs`. The report reads only
 JSON/CSV/TSV result files, never checkpoints.
 """

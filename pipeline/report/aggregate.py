@@ -9,41 +9,9 @@ zero-shot minimal pairs, ``results/zeroshot/minimal_pairs/{run}/scores.json``. E
 is validated here, so a malformed file fails with one line naming the file and key
 instead of a pandas traceback three tables later.
 
-Outputs (one directory, written atomically, with ``provenance.json``):
-
-====================  ============================================================
-finetune_grid.csv     one row per (task, run, learning_rate, seed)
-run_scores.csv        per (task, run): best LR on validation, test seed mean and CI;
-                      every pretraining replicate apart
-scores.csv            per (task, arm): run_scores with the replicates of an arm pooled
-                      (CI over pretraining seeds, see :mod:`.replicates`)
-family_scores.csv     per (family, arm): average of the family's task means, pooled
-comparison.csv        per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner,
-                      and each against its random-init twin
-baselines.csv         per (task, pretrained run): majority class, bag of words,
-                      random init, gain
-lr_sensitivity.csv    per (task, run): how much the test score moves over the LR grid
-metric_details.csv    per (task, run, key): every number the task's metric gives (QA
-                      has-answer / no-answer EM and F1, IR MRR@10, NIAH accuracy per
-                      context length and depth) at the best LR, seed mean and CI
-objectives.csv        per (task | family, pretrained run, report section): score, Δ vs
-                      the CLM and the MLM run of its size or step budget (Welch),
-                      masking, CLM share
-learning_curves.csv   per (task | family, run with curve scores, pretraining step):
-                      score as in scores.csv, step, num_steps, budget_fraction, final
-curve_comparison.csv  per (task | family, size, step) where the CLM and the MLM run
-                      both have a point: comparison.csv's columns, step, fraction
-pretraining.csv       one row per pretraining summary
-tasks.csv             one row per task (provenance of the downstream data)
-minimal_pairs.csv     per (model, scoring method, kind of pair): share of minimal pairs
-                      won, and the paired gain over random init (see :mod:`.zero_shot`)
-minimal_pairs_comparison.csv  per (size, kind): MLM − CLM on minimal pairs
-budget_trend.csv      per (task | family | minimal pairs, size, contrast, budget): MLM −
-                      CLM and each minus random init at every checkpoint's token count
-budget_fit.csv        per (task | family | minimal pairs, size, contrast): a trend line in
-                      log10(tokens) and the budget it says would decide (:mod:`.budget_trend`)
-claims.csv            one verdict per claim of the claims file (see :mod:`.claims`)
-====================  ============================================================
+Outputs (one directory, written atomically, with ``provenance.json``): one CSV per table
+registered in :mod:`.catalog`, each module there saying what a row is, what it is built
+from and where the report shows it; ``python -m pipeline aggregate --help`` lists them.
 
 Scores are in points (0-100). Every interval is a Student-t interval at
 ``ReportSpec.confidence`` (see :mod:`.stats`): over fine-tuning seeds for one pretraining
@@ -95,17 +63,11 @@ from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
-from pipeline.report.budget_trend import budget_trend_tables
-from pipeline.report.claims import check_claims
-from pipeline.report.claims.spec import read_claims
-from pipeline.report.comparisons import baseline_table, by_size, comparison_table, objectives_table
+from pipeline.report.catalog import TABLES, Sources, build_order
+from pipeline.report.claims.spec import Claim, read_claims
 from pipeline.report.contract import Results
-from pipeline.report.curves import check_curve_tasks, learning_curve_tables
+from pipeline.report.curves import check_curve_tasks
 from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_minimal_pairs, read_pretraining, read_tasks
-from pipeline.report.replicates import arm_names, pool_replicates
-from pipeline.report.runs import reference_runs, run_placements
-from pipeline.report.scoring import detail_table, family_table, lr_sensitivity_table, score_table
-from pipeline.report.zero_shot import minimal_pairs_comparison, minimal_pairs_table
 
 
 def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
@@ -120,7 +82,7 @@ def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], c
             )
 
 
-def build_results(
+def read_sources(
     scores_paths: Sequence[Path],
     summary_paths: Sequence[Path],
     task_stats_paths: Sequence[Path],
@@ -130,8 +92,9 @@ def build_results(
     bag_of_words_paths: Sequence[Path] = (),
     minimal_pairs_paths: Sequence[Path] = (),
     outside_paths: Sequence[Path] = (),
-) -> Results:
-    """Read and validate every input, then derive every table."""
+    claims: Sequence[Claim] = (),
+) -> Sources:
+    """Read every input and check the files of different stages against each other."""
     grid = read_finetune_grid(scores_paths)
     outside_grid = read_finetune_grid(outside_paths)
     pretraining = read_pretraining(summary_paths)
@@ -146,53 +109,36 @@ def build_results(
     if missing:
         raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among --summaries")
     check_curve_tasks(curve_grid, grid)
-    run_scores = by_size(score_table(grid, confidence), pretraining, ["task"], ["run"])
-    # Families per replicate first, then pooled: a replicate that is good on one task of a
-    # family tends to be good on the others, and pooling the family means keeps that.
-    scores = pool_replicates(run_scores, ["task"], confidence)
-    families = by_size(pool_replicates(family_table(run_scores, confidence), ["family"], confidence), pretraining, ["family"], ["run"])
-    comparison = by_size(comparison_table(scores, families, pretraining, tasks, confidence), pretraining, [], ["family", "level", "name"])
-    # An arm's pooled row carries replicate 0's name, so the sections place replicate 0 only.
-    first_replicates = pretraining[arm_names(pretraining["run_name"]) == pretraining["run_name"]]
-    objectives = objectives_table(scores, families, run_placements(first_replicates, objective_configs), reference_runs(first_replicates), confidence)
-    curves, curve_comparison = learning_curve_tables(curve_grid, run_scores, comparison, pretraining, tasks, confidence)
-    pair_outcomes = read_minimal_pairs(minimal_pairs_paths)
-    kinds = {**dict(zip(outside_grid["run"], outside_grid["objective_kind"])), **pretraining.set_index("run")["objective_kind"].to_dict()}
-    pairs_table = minimal_pairs_table(pair_outcomes, kinds, confidence)
-    pairs_comparison = minimal_pairs_comparison(pair_outcomes, pairs_table, confidence)
-    trend, fit = budget_trend_tables(curves, curve_comparison, comparison, pairs_table, pairs_comparison, pretraining, confidence)
-    return Results(
-        finetune_grid=by_size(grid.drop(columns="test_scores"), pretraining, ["task"], ["run", "learning_rate", "seed"]),
-        run_scores=run_scores,
-        outside_scores=score_table(outside_grid, confidence),
-        scores=scores,
-        metric_details=by_size(detail_table(grid, run_scores, confidence), pretraining, ["task"], ["run", "key"]),
-        family_scores=families,
-        comparison=comparison,
-        baselines=by_size(
-            baseline_table(scores, tasks, read_bag_of_words(bag_of_words_paths, confidence), confidence), pretraining, ["task"], ["run"]
-        ),
-        lr_sensitivity=by_size(lr_sensitivity_table(grid), pretraining, ["task"], ["run"]),
-        objectives=by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"]).astype(
-            {"section": str}
-        ),
-        learning_curves=by_size(curves, pretraining, [], ["family", "level", "name", "run", "step"]),
-        curve_comparison=by_size(curve_comparison, pretraining, [], ["family", "level", "name", "step"]),
+    return Sources(
+        grid=grid,
+        outside_grid=outside_grid,
+        curve_grid=curve_grid,
         pretraining=pretraining,
         tasks=tasks,
-        minimal_pairs=pairs_table,
-        minimal_pairs_comparison=pairs_comparison,
-        budget_trend=trend,
-        budget_fit=fit,
+        bag_of_words=read_bag_of_words(bag_of_words_paths, confidence),
+        pair_outcomes=read_minimal_pairs(minimal_pairs_paths),
         confidence=confidence,
         objective_configs=objective_configs,
+        claims=claims,
     )
+
+
+def build_tables(sources: Sources) -> Results:
+    """Every registered table, each after the tables it needs."""
+    built: dict[str, pd.DataFrame] = {}
+    for table in build_order():
+        frame = table.build(sources, built)
+        if tuple(frame.columns) != table.columns:
+            raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, registered with {list(table.columns)}")
+        built[table.name] = frame
+    return Results(built, sources.confidence, sources.objective_configs)
 
 
 # ------------------------------------------------------------------ the stage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {TABLES[name].description}" for name in sorted(TABLES)) + "."
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
     parser.add_argument(
@@ -222,12 +168,11 @@ def run(args: argparse.Namespace) -> None:
     objectives = strict.json_argument(args.objectives, "--objectives")
     if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
         raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
-    results = build_results(
-        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs,
-        args.outside_scores,
-    )
     claims = read_claims(spec.claims_file) if spec.claims_file else []
-    verdicts = check_claims(claims, results)
+    results = build_tables(read_sources(
+        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs,
+        args.outside_scores, claims,
+    ))  # fmt: skip
     inputs: dict[str, str | Path] = {
         f"{role}:{path}": path
         for role, paths in (
@@ -245,6 +190,6 @@ def run(args: argparse.Namespace) -> None:
         inputs["claims"] = spec.claims_file
     with atomic_path(args.out) as out:
         out.mkdir()
-        for name, frame in {**results.frames(), "claims": verdicts}.items():
+        for name, frame in results.tables.items():
             frame.to_csv(out / f"{name}.csv", index=False)
         write_provenance(out, {"report": strict.to_plain(spec), "objectives": objectives}, inputs)

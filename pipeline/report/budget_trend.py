@@ -110,17 +110,21 @@ def fit_trend(points: pd.DataFrame, confidence: float) -> dict[str, object]:
     return {**row, "tokens_to_decide": float(10**target), "trend": f"extrapolated (half-width {half_width:.1f} held fixed)"}
 
 
-def budget_trend_tables(
+def trend_table(
     curves: pd.DataFrame, curve_comparison: pd.DataFrame, comparison: pd.DataFrame, minimal_pairs: pd.DataFrame,
     minimal_pairs_comparison: pd.DataFrame, pretraining: pd.DataFrame, confidence: float,
-) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
-    """budget_trend.csv (every measured point) and budget_fit.csv (one line per contrast)."""
+) -> pd.DataFrame:  # fmt: skip
+    """budget_trend.csv: every measured point."""
     rates = tokens_per_step(pretraining)
-    points = pd.DataFrame(
+    return pd.DataFrame(
         finetuned_points(curves, curve_comparison, comparison, rates, confidence)
         + zero_shot_points(minimal_pairs, minimal_pairs_comparison, pretraining, rates, confidence),
         columns=BUDGET_TREND_COLUMNS,
     )
+
+
+def fit_table(points: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """budget_fit.csv: one trend line per contrast through budget_trend.csv's points."""
     keys = ["level", "name", "size", "contrast"]
     fits = [{**dict(zip(keys, key)), **fit_trend(group, confidence)} for key, group in points.groupby(keys, sort=False)]
-    return points, pd.DataFrame(fits, columns=BUDGET_FIT_COLUMNS)
+    return pd.DataFrame(fits, columns=BUDGET_FIT_COLUMNS)

@@ -181,7 +181,7 @@ def objectives_table(
             rows.append(row)
     frame = pd.DataFrame(rows, columns=[c for c in OBJECTIVES_COLUMNS if c not in PLACEMENT_COLUMNS or c == "run"])
     placed = frame.merge(placements, on="run")[OBJECTIVES_COLUMNS]
-    # Ordered, so that sorting the table follows SECTIONS; build_results writes it back as text.
+    # Ordered, so that sorting the table follows SECTIONS; the objectives table writes it back as text.
     return placed.assign(section=pd.Categorical(placed["section"], categories=SECTIONS, ordered=True))
 
 

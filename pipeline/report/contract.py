@@ -1,9 +1,10 @@
-"""The results contract: the columns of every CSV the aggregate stage writes to
-``results/tables/``, and :class:`Results`, the same tables in memory.
+"""The results contract: the columns the tables of ``results/tables/`` are built with, the
+verdict words they share, and :class:`Results`, the tables in memory.
 
-The aggregate stage builds these tables (:mod:`.aggregate`), the claim checks read
-:class:`Results` (:mod:`.claims`), and the report stage reads the CSVs back
-(:mod:`.render`) checking every column named here; none of the three imports another.
+Each table is registered once in :mod:`.catalog` with its columns (named here where its
+builder also uses them); the aggregate stage builds them (:mod:`.aggregate`), the claim
+checks read :class:`Results` (:mod:`.claims`), and the report stage reads the CSVs back
+(:mod:`.render`) checking every registered column. The claim checks reach neither stage.
 
 Scores are in points (0-100). An ``Estimate`` is five columns, ``{prefix}mean``,
 ``std_error``, ``df``, ``low`` and ``high`` (:meth:`.stats.Estimate.columns`): a
@@ -13,7 +14,6 @@ pretraining run, over pretraining seeds for an arm pooled from several (``pretra
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -133,29 +133,6 @@ BUDGET_FIT_COLUMNS = [
 # judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]
 
-# Every CSV of results/tables/ by file stem, in the order Results holds them, claims last.
-TABLE_COLUMNS = {
-    "finetune_grid": FINETUNE_GRID_COLUMNS,
-    "run_scores": RUN_SCORES_COLUMNS,
-    "outside_scores": RUN_SCORES_COLUMNS,  # outside_models, by the same protocol
-    "scores": SCORES_COLUMNS,
-    "metric_details": DETAIL_COLUMNS,
-    "family_scores": FAMILY_SCORES_COLUMNS,
-    "comparison": COMPARISON_COLUMNS,
-    "baselines": BASELINE_COLUMNS,
-    "lr_sensitivity": LR_SENSITIVITY_COLUMNS,
-    "objectives": OBJECTIVES_COLUMNS,
-    "learning_curves": LEARNING_CURVE_COLUMNS,
-    "curve_comparison": CURVE_COMPARISON_COLUMNS,
-    "pretraining": PRETRAINING_COLUMNS,
-    "tasks": TASKS_COLUMNS,
-    "minimal_pairs": MINIMAL_PAIRS_COLUMNS,
-    "minimal_pairs_comparison": MINIMAL_PAIRS_COMPARISON_COLUMNS,
-    "budget_trend": BUDGET_TREND_COLUMNS,
-    "budget_fit": BUDGET_FIT_COLUMNS,
-    "claims": CLAIM_COLUMNS,
-}
-
 # Verdict words per CI side. Not "n/a" for an undefined CI: pandas reads that as NaN.
 WINNER = {"above": "MLM", "below": "CLM", "spans": "tie", "undefined": "no CI"}  # of MLM − CLM
 VERSUS = {"above": "better", "below": "worse", "spans": "no difference resolved", "undefined": "no CI"}  # of run − reference
@@ -163,33 +140,12 @@ VERSUS = {"above": "better", "below": "worse", "spans": "no difference resolved"
 
 @dataclass(frozen=True)
 class Results:
-    """Every aggregated table, plus what the claim checks need besides them."""
+    """Every aggregated table by its CSV's stem (:mod:`.catalog` registers them), plus what
+    the claim checks need besides them."""
 
-    finetune_grid: pd.DataFrame
-    run_scores: pd.DataFrame  # per run, every pretraining replicate apart
-    outside_scores: pd.DataFrame  # per outside model (config outside_models), size "outside"
-    scores: pd.DataFrame  # per arm: replicates pooled (.replicates)
-    metric_details: pd.DataFrame
-    family_scores: pd.DataFrame
-    comparison: pd.DataFrame
-    baselines: pd.DataFrame
-    lr_sensitivity: pd.DataFrame
-    objectives: pd.DataFrame
-    learning_curves: pd.DataFrame
-    curve_comparison: pd.DataFrame
-    pretraining: pd.DataFrame
-    tasks: pd.DataFrame
-    minimal_pairs: pd.DataFrame
-    minimal_pairs_comparison: pd.DataFrame
-    budget_trend: pd.DataFrame
-    budget_fit: pd.DataFrame
+    tables: Mapping[str, pd.DataFrame]
     confidence: float
     objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
-
-    def frames(self) -> dict[str, pd.DataFrame]:
-        """The tables written as CSV, by file stem."""
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {name: value for name, value in values.items() if isinstance(value, pd.DataFrame)}
 
 
 def size_parameters(pretraining: pd.DataFrame) -> dict[str, float]:

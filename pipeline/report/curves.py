@@ -49,20 +49,10 @@ def curve_points(
         yield int(step), pooled, pool_replicates(family_table(at_step, confidence), ["family"], confidence)
 
 
-def learning_curve_tables(
-    curve_grid: pd.DataFrame,
-    run_scores: pd.DataFrame,
-    comparison: pd.DataFrame,
-    pretraining: pd.DataFrame,
-    tasks: pd.DataFrame,
-    confidence: float,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """learning_curves.csv and curve_comparison.csv: every curve point, and MLM − CLM
-    (:func:`comparison_table`, restricted to comparison.csv's runs) wherever both of a
-    size's headline runs have a point."""
+def learning_curve_table(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """learning_curves.csv: every curve point, task and family."""
     budgets = pretraining.set_index("run")["num_steps"]
-    references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
-    curves, gaps = [], []
+    curves = []
     for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
         for level, name, _, group in by_level(at_step, families):
             for _, run in group.iterrows():
@@ -72,6 +62,23 @@ def learning_curve_tables(
                     "num_steps": budget, "step": step, "budget_fraction": step / budget, "final": step == budget,
                     "best_learning_rate": run.get("best_learning_rate", math.nan), **{c: run[c] for c in Estimate.column_names("test_")},
                 })  # fmt: skip
+    return pd.DataFrame(curves, columns=LEARNING_CURVE_COLUMNS)
+
+
+def curve_comparison_table(
+    curve_grid: pd.DataFrame,
+    run_scores: pd.DataFrame,
+    comparison: pd.DataFrame,
+    pretraining: pd.DataFrame,
+    tasks: pd.DataFrame,
+    confidence: float,
+) -> pd.DataFrame:
+    """curve_comparison.csv: MLM − CLM (:func:`comparison_table`, restricted to
+    comparison.csv's runs) wherever both of a size's headline runs have a point."""
+    budgets = pretraining.set_index("run")["num_steps"]
+    references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
+    gaps = []
+    for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
         headline = comparison_table(
             at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, tasks, confidence
         )
@@ -79,4 +86,4 @@ def learning_curve_tables(
             mlm_budget, clm_budget = budgets[gap["mlm_run"]], budgets[gap["clm_run"]]
             fraction = step / mlm_budget if mlm_budget == clm_budget else math.nan
             gaps.append({**gap, "step": step, "budget_fraction": fraction, "final": step == mlm_budget == clm_budget})
-    return pd.DataFrame(curves, columns=LEARNING_CURVE_COLUMNS), pd.DataFrame(gaps, columns=CURVE_COMPARISON_COLUMNS)
+    return pd.DataFrame(gaps, columns=CURVE_COMPARISON_COLUMNS)

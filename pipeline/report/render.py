@@ -1,8 +1,9 @@
 """``python -m pipeline report``: the aggregated tables into one HTML page and its PDF.
 
-One Jinja2 template (``templates/replication.html.j2``) is fed by one function per
-table (:mod:`.tables`, :mod:`.objective_sections`, :mod:`.appendix_tables`) and per figure
-(:mod:`.figures`), reading the CSVs through the results contract (:mod:`.contract`). Figures are written as PNG
+One Jinja2 template (``templates/replication.html.j2``) lays out the sections; each result
+table's displays (:mod:`.catalog`) fill their section, and the objective zoo
+(:mod:`.objective_sections`), the appendix inputs (:mod:`.appendix_tables`) and the figures
+(:mod:`.figures`) the rest. Figures are written as PNG
 files into ``--figures-dir`` and also embedded as base64 data URIs, so the HTML stands
 alone; WeasyPrint prints the same HTML to PDF. Every output is written atomically.
 
@@ -18,6 +19,7 @@ import base64
 import logging
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,14 @@ from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
-from pipeline.report import appendix_tables, evidence_tables, figures, tables
-from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, TABLE_COLUMNS, size_parameters
+from pipeline.report import appendix_tables, evidence_tables, figures
+from pipeline.report.catalog import TABLES
+from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
-from pipeline.report.outside_tables import outside_models_table, study_paired_table, study_score_tables, study_versus_table
+from pipeline.report.outside_tables import study_paired_table, study_score_tables, study_versus_table
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
-from pipeline.report.zero_shot_tables import minimal_pairs_comparison_table, minimal_pairs_table
+from pipeline.report.tables import Table
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "replication.html.j2"
@@ -71,7 +74,7 @@ def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any
     the directory's provenance."""
     # Only empty cells are missing values: a label or task named "NA" stays text.
     frames = {
-        name: read_csv(directory / f"{name}.csv", columns, keep_default_na=False, na_values=[""]) for name, columns in TABLE_COLUMNS.items()
+        name: read_csv(directory / f"{name}.csv", list(table.columns), keep_default_na=False, na_values=[""]) for name, table in TABLES.items()
     }
     return frames, read_json(directory / "provenance.json")
 
@@ -185,6 +188,28 @@ def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, 
     ]
 
 
+@dataclass(frozen=True)
+class Block:
+    """One registered display in its place: its tables, or what to say when it has none."""
+
+    tables: list[Table]
+    empty: str
+    css: str
+
+
+def section_blocks(frames: Mapping[str, pd.DataFrame], confidence: float) -> dict[str, list[Block]]:
+    """Every display the result tables register (:mod:`.catalog`), by section, in order; the
+    template shows a section's blocks where the section has its tables."""
+    displays = sorted(
+        ((display.section, display.order, name, display) for name, table in TABLES.items() for display in table.displays),
+        key=lambda entry: entry[:3],
+    )
+    blocks: dict[str, list[Block]] = {}
+    for section, _, _, display in displays:
+        blocks.setdefault(section, []).append(Block(display.render(frames, confidence), display.empty, display.css))
+    return blocks
+
+
 def render_html(context: Mapping[str, Any]) -> str:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
@@ -230,32 +255,18 @@ def run(args: argparse.Namespace) -> None:
         "numbers": {anchor: index for index, (anchor, _) in enumerate(sections, start=1)},
         "titles": dict(sections),
         "scale_text": args.scale,
-        "scale_table": tables.scale_table(frames["pretraining"]),
+        "blocks": section_blocks(frames, spec.confidence),
         "evidence_summary": evidence_tables.evidence_summary(frames["comparison"], frames["minimal_pairs_comparison"], frames["claims"]),
-        "versus_random_table": evidence_tables.versus_random_table(frames["comparison"], frames["minimal_pairs"], spec.confidence),
-        "budget_fit_table": evidence_tables.budget_fit_table(frames["budget_fit"], frames["budget_trend"], spec.confidence) if len(frames["budget_fit"]) else None,
-        "headline_tables": tables.headline_tables(frames["comparison"], frames["baselines"], spec.confidence),
         "tasks_left_out": {entry.task: entry.why for entry in spec.tasks_left_out},
-        "minimal_pairs_table": minimal_pairs_table(frames["minimal_pairs"], spec.confidence) if len(frames["minimal_pairs"]) else None,
-        "minimal_pairs_comparison_table": (
-            minimal_pairs_comparison_table(frames["minimal_pairs_comparison"], spec.confidence) if len(frames["minimal_pairs_comparison"]) else None
-        ),
+        "has_minimal_pairs": len(frames["minimal_pairs"]) > 0,
         "has_curves": len(frames["learning_curves"]) > 0,
-        "curve_tables": tables.learning_curve_tables(frames["curve_comparison"], spec.confidence),
         "objective_sections": zoo_sections,
-        "baselines_table": tables.baselines_table(frames["baselines"]),
-        "outside_table": outside_models_table(frames["outside_scores"], frames["run_scores"]) if len(frames["outside_scores"]) else None,
         "study_tables": study_score_tables(study["scores"]) if study else [],
         "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
         "study_versus_table": study_versus_table(study["versus"], spec.confidence) if study else None,
-        "detail_tables": appendix_tables.metric_detail_tables(frames["metric_details"], frames["tasks"]),
-        "pretraining_table": tables.pretraining_table(frames["pretraining"]),
-        "lr_table": tables.lr_sensitivity_table(frames["lr_sensitivity"], frames["run_scores"]),
-        "claims_table": tables.claims_table(frames["claims"]),
         "verdict_counts": Counter(frames["claims"]["verdict"]),
         "sources_table": appendix_tables.sources_table(manifests),
         "corpus_table": appendix_tables.corpus_table(corpus),
-        "tasks_table": appendix_tables.tasks_table(frames["tasks"]),
         "cost_table": appendix_tables.cost_table(benchmarks) if len(benchmarks) else None,
         "reproducibility_table": appendix_tables.reproducibility_table(provenance),
         "images": images,

@@ -27,10 +27,10 @@ from pipeline.report.stats import Estimate, ci_side, minimum_detectable_effect, 
 def replicate_unit(results: Results) -> tuple[str, float]:
     """What the verdicts' intervals are over, and how many of it each arm has: pretraining
     seeds where the headline arms are pooled over several, else fine-tuning seeds."""
-    seeds = results.comparison["pretraining_seeds"].max() if len(results.comparison) else 1
+    seeds = results.tables["comparison"]["pretraining_seeds"].max() if len(results.tables["comparison"]) else 1
     if seeds > 1:
         return "pretraining seeds", float(seeds)
-    counts = results.scores["n_seeds"]
+    counts = results.tables["scores"]["n_seeds"]
     return "fine-tuning seeds", float(counts.min()) if len(counts) else math.nan
 
 

@@ -73,7 +73,7 @@ def crossing(points: Points) -> tuple[float | None, float | None]:
 def gap_curves(results: Results) -> dict[tuple[str, str], list[tuple[float, Estimate]]]:
     """Per (family, size): family-average MLM − CLM at every share of the budget where
     both headline runs have a point, for pairs with at least one checkpoint."""
-    rows = results.curve_comparison
+    rows = results.tables["curve_comparison"]
     rows = rows[(rows["level"] == "family") & rows["budget_fraction"].notna()]
     return {
         (family, size): [(r["budget_fraction"], estimate_of(results, r, "difference_")) for _, r in group.sort_values("step").iterrows()]
@@ -110,7 +110,7 @@ def curve_text(points: Points) -> str:
 
 
 def curve_runs(results: Results) -> list[str]:
-    return [*results.curve_comparison["clm_run"], *results.curve_comparison["mlm_run"]]
+    return [*results.tables["curve_comparison"]["clm_run"], *results.tables["curve_comparison"]["mlm_run"]]
 
 
 @register("early_lead_then_crossover", EarlyLeadThenCrossover, reads="curve_comparison.csv")
@@ -158,7 +158,7 @@ def threshold_bracket(checkpoints: Points, final: Estimate, threshold: float) ->
 
 def convergence_bracket(results: Results, family: str, run: str, threshold: float) -> tuple[float, float] | None:
     """:func:`threshold_bracket` of ``run``'s family average, None without a checkpoint."""
-    rows = results.learning_curves
+    rows = results.tables["learning_curves"]
     rows = rows[(rows["level"] == "family") & (rows["name"] == family) & (rows["run"] == run)].sort_values("step")
     checkpoints, final = rows[~rows["final"]], rows[rows["final"]]
     if checkpoints.empty or final.empty:
@@ -186,7 +186,7 @@ def check_converges_faster(results: Results, params: ConvergesFaster) -> Verdict
     below this resolution.
     """
     threshold = params.threshold
-    pairs = results.comparison[results.comparison["level"] == "family"]
+    pairs = results.tables["comparison"][results.tables["comparison"]["level"] == "family"]
     found = [
         (f"{pair['name']} {pair['size']}", convergence_bracket(results, pair["name"], pair["clm_run"], threshold), convergence_bracket(results, pair["name"], pair["mlm_run"], threshold))
         for _, pair in pairs.iterrows()
@@ -194,7 +194,7 @@ def check_converges_faster(results: Results, params: ConvergesFaster) -> Verdict
     brackets = [(label, clm, mlm) for label, clm, mlm in found if clm is not None and mlm is not None]
     if not brackets:
         return Verdict("not measured", "no size has learning-curve scores for both its CLM and its MLM run", CURVES_NEEDED)
-    curves = results.learning_curves
+    curves = results.tables["learning_curves"]
     checkpoints = curves.loc[~curves["final"] & curves["run"].isin(curve_runs(results)), "budget_fraction"]
     listed = "; ".join(
         f"{label}: CLM {share_text(clm[0])}–{share_text(clm[1])}, MLM {share_text(mlm[0])}–{share_text(mlm[1])}" for label, clm, mlm in brackets

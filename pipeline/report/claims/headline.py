@@ -34,7 +34,7 @@ def floor_text(rows: pd.DataFrame) -> str:
 
 
 def family_comparisons(results: Results, families: tuple[str, ...]) -> pd.DataFrame:
-    frame = results.comparison
+    frame = results.tables["comparison"]
     return frame[(frame["level"] == "family") & frame["family"].isin(families)]
 
 
@@ -92,7 +92,7 @@ class ObjectiveGap:
 
 def stand_in_tasks(results: Results, params: ObjectiveGap) -> list[str]:
     """Tasks standing in for the claim's dataset: a declared proxy, else tasks named like it."""
-    tasks = results.tasks
+    tasks = results.tables["tasks"]
     wanted = str(params.stands_in_for).lower().replace(" ", "")
     proxies = tasks.loc[tasks["proxy_for"].fillna("").str.lower().str.replace(" ", "") == wanted, "task"]
     if len(proxies) or params.task_names_containing is None:
@@ -105,7 +105,7 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
     """The gap per size (and per family or task), leaving out rows where neither run beat
     the trivial baseline by ``FLOOR_MARGIN``: there the budget taught neither model the
     task, and the gap says nothing about the objectives."""
-    frame = results.comparison
+    frame = results.tables["comparison"]
     rows = frame[frame["level"] == params.level]
     if params.stands_in_for is not None:
         tasks = stand_in_tasks(results, params)
@@ -147,7 +147,7 @@ def check_gap_narrows_with_size(results: Results, params: GapNarrowsWithSize) ->
     """Per family, smallest vs largest size. The gap is signed by the smallest model's
     winner, g = s * (MLM − CLM); it narrows when s * (d_large − d_small) < 0 with a Welch
     CI below zero."""
-    rows = results.comparison[results.comparison["level"] == "family"]
+    rows = results.tables["comparison"][results.tables["comparison"]["level"] == "family"]
     if rows["size"].nunique() < 2:
         return Verdict("not measured", "fewer than two model sizes have both an MLM and a CLM run", "MLM and CLM runs at two or more sizes")
     items, parts = [], []
@@ -187,7 +187,7 @@ def check_mlm_families_causal_generation(results: Results, params: MlmFamiliesCa
         return Verdict("not measured", f"no {', '.join(params.families)} family has both an MLM and a CLM run", f"MLM and CLM runs on {wanted} tasks, and a generation benchmark")
     items = labelled(rows, gap_estimate(results, "mlm"))
     measured = combine(judge(e) for _, e in items)
-    perplexity = results.pretraining[results.pretraining["heldout_metric_name"] == "next_token_perplexity"].dropna(subset=["heldout_metric_value"])
+    perplexity = results.tables["pretraining"][results.tables["pretraining"]["heldout_metric_name"] == "next_token_perplexity"].dropna(subset=["heldout_metric_value"])
     causal = ", ".join(f"{r.run} {r.heldout_metric_value:.1f}" for r in perplexity.itertuples()) or "none"
     evidence = (
         f"Family-average MLM − CLM ({percent(results.confidence)}) {listing(items)} points {scale(results)} (the measured half is {measured}); "

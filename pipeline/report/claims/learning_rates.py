@@ -34,10 +34,10 @@ class LrSensitivity:
 def paired_runs(results: Results, column: str, families: Sequence[str] | None = None) -> pd.DataFrame:
     """Per (task, size) compared in comparison.csv: ``column`` of lr_sensitivity.csv
     for its CLM and its MLM run."""
-    pairs = results.comparison[results.comparison["level"] == "task"]
+    pairs = results.tables["comparison"][results.tables["comparison"]["level"] == "task"]
     if families is not None:
         pairs = pairs[pairs["family"].isin(families)]
-    values = results.lr_sensitivity.set_index(["task", "run"])[column]
+    values = results.tables["lr_sensitivity"].set_index(["task", "run"])[column]
     return pd.DataFrame({
         "label": [f"{t} {s}" for t, s in zip(pairs["name"], pairs["size"])],
         "clm": [values[(t, r)] for t, r in zip(pairs["name"], pairs["clm_run"])],
@@ -62,7 +62,7 @@ def check_tuning_iterations(results: Results, params: TuningIterations) -> Verdi
     reductions = 100.0 * (1.0 - pairs["mlm"] / pairs["clm"])
     estimate = mean_interval(reductions.tolist(), results.confidence)
     counts = ", ".join(f"{row.label} {row.clm} vs {row.mlm}" for row in pairs.itertuples())
-    grid_size = int(results.lr_sensitivity["num_learning_rates"].max())
+    grid_size = int(results.tables["lr_sensitivity"]["num_learning_rates"].max())
     evidence = (
         f"LR points (of {grid_size}) within 1 point of the best validation score, CLM vs MLM: {counts}; "
         f"CLM's expected saving in random-search iterations {interval_text(estimate.mean, estimate.low, estimate.high, signed=True)}% "

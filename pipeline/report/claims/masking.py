@@ -103,7 +103,7 @@ def check_masking_ratio_preferences(results: Results, params: MaskingRatioPrefer
     sweeps = ratio_sweeps(results)
     if not sweeps:
         return Verdict("not measured", "no two MLM runs at different masking ratios with the same replacement rule at one size", "MLM runs at several masking ratios (20-50%) per size, and IR tasks")
-    sizes = list(results.pretraining.groupby("size")["num_parameters"].mean().sort_values().index)
+    sizes = list(results.tables["pretraining"].groupby("size")["num_parameters"].mean().sort_values().index)
     parts = {
         "no universally best ratio": universal_best_verdict(sweeps),
         "larger models prefer higher ratios": larger_models_verdict(sweeps, sizes),

@@ -15,13 +15,13 @@ RULE_TOLERANCE = 1e-9
 
 def placed(results: Results, section: str) -> pd.DataFrame:
     """Family-average rows of objectives.csv shown in ``section`` (repeated references included)."""
-    frame = results.objectives
+    frame = results.tables["objectives"]
     return frame[(frame["level"] == "family") & (frame["section"] == section)]
 
 
 def own_rows(results: Results, kind: str) -> pd.DataFrame:
     """Family-average rows of the from-scratch runs of objective kind ``kind``, once each."""
-    frame = results.objectives
+    frame = results.tables["objectives"]
     return frame[(frame["level"] == "family") & ~frame["repeated"] & (frame["study"] == "objectives") & (frame["objective_kind"] == kind)]
 
 
@@ -40,7 +40,7 @@ def compared_runs(rows: pd.DataFrame, kind: str) -> list[str]:
 def matched_budget_text(results: Results, rows: pd.DataFrame, kind: str) -> str:
     """:func:`.verdicts.budget_text`, unless the rows span several step budgets and each is
     compared with a ``kind`` reference of its own budget; then that, with the budgets."""
-    steps = results.pretraining.set_index("run")["num_steps"]
+    steps = results.tables["pretraining"].set_index("run")["num_steps"]
     usable = rows[rows[f"minus_{kind}_mean"].notna()]
     own, reference = usable["run"].map(steps), usable[f"{kind}_run"].map(steps)
     if own.nunique() == 1 or not (own == reference).all():

@@ -65,7 +65,7 @@ def check_versus_reference(results: Results, params: VersusReference) -> Verdict
     items = items if params.better == "objective" else negated(items)
     usable = rows[rows[f"minus_{params.reference}_mean"].notna()]
     parts = [budget_text(results, compared_runs(rows, params.reference))]
-    tokens = results.pretraining.set_index("run")["num_tokens"]
+    tokens = results.tables["pretraining"].set_index("run")["num_tokens"]
     pairs = usable.drop_duplicates("run")[["run", f"{params.reference}_run"]].itertuples(index=False)
     positions = [(run, other) for run, other in pairs if tokens[run] != tokens[other]]
     if positions:
@@ -96,7 +96,7 @@ def check_beats_every_single_objective(results: Results, params: BeatsEverySingl
     Picking the strongest competitor by its own test score favours the competitor, so
     a contradicted verdict is the optimistic one here.
     """
-    frame = results.objectives
+    frame = results.tables["objectives"]
     scratch = frame[(frame["level"] == "family") & ~frame["repeated"] & (frame["study"] == "objectives")]
     items, runs = [], []
     for _, run in own_rows(results, params.objective).iterrows():

@@ -38,7 +38,7 @@ def check_loss_fraction(results: Results, params: LossFraction) -> Verdict:
     implies.
     """
     claimed = {kind: value / 100 for kind, value in params.claimed_percent.items()}
-    runs = results.pretraining
+    runs = results.tables["pretraining"]
     if not {"mlm", "clm"} <= set(runs["objective_kind"]):
         return Verdict("not measured", "no MLM or no CLM pretraining summary", "MLM and CLM pretraining summaries with loss_fraction")
     expected = {

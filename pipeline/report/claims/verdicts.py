@@ -83,7 +83,7 @@ def combine(verdicts: Iterable[str]) -> str:
 
 def scale(results: Results) -> str:
     """Where the numbers come from, for every evidence sentence."""
-    sizes = results.pretraining.groupby("size", sort=False)["num_parameters"].mean()
+    sizes = results.tables["pretraining"].groupby("size", sort=False)["num_parameters"].mean()
     listed = ", ".join(f"{size} {count_text(count)}" for size, count in sizes.items())
     return f"at this run's scale ({listed} parameters; the study: 210M-1B)"
 
@@ -129,7 +129,7 @@ def negated(items: Sequence[tuple[str, Estimate]]) -> list[tuple[str, Estimate]]
 
 def budget_text(results: Results, runs: Iterable[str]) -> str:
     """The pretraining steps of the compared runs, and whether they were equal."""
-    steps = results.pretraining.set_index("run")["num_steps"]
+    steps = results.tables["pretraining"].set_index("run")["num_steps"]
     runs = list(dict.fromkeys(runs))
     if steps[runs].nunique() == 1:
         return f"{'both' if len(runs) == 2 else f'all {len(runs)}'} runs compared pretrained {int(steps[runs[0]]):,} steps"

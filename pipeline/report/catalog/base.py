@@ -1,0 +1,84 @@
+"""What a result table is: one registration naming its CSV, its columns, how the aggregate
+stage builds it and where the report shows it.
+
+The aggregate stage builds every registered table in the order their ``needs`` allow and
+writes each as ``results/tables/{name}.csv``; the claim checks read them as
+:class:`~pipeline.report.contract.Results`; the report stage reads each CSV back checking
+its columns and puts each :class:`Display` in its section, in ``order``. So a new table is
+one new module of this package that calls :func:`register`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from pipeline.report.claims.spec import Claim
+from pipeline.report.tables import Table
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the aggregate stage read and validated (:mod:`pipeline.report.inputs`), from which
+    every table is built."""
+
+    grid: pd.DataFrame  # final models' fine-tuning grid, one row per (task, run, LR, seed)
+    outside_grid: pd.DataFrame  # the same for outside models
+    curve_grid: pd.DataFrame  # the same for learning-curve checkpoints, with pretraining_step
+    pretraining: pd.DataFrame  # one row per summary.json
+    tasks: pd.DataFrame  # one row per task stats.json
+    bag_of_words: pd.DataFrame  # the lexical reference per task
+    pair_outcomes: pd.DataFrame  # one row per (model, method, minimal pair)
+    confidence: float
+    objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
+    claims: Sequence[Claim]
+
+
+# (every table built so far by name, the confidence level) -> the tables one display shows
+Renderer = Callable[[Mapping[str, pd.DataFrame], float], list[Table]]
+
+
+@dataclass(frozen=True)
+class Display:
+    section: str  # anchor of the report section it goes in (render.report_sections)
+    order: int  # its place among that section's tables
+    render: Renderer
+    empty: str = ""  # said in its place when render gives no table
+    css: str = ""  # class of a div around each of its tables, e.g. "headline"
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    name: str  # the CSV's stem, the key in Results.tables
+    description: str  # one line: what a row is (aggregate --help lists them)
+    columns: tuple[str, ...]
+    needs: tuple[str, ...]  # the tables build reads (built before it)
+    build: Callable[[Sources, Mapping[str, pd.DataFrame]], pd.DataFrame]
+    displays: tuple[Display, ...] = ()
+
+
+TABLES: dict[str, ResultTable] = {}
+
+
+def register(table: ResultTable) -> ResultTable:
+    if table.name in TABLES:
+        raise ValueError(f"result table {table.name!r} registered twice")
+    TABLES[table.name] = table
+    return table
+
+
+def build_order() -> list[ResultTable]:
+    """Every registered table after the tables it needs, alphabetical where they allow."""
+    done: dict[str, ResultTable] = {}
+    pending = sorted(TABLES)
+    while pending:
+        ready = [name for name in pending if all(need in done for need in TABLES[name].needs)]
+        if not ready:
+            raise ValueError(f"result tables whose needs are unregistered or circular: {pending}")
+        for name in ready:
+            done[name] = TABLES[name]
+        pending = [name for name in pending if name not in done]
+    return list(done.values())

@@ -1,0 +1,31 @@
+"""claims.csv: one verdict per claim of the claims file (:mod:`pipeline.report.claims`)."""
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from pipeline.report.catalog.base import Display, ResultTable, Sources, register
+from pipeline.report.claims import check_claims
+from pipeline.report.contract import CLAIM_COLUMNS, Results
+from pipeline.report.tables import Table, claims_table
+
+# The tables the claim checks read (pipeline/report/claims/), so built before them.
+JUDGED = ("comparison", "curve_comparison", "learning_curves", "lr_sensitivity", "objectives", "pretraining", "scores", "tasks")
+
+
+def build(sources: Sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    return check_claims(sources.claims, Results(dict(built), sources.confidence, sources.objective_configs))
+
+
+def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:
+    return [claims_table(frames["claims"])]
+
+
+register(ResultTable(
+    name="claims",
+    description="one verdict per claim of the claims file",
+    columns=tuple(CLAIM_COLUMNS),
+    needs=JUDGED,
+    build=build,
+    displays=(Display("claims", 0, display),),
+))  # fmt: skip

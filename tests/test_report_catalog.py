@@ -1,0 +1,89 @@
+"""The result-table registry: every table is one registration, and a new one reaches the CSVs,
+the claim checks' Results and its report section without an edit anywhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_report_fakes import write_fake_results
+
+from pipeline.__main__ import main
+from pipeline.report import catalog
+from pipeline.report.catalog import TABLES, Display, ResultTable, build_order
+from pipeline.report.render import report_sections
+from pipeline.report.tables import Table, row
+
+EVERY_SECTION = {anchor for anchor, _ in report_sections([], has_objectives=True, has_outside=True, has_study=True)}
+
+
+def test_every_table_has_columns_a_description_and_known_needs() -> None:
+    assert len(TABLES) >= 19
+    for name, table in TABLES.items():
+        assert table.name == name and table.description and table.columns
+        assert len(set(table.columns)) == len(table.columns), f"{name}: a column twice"
+        assert set(table.needs) <= set(TABLES), f"{name} needs an unregistered table"
+
+
+def test_every_display_goes_in_a_section_the_report_has() -> None:
+    for name, table in TABLES.items():
+        for display in table.displays:
+            assert display.section in EVERY_SECTION, f"{name}: no report section {display.section!r}"
+
+
+def test_a_table_is_built_after_every_table_it_needs() -> None:
+    order = [table.name for table in build_order()]
+    assert sorted(order) == sorted(TABLES)
+    for table in build_order():
+        assert all(order.index(need) < order.index(table.name) for need in table.needs)
+
+
+def test_needs_that_cannot_be_met_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(TABLES, "orphan", ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame()))
+    with pytest.raises(ValueError, match="orphan"):
+        build_order()
+
+
+def test_a_table_registered_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        catalog.register(TABLES["scores"])
+
+
+def runs_per_size(sources: object, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    counts = built["pretraining"].groupby("size")["run"].count()
+    return pd.DataFrame({"size": counts.index, "runs": counts.to_numpy()})
+
+
+def runs_per_size_display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:
+    rows = tuple(row(item["size"], f"{item['runs']} runs") for _, item in frames["runs_per_size"].iterrows())
+    return [Table("Pretrained runs per size (a table registered by the test)", ("Size", "Runs"), rows)]
+
+
+def test_a_new_table_is_one_registration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new module of pipeline/report/catalog/ does, done here in the test: the table
+    is built, written, read back and shown in its section."""
+    table = ResultTable(
+        "runs_per_size", "per size: how many runs were pretrained", ("size", "runs"), ("pretraining",), runs_per_size,
+        displays=(Display("pretraining", 1, runs_per_size_display),),
+    )  # fmt: skip
+    monkeypatch.setitem(TABLES, table.name, table)
+    tree = write_fake_results(tmp_path)
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    written = pd.read_csv(tmp_path / "tables/runs_per_size.csv")
+    assert list(written.columns) == ["size", "runs"] and written["runs"].sum() == len(tree.summaries)
+    assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 0
+    html = (tmp_path / "reports/replication.html").read_text()
+    section = html[html.index('<section id="pretraining">') : html.index('<section id="finetuning">')]
+    assert "Pretrained runs per size (a table registered by the test)" in section
+    assert f"{written['runs'].iloc[0]} runs" in section
+
+
+def test_a_table_built_with_other_columns_than_registered_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    wrong = ResultTable("runs_per_size", "per size", ("size", "count"), ("pretraining",), runs_per_size)
+    monkeypatch.setitem(TABLES, wrong.name, wrong)
+    tree = write_fake_results(tmp_path)
+    assert main(tree.aggregate_argv(tmp_path / "tables")) != 0
+    assert "'runs_per_size': built with columns ['size', 'runs'], registered with ['size', 'count']" in capsys.readouterr().err
+    assert not (tmp_path / "tables").exists()
