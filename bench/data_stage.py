@@ -138,17 +138,35 @@ def run_stage(root: Path, files: list[Path], task: Path) -> dict:
     """The data stage's jobs over ``files``, one shard per file; per-job measurements."""
     corpus, tokens, tokenizer, log = root / "corpus", root / "tokens", root / "tokenizer", root / "jobs.log"
     spec = {
-        "documents": [{"reader": "hf", "hub": {"path": "json", "data_files": {"train": [str(f) for f in files]}, "fields": {"text": "text", "id": "id"}}}],
-        "heldout_fraction": 0.001, "min_characters": 200, "decontamination_ngram": 8, "split_seed": 0, "num_shards": len(files),
-    }  # fmt: skip
+        "documents": [
+            {
+                "reader": "hf",
+                "hub": {"path": "json", "data_files": {"train": [str(f) for f in files]}, "fields": {"text": "text", "id": "id"}},
+            }
+        ],
+        "heldout_fraction": 0.001,
+        "min_characters": 200,
+        "decontamination_ngram": 8,
+        "split_seed": 0,
+        "num_shards": len(files),
+    }
     prepare = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(root), "--tasks", str(task)]
-    jobs = [run_job(f"prepare_corpus {i}", [*prepare, "--shard", str(i), "--out", str(corpus / "shards" / str(i))], log) for i in range(len(files))]
+    jobs = [
+        run_job(f"prepare_corpus {i}", [*prepare, "--shard", str(i), "--out", str(corpus / "shards" / str(i))], log)
+        for i in range(len(files))
+    ]
     shards = [str(corpus / "shards" / str(i)) for i in range(len(files))]
     jobs.append(run_job("gather_corpus", ["gather-corpus", "--shards", *shards, "--out", str(corpus)], log))
-    jobs.append(run_job("train_tokenizer", ["train-tokenizer", "--spec", json.dumps(TOKENIZER), "--corpus", str(corpus), "--out", str(tokenizer)], log))
+    jobs.append(
+        run_job(
+            "train_tokenizer", ["train-tokenizer", "--spec", json.dumps(TOKENIZER), "--corpus", str(corpus), "--out", str(tokenizer)], log
+        )
+    )
     packed = [str(tokens / "shards" / str(i)) for i in range(len(files))]
     for i, out in enumerate(packed):
-        jobs.append(run_job(f"pack {i}", ["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer), "--out", out], log))
+        jobs.append(
+            run_job(f"pack {i}", ["pack", "--corpus", str(corpus), "--shard", str(i), "--tokenizer", str(tokenizer), "--out", out], log)
+        )
     jobs.append(run_job("index_tokens", ["index-tokens", "--shards", *packed, "--out", str(tokens)], log))
     meta = json.loads((tokens / "meta.json").read_text())
     return {"jobs": jobs, "tokens": sum(split["num_tokens"] for split in meta["splits"].values())}
@@ -180,7 +198,9 @@ def datatrove_rate(tokenizer_dir: Path, texts: list[str], work: Path) -> float |
     except ImportError:
         return None
     out = work / "datatrove"
-    step = DocumentTokenizer(str(out), tokenizer_name_or_path=str(tokenizer_dir / "tokenizer.json"), eos_token="</s>", shuffle_documents=False)
+    step = DocumentTokenizer(
+        str(out), tokenizer_name_or_path=str(tokenizer_dir / "tokenizer.json"), eos_token="</s>", shuffle_documents=False
+    )
     started = time.process_time()
     step.run((Document(text=text, id=str(i)) for i, text in enumerate(texts)), rank=0, world_size=1)
     elapsed = time.process_time() - started
@@ -211,7 +231,10 @@ def main() -> None:
 
 
 def report(results: dict) -> None:
-    print("\n| text | shards | tokens | wall (jobs in sequence) | CPU | tokens/s per core, whole stage | pack: tokens/s per core | plain `tokenizers` loop | pack / plain | datatrove | peak RSS, largest job |")
+    print(
+        "\n| text | shards | tokens | wall (jobs in sequence) | CPU | tokens/s per core, whole stage | pack: tokens/s per core | plain "
+        "`tokenizers` loop | pack / plain | datatrove | peak RSS, largest job |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     first = None
     for gigabytes, stage in results.items():
@@ -222,8 +245,10 @@ def report(results: dict) -> None:
         largest = max(jobs, key=lambda j: j.max_rss_mb)
         dt = f"{stage['datatrove_rate']:,.0f}" if stage["datatrove_rate"] else "not installed"
         print(
-            f"| {gigabytes:g} GB | {sum(j.name.startswith('pack') for j in jobs)} | {stage['tokens']:,} | {sum(j.wall_s for j in jobs):,.0f} s | {cpu:,.0f} s "
-            f"| {stage['tokens'] / cpu:,.0f} | {pack_rate:,.0f} | {stage['plain_rate']:,.0f} | {pack_rate / stage['plain_rate']:.2f} | {dt} "
+            f"| {gigabytes:g} GB | {sum(j.name.startswith('pack') for j in jobs)} | {stage['tokens']:,} | "
+            f"{sum(j.wall_s for j in jobs):,.0f} s | {cpu:,.0f} s "
+            f"| {stage['tokens'] / cpu:,.0f} | {pack_rate:,.0f} | {stage['plain_rate']:,.0f} | {pack_rate / stage['plain_rate']:.2f} | "
+            f"{dt} "
             f"| {largest.max_rss_mb:,.0f} MB ({largest.name}) |"
         )
         first = first or largest.max_rss_mb
@@ -234,7 +259,10 @@ def report(results: dict) -> None:
             kinds.setdefault(job.name.split()[0], []).append(job)
         for kind, jobs in kinds.items():
             cpus = sorted(j.cpu_s for j in jobs)
-            print(f"  {gigabytes:g} GB {kind:<16} jobs {len(jobs):3d}  median CPU {cpus[len(cpus) // 2]:8.1f} s  peak RSS {max(j.max_rss_mb for j in jobs):6.0f} MB")
+            print(
+                f"  {gigabytes:g} GB {kind:<16} jobs {len(jobs):3d}  median CPU {cpus[len(cpus) // 2]:8.1f} s  peak RSS "
+                f"{max(j.max_rss_mb for j in jobs):6.0f} MB"
+            )
     sizes = list(results)
     if len(sizes) > 1:
         peaks = [max(j.max_rss_mb for j in results[s]["jobs"]) for s in sizes]

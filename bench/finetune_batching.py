@@ -34,7 +34,9 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    task = TaskSpec(family="SC", type="sequence_classification", metric="accuracy", data=None, description="bench", max_length=args.max_length)
+    task = TaskSpec(
+        family="SC", type="sequence_classification", metric="accuracy", data=None, description="bench", max_length=args.max_length
+    )
     stats, rows = read_task(args.task_dir)
     classification = get_task_type(task.type)(TaskContext(task, stats, tokenizer, "bidirectional", "clm"))
     splits = {name: classification.encode_split(split_rows) for name, split_rows in rows.items()}
@@ -53,7 +55,10 @@ def main() -> None:
             seconds[name].append(time.perf_counter() - started)
             print(f"{name:8s} padded tokens {padded:,}  {seconds[name][-1]:.1f} s  test {result.test:.1f}", flush=True)
     medians = {name: statistics.median(values) for name, values in seconds.items()}
-    print(f"median s/point: random {medians['random']:.1f}, grouped {medians['grouped']:.1f}; speed-up {medians['random'] / medians['grouped']:.2f}x")
+    print(
+        f"median s/point: random {medians['random']:.1f}, grouped {medians['grouped']:.1f}; speed-up "
+        f"{medians['random'] / medians['grouped']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

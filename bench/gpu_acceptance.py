@@ -238,7 +238,9 @@ def section_finetune(args: argparse.Namespace, record: dict) -> None:
     spec = jobs.finetune_spec(args.paper, "sentiment", "clm", args.size, "clm", None)
     scores = score_pretrained(args, record, "finetune", spec, "--task-dir", str(args.inputs / "data/tasks/sentiment"))
     record["metric"] = scores["metric"]
-    record["grid"] = [{key: point[key] for key in ("learning_rate", "seed", "num_steps", "validation", "test", "seconds")} for point in scores["grid"]]
+    record["grid"] = [
+        {key: point[key] for key in ("learning_rate", "seed", "num_steps", "validation", "test", "seconds")} for point in scores["grid"]
+    ]
 
 
 def section_minimal_pairs(args: argparse.Namespace, record: dict) -> None:
@@ -297,7 +299,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=Path, default=Path("results"), help="results/ of the smoke config's inputs (see above)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/gpu_acceptance"), help="scratch directory (emptied runs go here)")
-    parser.add_argument("--json", type=Path, default=Path("gpu_acceptance.json"), help="where the record goes (rewritten after each section)")
+    parser.add_argument(
+        "--json", type=Path, default=Path("gpu_acceptance.json"), help="where the record goes (rewritten after each section)"
+    )
     parser.add_argument("--size", default="210m", help="a size of config/paper.yaml")
     parser.add_argument("--sequence-length", type=int, default=2048)
     parser.add_argument("--threads", type=int, default=8)
@@ -312,7 +316,10 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     # The embedded sentiment task (its splits are in --inputs) beside the paper's datasets.
     sentiment = {"sentiment": read_task_files("config/tasks", "config")["sentiment"]}
-    overlay = merge(merge(single_runs(30), PAPER_SHRUNK), {"pretraining": {"sizes": [args.size], "sequence_length": args.sequence_length}, "tasks": sentiment})
+    overlay = merge(
+        merge(single_runs(30), PAPER_SHRUNK),
+        {"pretraining": {"sizes": [args.size], "sequence_length": args.sequence_length}, "tasks": sentiment},
+    )
     try:
         resolved = resolve(merge(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), overlay))
     except PipelineError as error:

@@ -69,9 +69,21 @@ def main() -> None:
                 for mode, tunables in MODES.items():
                     out = Path(scratch) / f"{task}-{repeat}-{mode.replace(' ', '-')}"
                     command = [
-                        sys.executable, "-m", "pipeline", "finetune", "--spec", spec, "--model", str(results / "pretrain" / args.model / "model"),
-                        "--task-dir", str(results / "data" / "tasks" / task), "--out", str(out), "--threads", "1",
-                    ]  # fmt: skip
+                        sys.executable,
+                        "-m",
+                        "pipeline",
+                        "finetune",
+                        "--spec",
+                        spec,
+                        "--model",
+                        str(results / "pretrain" / args.model / "model"),
+                        "--task-dir",
+                        str(results / "data" / "tasks" / task),
+                        "--out",
+                        str(out),
+                        "--threads",
+                        "1",
+                    ]
                     measured[mode].append(run_job(command, tunables))
                     grids[mode] = scores(out)
             medians = {mode: [statistics.median(column) for column in zip(*rows)] for mode, rows in measured.items()}

@@ -121,8 +121,19 @@ class Bench:
         spec = PretrainingSpec(sizes=("bench",), objectives=(kind,), sequence_length=args.sequence_length, batch_size=args.batch_size,
                                num_steps=self.total_steps, resume_every_steps=10**9, num_heldout_batches=0, schedule=schedule,
                                compute=compute)  # fmt: skip
-        plan = RunPlan(run=f"{kind}-bench", name=kind, size="bench", objective=kind, study="objectives", description="benchmark",
-                       start=Start("initial"), first_step=0, last_step=self.total_steps, schedule=schedule, schedule_steps=self.total_steps)  # fmt: skip
+        plan = RunPlan(
+            run=f"{kind}-bench",
+            name=kind,
+            size="bench",
+            objective=kind,
+            study="objectives",
+            description="benchmark",
+            start=Start("initial"),
+            first_step=0,
+            last_step=self.total_steps,
+            schedule=schedule,
+            schedule_steps=self.total_steps,
+        )
         inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench")
         model = load_language_model(self.init_dir, objective.attention)
         with tempfile.TemporaryDirectory() as work_dir:
@@ -289,7 +300,8 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens",
         "",
-        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / Trainer |",
+        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / "
+        "Trainer |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, by_who in summary.items():
@@ -299,6 +311,7 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
                      f" | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x"
                      f" | {mfu['ours']} | {mfu['trainer']} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb']:.1f} |")  # fmt: skip
     return "\n".join(lines)
+
 
 if __name__ == "__main__":
     main()

@@ -64,7 +64,9 @@ def one_round(args: argparse.Namespace, config, scratch: Path) -> dict[str, tupl
     naive_seconds, naive_points = 0.0, []
     for index, (lr, seed) in enumerate(grid):
         seconds, points = finetune(
-            run_spec(config, args.task, args.objective_kind, learning_rates=[lr], seeds=[seed], **full_grid), args, scratch / f"naive-{index}"
+            run_spec(config, args.task, args.objective_kind, learning_rates=[lr], seeds=[seed], **full_grid),
+            args,
+            scratch / f"naive-{index}",
         )
         naive_seconds += seconds
         naive_points += points
@@ -107,7 +109,8 @@ def main() -> None:
     runs_per_hour = {mode: statistics.median(3600 * num_points / r[mode][0] for r in rounds) for mode in ("naive", "fp32", "bf16")}
     last = rounds[-1]
     print(
-        f"\n{args.task} ({config.tasks[args.task].type}), {Path(args.model)}: {num_points} grid points, {args.threads} thread(s), median of {args.repeats}"
+        f"\n{args.task} ({config.tasks[args.task].type}), {Path(args.model)}: {num_points} grid points, {args.threads} thread(s), median "
+        f"of {args.repeats}"
     )
     print(f"(a) one process per point: {runs_per_hour['naive']:7.1f} runs/hour")
     print(f"(b) in-process sweep:      {runs_per_hour['fp32']:7.1f} runs/hour  {runs_per_hour['fp32'] / runs_per_hour['naive']:.2f}x (a)")

@@ -30,7 +30,10 @@ STAGES = {
     "finetune": ("pipeline.finetune.run", "fine-tune one model on one task over the LR x seed grid"),
     "minimal-pairs": ("pipeline.zeroshot.score_pairs", "score one model on every minimal pair, without fine-tuning"),
     "bag-of-words": ("pipeline.baselines.bag_of_words", "score the bag-of-words reference on one classification task"),
-    "study-results": ("pipeline.external.study_results", "recompute the study's released fine-tuning results (EncodEval) with this protocol"),
+    "study-results": (
+        "pipeline.external.study_results",
+        "recompute the study's released fine-tuning results (EncodEval) with this protocol",
+    ),
     "aggregate": ("pipeline.report.aggregate", "collect per-run JSON into tidy CSV tables"),
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
     "check-config": ("pipeline.check_config", "validate a config file"),

@@ -119,7 +119,9 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list
     return costs
 
 
-def finetuning_cost(stage: str, models: list[tuple[str, str, str]], config: Config, flops_per_second: float, outside: bool = False) -> StageCost:
+def finetuning_cost(
+    stage: str, models: list[tuple[str, str, str]], config: Config, flops_per_second: float, outside: bool = False
+) -> StageCost:
     """The fine-tuning grid of every (task, model) pair the workflow fine-tunes (pipeline.finetune.plan);
     ``outside``: the models are outside_models, costed at the config size they name."""
     jobs = runs = 0
@@ -238,7 +240,8 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
     lines = [
-        f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} GB),"
+        f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} "
+        "GB),"
         f" {hardware.gpus_per_run} GPU(s) per pretraining job",
         f"  FLOPs = 6 x N x tokens (N = non-embedding + LM-head parameters); pretraining at {hardware.assumed_mfu:.0%} MFU,"
         f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} (its whole grid at max_steps: an upper bound)",
@@ -268,9 +271,11 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
     data = data_stage_cost(config)
     if data is not None:
         lines += [
-            f"Data stage (CPU; {hardware.data_tokens_per_cpu_second:,.0f} tokens/s per core and {hardware.data_text_bytes_per_token:g} bytes"
+            f"Data stage (CPU; {hardware.data_tokens_per_cpu_second:,.0f} tokens/s per core and {hardware.data_text_bytes_per_token:g} "
+            "bytes"
             " of text per token, as bench/data_stage.py measured them):",
-            f"  {data.num_shards} prepare_corpus + {data.num_shards} pack jobs over {data.tokens:.3g} tokens: {data.cpu_hours:,.0f} CPU-hours"
+            f"  {data.num_shards} prepare_corpus + {data.num_shards} pack jobs over {data.tokens:.3g} tokens: {data.cpu_hours:,.0f} "
+            "CPU-hours"
             f" ({data.cpu_hours / data.num_shards:,.1f} per shard); disk {data.text_gb:,.0f} GB of prepared text"
             f" + {data.tokens_gb:,.0f} GB of tokens (uint{8 * data.token_bytes})",
         ]

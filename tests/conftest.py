@@ -22,12 +22,18 @@ MICRO = SizeSpec(num_layers=1, hidden_size=32, num_heads=2, num_kv_heads=1, ffn_
 # A few paragraphs of plain English (this project's README-style prose is enough for a
 # tokenizer and a loss that falls; the real corpus is exercised by the workflow test).
 PARAGRAPHS = [
-    "The committee met on Tuesday to discuss the budget for the coming year. Members agreed that spending on schools should rise, while transport projects would be delayed until the spring.",
-    "A new film about a family of musicians opened this weekend. Critics praised the acting and the score, but several said the story dragged in the middle and the ending felt rushed.",
-    "Shares in the technology company fell sharply after it warned that sales of its phones would be lower than expected. Analysts said demand had weakened across Europe and Asia.",
-    "The team won the match in the final minute with a header from the captain. The manager said the players had shown great spirit after a difficult start to the season.",
-    "Scientists have found that a common garden plant can help clean polluted soil. The researchers grew the plants for three months and measured the metals they absorbed from the ground.",
-    "The government announced plans to build thousands of new homes near the city. Local residents raised concerns about traffic, schools and the loss of green fields around their villages.",
+    "The committee met on Tuesday to discuss the budget for the coming year. Members agreed that spending on schools should rise, while "
+    "transport projects would be delayed until the spring.",
+    "A new film about a family of musicians opened this weekend. Critics praised the acting and the score, but several said the story "
+    "dragged in the middle and the ending felt rushed.",
+    "Shares in the technology company fell sharply after it warned that sales of its phones would be lower than expected. Analysts said "
+    "demand had weakened across Europe and Asia.",
+    "The team won the match in the final minute with a header from the captain. The manager said the players had shown great spirit after "
+    "a difficult start to the season.",
+    "Scientists have found that a common garden plant can help clean polluted soil. The researchers grew the plants for three months and "
+    "measured the metals they absorbed from the ground.",
+    "The government announced plans to build thousands of new homes near the city. Local residents raised concerns about traffic, schools "
+    "and the loss of green fields around their villages.",
 ]
 
 
@@ -105,7 +111,9 @@ def init_dir(tmp_path_factory, tokenizer_dir, tokenizer, special) -> Path:
 
     out = tmp_path_factory.mktemp("init") / "micro"
     size = json.dumps(strict.to_plain(MICRO))
-    assert main(["initialize", "--size", size, "--max-length", "64", "--seed", "0", "--tokenizer", str(tokenizer_dir), "--out", str(out)]) == 0
+    assert (
+        main(["initialize", "--size", size, "--max-length", "64", "--seed", "0", "--tokenizer", str(tokenizer_dir), "--out", str(out)]) == 0
+    )
     return out
 
 

@@ -51,7 +51,17 @@ def spec(task_type: str = "sequence_classification", **finetuning) -> str:
 
 def run_stage(tmp_path, tokenizer_dir, name: str, **finetuning) -> dict:
     out = tmp_path / name
-    argv = ["bag-of-words", "--spec", spec(**finetuning), "--task-dir", str(tmp_path / "task"), "--tokenizer", str(tokenizer_dir), "--out", str(out)]
+    argv = [
+        "bag-of-words",
+        "--spec",
+        spec(**finetuning),
+        "--task-dir",
+        str(tmp_path / "task"),
+        "--tokenizer",
+        str(tokenizer_dir),
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     return read_json(out / "scores.json")
 
@@ -87,7 +97,17 @@ def test_its_examples_are_those_the_fine_tuning_run_with_the_same_seed_trains_on
 def test_bad_input_is_one_line_and_leaves_no_output(tmp_path, tokenizer_dir, capsys, task_type, finetuning, message):
     make_task(tmp_path / "task")
     out = tmp_path / "out"
-    argv = ["bag-of-words", "--spec", spec(task_type, **finetuning), "--task-dir", str(tmp_path / "task"), "--tokenizer", str(tokenizer_dir), "--out", str(out)]
+    argv = [
+        "bag-of-words",
+        "--spec",
+        spec(task_type, **finetuning),
+        "--task-dir",
+        str(tmp_path / "task"),
+        "--tokenizer",
+        str(tokenizer_dir),
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"error: {message}"
     assert not out.exists()

@@ -20,7 +20,12 @@ def default_data() -> dict:
 def own_tasks(task_dir, tasks: list[str]) -> dict:
     """The default with a task directory of its own, running ``tasks`` and leaving none out."""
     data = default_data()
-    return {**data, "task_dir": str(task_dir), "finetuning": {**data["finetuning"], "tasks": tasks}, "report": {**data["report"], "tasks_left_out": []}}
+    return {
+        **data,
+        "task_dir": str(task_dir),
+        "finetuning": {**data["finetuning"], "tasks": tasks},
+        "report": {**data["report"], "tasks_left_out": []},
+    }
 
 
 def merged(base: dict, override: dict) -> dict:
@@ -44,7 +49,10 @@ def test_shipped_configs_parse():
     "edit, message",
     [
         (lambda c: c["pretraining"].update(num_stepz=3), "cfg.pretraining.num_stepz: unknown key"),
-        (lambda c: c["report"].update(tasks_left_out=[{"task": "squad", "why": "absent"}]), "report.tasks_left_out: 'squad' is not defined"),
+        (
+            lambda c: c["report"].update(tasks_left_out=[{"task": "squad", "why": "absent"}]),
+            "report.tasks_left_out: 'squad' is not defined",
+        ),
         (lambda c: c["report"].update(tasks_left_out=[{"task": "topic", "why": "why"}]), "'topic' is in finetuning.tasks too"),
         (lambda c: c["pretraining"].update(num_steps="abc"), "cfg.pretraining.num_steps: expected an integer, got 'abc'"),
         (lambda c: c["pretraining"].update(batch_size=True), "cfg.pretraining.batch_size: expected an integer, got True"),
@@ -58,10 +66,22 @@ def test_shipped_configs_parse():
         (lambda c: c["zoo"].update(objectives=["t5"]), "zoo.objectives: 't5' is not defined"),
         (lambda c: c["two_stage"].update(first_stage_fractions=[0.9]), "the split would fall after the decay starts (step 384 of 480)"),
         (lambda c: c["two_stage"].update(first_stage_fractions=[1.0]), "cfg.two_stage.first_stage_fractions[0]: 1.0 must be in (0, 1)"),
-        (lambda c: c["two_stage"].update(first="meap", sizes=["small"]), "cfg: runs ['meap-small', 'mlm-small'] are the bases of two-stage or continued runs"),
-        (lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)), "two_stage needs pretraining.schedule.kind 'wsd'"),
-        (lambda c: c["pretraining"]["schedule"].update(kind="cosine"), "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'"),
-        (lambda c: c["tokenizer"].update(training_sample={"documents": 0}), "cfg.tokenizer.training_sample.documents: 0 must be at least 1"),
+        (
+            lambda c: c["two_stage"].update(first="meap", sizes=["small"]),
+            "cfg: runs ['meap-small', 'mlm-small'] are the bases of two-stage or continued runs",
+        ),
+        (
+            lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)),
+            "two_stage needs pretraining.schedule.kind 'wsd'",
+        ),
+        (
+            lambda c: c["pretraining"]["schedule"].update(kind="cosine"),
+            "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'",
+        ),
+        (
+            lambda c: c["tokenizer"].update(training_sample={"documents": 0}),
+            "cfg.tokenizer.training_sample.documents: 0 must be at least 1",
+        ),
         # every number has its range, refused where it is set (issue: these four planned a whole DAG)
         (lambda c: c["pretraining"].update(batch_size=-8), "cfg.pretraining.batch_size: -8 must be at least 1"),
         (lambda c: c["pretraining"]["schedule"].update(peak_lr=-1.0), "cfg.pretraining.schedule.peak_lr: -1.0 must be in (0, 1]"),
@@ -73,36 +93,75 @@ def test_shipped_configs_parse():
         (lambda c: c["corpus"].update(heldout_fraction=0), "cfg.corpus.heldout_fraction: 0.0 must be in (0, 1)"),
         (lambda c: c.update(seed=-1), "cfg.seed: -1 must be at least 0"),
         (lambda c: c["sizes"]["tiny"].update(num_heads=0), "cfg.sizes.tiny.num_heads: 0 must be at least 1"),
-        (lambda c: c["zoo"].update(num_steps=2000), "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
-        (lambda c: c["two_stage"].update(budgets=[480, 2000]), "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)"),
+        (
+            lambda c: c["zoo"].update(num_steps=2000),
+            "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)",
+        ),
+        (
+            lambda c: c["two_stage"].update(budgets=[480, 2000]),
+            "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)",
+        ),
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
-        (lambda c: c["two_stage"].update(budgets=[360]), "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)"),
+        (
+            lambda c: c["two_stage"].update(budgets=[360]),
+            "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)",
+        ),
         (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage.budgets[1]: 400 is listed twice"),
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['clm-small', 'ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
-        (lambda c: c["continued_pretraining"].update(outside_bases=["gpt2"]), "cfg: continued_pretraining.outside_bases: 'gpt2' is not defined (defined: clm_reimported)"),
-        (lambda c: c["outside_models"][0].pop("size"), "cfg: continued_pretraining.outside_bases: outside model 'clm_reimported' has no size; name the config size"),
-        (lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]), "cfg.learning_curves: run 'clm' is planned at none of the sizes small"),
-        (lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2), "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2"),
-        (lambda c: c["learning_curves"].update(runs=["clm75_mlm_480steps"]), "cfg.learning_curves: run 'clm75_mlm_480steps-tiny' saves no pretraining.checkpoint_steps checkpoint"),
+        (
+            lambda c: c["continued_pretraining"].update(outside_bases=["gpt2"]),
+            "cfg: continued_pretraining.outside_bases: 'gpt2' is not defined (defined: clm_reimported)",
+        ),
+        (
+            lambda c: c["outside_models"][0].pop("size"),
+            "cfg: continued_pretraining.outside_bases: outside model 'clm_reimported' has no size; name the config size",
+        ),
+        (
+            lambda c: c["learning_curves"].update(runs=["clm", "ul2"], sizes=["small"]),
+            "cfg.learning_curves: run 'clm' is planned at none of the sizes small",
+        ),
+        (
+            lambda c: c.setdefault("hardware", {}).update(finetune_gpus=2),
+            "cfg.hardware: finetune_gpus must be 0 or 1 (a fine-tuning job is one process), got 2",
+        ),
+        (
+            lambda c: c["learning_curves"].update(runs=["clm75_mlm_480steps"]),
+            "cfg.learning_curves: run 'clm75_mlm_480steps-tiny' saves no pretraining.checkpoint_steps checkpoint",
+        ),
         # every number finite and in range, every list as it must be: refused at plan time, not in a job
-        (lambda c: c["pretraining"]["schedule"].update(peak_lr=float("inf")), "cfg.pretraining.schedule.peak_lr: inf is not a finite number"),
-        (lambda c: c["pretraining"]["schedule"].update(peak_lr=float("nan")), "cfg.pretraining.schedule.peak_lr: nan is not a finite number"),
+        (
+            lambda c: c["pretraining"]["schedule"].update(peak_lr=float("inf")),
+            "cfg.pretraining.schedule.peak_lr: inf is not a finite number",
+        ),
+        (
+            lambda c: c["pretraining"]["schedule"].update(peak_lr=float("nan")),
+            "cfg.pretraining.schedule.peak_lr: nan is not a finite number",
+        ),
         (lambda c: c["pretraining"]["schedule"].update(peak_lr=1e308), "cfg.pretraining.schedule.peak_lr: 1e+308 must be in (0, 1]"),
-        (lambda c: c["pretraining"]["schedule"].update(peak_lr="1e400"), "cfg.pretraining.schedule.peak_lr: '1e400' is not a finite number"),
+        (
+            lambda c: c["pretraining"]["schedule"].update(peak_lr="1e400"),
+            "cfg.pretraining.schedule.peak_lr: '1e400' is not a finite number",
+        ),
         (lambda c: c["finetuning"].update(learning_rates=[float("inf")]), "cfg.finetuning.learning_rates[0]: inf is not a finite number"),
         (lambda c: c["pretraining"]["optimizer"].update(eps=10**400), "is not a finite number"),
         (lambda c: c.update(seed=10**20), "cfg.seed: 100000000000000000000 must be at most 2147483647"),
         (lambda c: c["pretraining"].update(num_steps=2**40), "cfg.pretraining.num_steps: 1099511627776 must be at most 2147483647"),
         (lambda c: c["finetuning"].update(tasks=[]), "cfg.finetuning.tasks: must list at least one"),
         (lambda c: c["finetuning"].update(learning_rates=[]), "cfg.finetuning.learning_rates: must list at least one"),
-        (lambda c: c["finetuning"].update(tasks=["sentiment", "topic", "sentiment"]), "cfg.finetuning.tasks[2]: 'sentiment' is listed twice"),
+        (
+            lambda c: c["finetuning"].update(tasks=["sentiment", "topic", "sentiment"]),
+            "cfg.finetuning.tasks[2]: 'sentiment' is listed twice",
+        ),
         (lambda c: c["finetuning"].update(seeds=[0, 1, 0]), "cfg.finetuning.seeds[2]: 0 is listed twice"),
         (lambda c: c["finetuning"].update(learning_rates=[1e-3, 0.001]), "cfg.finetuning.learning_rates[1]: 0.001 is listed twice"),
         (lambda c: c["pretraining"].update(sizes=["tiny", "tiny"]), "cfg.pretraining.sizes[1]: 'tiny' is listed twice"),
         (lambda c: c["pretraining"].update(objectives=[]), "cfg.pretraining.objectives: must list at least one"),
         (lambda c: c["corpus"].update(documents=[]), "cfg.corpus.documents: must list at least one"),
-        (lambda c: c["tokenizer"].update(vocab_size=1), "cfg.tokenizer.vocab_size: 1 is below the 296 tokens a trained byte-level BPE starts with (256 bytes + 40 special tokens)"),
+        (
+            lambda c: c["tokenizer"].update(vocab_size=1),
+            "cfg.tokenizer.vocab_size: 1 is below the 296 tokens a trained byte-level BPE starts with (256 bytes + 40 special tokens)",
+        ),
     ],
 )
 def test_bad_config_names_the_culprit(edit, message):
@@ -171,8 +230,15 @@ def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them
 @pytest.mark.parametrize(
     "task_file, message",
     [
-        ("metric: f2\n", "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2)"),
-        ("type: token_classification\nneedle: {lengths: [8]}\n", "cfg.tasks.bad: a 'needle' entry goes with type 'needle_in_a_haystack', and only with it"),
+        (
+            "metric: f2\n",
+            "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, "
+            "sentence_macro_f1, span_f1, squad_v2)",
+        ),
+        (
+            "type: token_classification\nneedle: {lengths: [8]}\n",
+            "cfg.tasks.bad: a 'needle' entry goes with type 'needle_in_a_haystack', and only with it",
+        ),
         ("family: XX\n", "cfg.tasks.bad.family: 'XX' is not one of ['SC', 'TC', 'QA', 'IR', 'NIAH']"),
     ],
 )
@@ -269,7 +335,12 @@ def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
     }  # fmt: skip
     for objective in ("clm", "mlm"):
         branch = short[f"{objective}_400steps-tiny"]
-        assert (branch.objective, branch.start.run, branch.start.step, branch.start.carry_optimizer) == (objective, f"{objective}-tiny", 304, True)
+        assert (branch.objective, branch.start.run, branch.start.step, branch.start.carry_optimizer) == (
+            objective,
+            f"{objective}-tiny",
+            304,
+            True,
+        )
         assert (branch.first_step, branch.schedule_steps) == (304, 400)
     split = short["clm50_mlm_400steps-tiny"]
     assert (split.start.run, split.start.step, split.first_step, split.schedule_steps) == ("clm-tiny", 200, 200, 400)

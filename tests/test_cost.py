@@ -66,7 +66,9 @@ def test_memory_is_checked_against_the_gpu(paper, resolved):
     )
     sparse_logits = peak_memory(paper, plans, "210m", 8).logits_gb
     assert peak_memory(dense, plans, "210m", 8).logits_gb > sparse_logits  # MLM's sparse prediction does not save CLM's logits
-    assert peak_memory(paper, plans, "1b", 8).states_gb < peak_memory(paper, plans, "1b", 1).states_gb / 4  # FSDP shards weights and AdamW state
+    assert (
+        peak_memory(paper, plans, "1b", 8).states_gb < peak_memory(paper, plans, "1b", 1).states_gb / 4
+    )  # FSDP shards weights and AdamW state
 
 
 def test_the_data_stage_costs_the_expected_tokens_at_the_measured_rates(paper):

@@ -105,8 +105,7 @@ def test_a_download_under_another_name_is_an_error(cache, local_index, tmp_path,
     spec = spec_json("toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", "ab" * 32)
     assert main(["fetch", "--name", "toy", "--spec", spec, "--out", str(tmp_path / "toy")]) == 2
     assert capsys.readouterr().err == (
-        f"error: pip download toypkg==1.0 returned {WHEEL}, "
-        "not the pinned toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl\n"
+        f"error: pip download toypkg==1.0 returned {WHEEL}, not the pinned toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl\n"
     )
     assert list(cache.iterdir()) == []
 
@@ -114,10 +113,7 @@ def test_a_download_under_another_name_is_an_error(cache, local_index, tmp_path,
 def test_a_cached_sdist_is_extracted_with_its_top_folder(cache, tmp_path):
     make_sdist(cache / SDIST)
     out = tmp_path / "toy"
-    assert (
-        main(["fetch", "--name", "toy", "--spec", spec_json(SDIST, sha256(cache / SDIST), "sdist"), "--out", str(out)])
-        == 0
-    )
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(SDIST, sha256(cache / SDIST), "sdist"), "--out", str(out)]) == 0
     assert (out / "extracted" / "toypkg-1.0" / "data" / "words.txt").read_text() == "alpha beta\n"
 
 

@@ -67,9 +67,7 @@ def test_class_labels_become_their_names(tmp_path):
 
 
 def test_fineweb_edu_schema_with_its_id_column():
-    spec = HubSpec(
-        path="json", data_files={"train": str(FIXTURES / "fineweb_edu.jsonl")}, fields={"text": "text", "id": "id"}
-    )
+    spec = HubSpec(path="json", data_files={"train": str(FIXTURES / "fineweb_edu.jsonl")}, fields={"text": "text", "id": "id"})
     rows = list(load_rows(spec, "corpus.documents[0]"))
     assert [r["id"] for r in rows] == ["train/<urn:uuid:0001>", "train/<urn:uuid:0002>", "train/<urn:uuid:0003>"]
     assert rows[1]["text"].startswith("Photosynthesis lets plants")
@@ -164,7 +162,9 @@ def test_squad_v2_schema_keeps_the_answers_mapping():
 
 
 def test_ms_marco_style_query_positive_pairs():
-    spec = HubSpec(path="json", data_files={"train": str(FIXTURES / "msmarco_train.jsonl")}, fields={"query": "query", "document": "positive"})
+    spec = HubSpec(
+        path="json", data_files={"train": str(FIXTURES / "msmarco_train.jsonl")}, fields={"query": "query", "document": "positive"}
+    )
     rows = list(load_rows(spec, "x"))
     assert rows[1] == {
         "split": "train",
@@ -183,5 +183,8 @@ def test_a_dataset_repository_s_loading_script_never_runs(tmp_path):
     (repository / "planted.py").write_text(f"from pathlib import Path\n\nPath({str(marker)!r}).touch()\n")
     with pytest.raises(PipelineError) as error:
         list(load_rows(HubSpec(path=str(repository)), "x"))
-    assert str(error.value) == "x.hub: cannot read '" + str(repository) + "' split 'train': Dataset scripts are no longer supported, but found planted.py"
+    assert (
+        str(error.value)
+        == "x.hub: cannot read '" + str(repository) + "' split 'train': Dataset scripts are no longer supported, but found planted.py"
+    )
     assert not marker.exists()

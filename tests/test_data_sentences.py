@@ -14,8 +14,14 @@ from pipeline.data.sources.names import NameFinder, iob2_tags, tokenize
         ("Shares rose 5%. 2005 will be better! Will it?", ["Shares rose 5%.", "2005 will be better!", "Will it?"]),
         ('He said: "We won." Then he left.', ['He said: "We won."', "Then he left."]),
         ('"Will we win?" he asked. "Yes."', ['"Will we win?" he asked.', '"Yes."']),  # lower case goes on
-        ("Mr. Brown and Dr. Grey met J. K. Rowling at Apple Inc. Friday.", ["Mr. Brown and Dr. Grey met J. K. Rowling at Apple Inc. Friday."]),
-        ("It cost $1.5bn. (The firm said so.) Wait... Then it fell.", ["It cost $1.5bn.", "(The firm said so.)", "Wait...", "Then it fell."]),
+        (
+            "Mr. Brown and Dr. Grey met J. K. Rowling at Apple Inc. Friday.",
+            ["Mr. Brown and Dr. Grey met J. K. Rowling at Apple Inc. Friday."],
+        ),
+        (
+            "It cost $1.5bn. (The firm said so.) Wait... Then it fell.",
+            ["It cost $1.5bn.", "(The firm said so.)", "Wait...", "Then it fell."],
+        ),
         ("Sales, fees etc. and more. The end", ["Sales, fees etc. and more.", "The end"]),
         ("", []),
     ],

@@ -30,7 +30,11 @@ LAST = "Berg Reyes Dunn Lowe Holt Kerr Vance Patel Moss Quinn Ashby Crane".split
 PLACES = "Leeds Glasgow Bristol Cardiff Belfast York Derby Bath Hull Perth".split()
 # 100 invented lower-case words: random text from them shares no 8-gram between articles
 # by chance, so decontamination counts show what the tasks' splits do, not the templates.
-VOCABULARY = [a + b for a in ("ba", "ko", "mi", "tu", "re", "sa", "lo", "ne", "fi", "du") for b in ("ran", "tel", "mos", "vik", "pud", "ler", "gan", "sot", "wim", "zed")]
+VOCABULARY = [
+    a + b
+    for a in ("ba", "ko", "mi", "tu", "re", "sa", "lo", "ne", "fi", "du")
+    for b in ("ran", "tel", "mos", "vik", "pud", "ler", "gan", "sot", "wim", "zed")
+]
 
 
 def synthetic_article(topic: str, number: int) -> str:

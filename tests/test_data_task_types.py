@@ -63,7 +63,11 @@ def test_token_classification_from_the_conll2003_schema(tmp_path):
     stats = stats_of(tmp_path)
     assert stats["labels"] == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER", "O"]  # the tags seen, sorted
     assert read_split(tmp_path, "train") == [
-        {"id": "train/0", "tokens": ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."], "tags": [2, 5, 1, 5, 5, 5, 1, 5, 5]}
+        {
+            "id": "train/0",
+            "tokens": ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
+            "tags": [2, 5, 1, 5, 5, 5, 1, 5, 5],
+        }
     ]
     assert read_split(tmp_path, "test") == [{"id": "test/2", "tokens": ["BRUSSELS", "1996-08-22"], "tags": [0, 5]}]
     assert stats["label_counts"]["validation"] == {"B-LOC": 0, "B-MISC": 0, "B-ORG": 0, "B-PER": 1, "I-PER": 1, "O": 0}
@@ -81,7 +85,10 @@ def test_extractive_qa_from_the_squad_v2_schema_moves_answers_with_the_cleaning(
     hub = hub_spec(files, {"id": "id", "question": "question", "context": "context", "answers": "answers"})
     assert prepare(tmp_path, "extractive_qa", hub) == 0
     test = read_split(tmp_path, "test")
-    assert [r["answers"] for r in test[:2]] == [{"text": ["France", "France"], "answer_start": [159, 159]}, {"text": [], "answer_start": []}]
+    assert [r["answers"] for r in test[:2]] == [
+        {"text": ["France", "France"], "answer_start": [159, 159]},
+        {"text": [], "answer_start": []},
+    ]
     # double spaces collapse: "Rollo" moves from 27 to 24; " Rollo" loses its space
     assert test[2] == {
         "id": "test/56ddde6b9a695914005b9629",
@@ -138,9 +145,21 @@ def test_retrieval_rows_sharing_a_query_or_a_document_are_duplicates():
         ("token_classification", {"tokens": ["a", "b"], "tags": ["B-ORG", "I-PER"]}, "field 'tags': tag 1 'I-PER' does not continue"),
         ("token_classification", {"tokens": ["a", " "], "tags": ["O", "O"]}, "field 'tokens': token 1 is ''"),
         ("token_classification", {"tokens": "a b", "tags": ["O", "O"]}, "field 'tokens': expected a list of strings"),
-        ("extractive_qa", {"question": "q", "context": "Paris is big.", "answers": {"text": ["Rome"], "answer_start": [0]}}, "field 'answers': 'Rome' is not the context's text at 0"),
-        ("extractive_qa", {"question": "q", "context": "c", "answers": [{"text": "c"}]}, "field 'answers': expected {'text': [...], 'answer_start': [...]}"),
-        ("extractive_qa", {"question": "q", "context": "c", "answers": {"text": ["c"], "answer_start": []}}, "field 'answers': 'text' and 'answer_start' must be lists of one length"),
+        (
+            "extractive_qa",
+            {"question": "q", "context": "Paris is big.", "answers": {"text": ["Rome"], "answer_start": [0]}},
+            "field 'answers': 'Rome' is not the context's text at 0",
+        ),
+        (
+            "extractive_qa",
+            {"question": "q", "context": "c", "answers": [{"text": "c"}]},
+            "field 'answers': expected {'text': [...], 'answer_start': [...]}",
+        ),
+        (
+            "extractive_qa",
+            {"question": "q", "context": "c", "answers": {"text": ["c"], "answer_start": []}},
+            "field 'answers': 'text' and 'answer_start' must be lists of one length",
+        ),
         ("sequence_classification", {"text": "t", "label": 3}, "field 'label': expected a string, got 3"),
         ("retrieval", {"query": "q", "document": None}, "field 'document': expected a string, got None"),
     ],

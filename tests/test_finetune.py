@@ -50,7 +50,6 @@ def test_step_budget_is_one_epoch_or_max_steps():
     assert num_finetune_steps(10**6, budget) == 1000
 
 
-
 def test_batches_cover_each_epoch_and_group_similar_lengths():
     rng = torch.Generator().manual_seed(1)
     lengths = torch.randint(3, 60, (1000,), generator=rng).tolist()
@@ -150,7 +149,22 @@ def test_a_non_finite_loss_ends_the_job_and_writes_no_scores(init_dir, tmp_path,
     loss = SequenceClassification.loss
     monkeypatch.setattr(SequenceClassification, "loss", lambda self, model, examples: loss(self, model, examples) * float("nan"))
     out = tmp_path / "out"
-    assert main(["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(make_task(tmp_path / "task")), "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "finetune",
+                "--spec",
+                finetune_spec(),
+                "--model",
+                str(init_dir),
+                "--task-dir",
+                str(make_task(tmp_path / "task")),
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: finetune random-micro on halves: the loss is nan at step 1 of learning rate 0.001, seed 0;"
         " nothing is written (lower the learning rate, or check the model it starts from)"
@@ -162,5 +176,10 @@ def test_a_missing_checkpoint_is_named_never_looked_up_on_the_hub(tmp_path, caps
     """A learning-curve checkpoint gone from results/ is a local directory missing, not a hub id."""
     task = make_task(tmp_path / "task")
     missing = tmp_path / "checkpoints" / "step-000010"
-    assert main(["finetune", "--spec", finetune_spec(), "--model", str(missing), "--task-dir", str(task), "--out", str(tmp_path / "out")]) == 2
-    assert capsys.readouterr().err.strip() == f"error: {missing}: directory missing; rerun the job that writes it (snakemake --forcerun <rule> or -f <its output>)"
+    assert (
+        main(["finetune", "--spec", finetune_spec(), "--model", str(missing), "--task-dir", str(task), "--out", str(tmp_path / "out")]) == 2
+    )
+    assert (
+        capsys.readouterr().err.strip()
+        == f"error: {missing}: directory missing; rerun the job that writes it (snakemake --forcerun <rule> or -f <its output>)"
+    )

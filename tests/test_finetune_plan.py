@@ -18,7 +18,13 @@ def config(by_task: dict | None = None):
 
 def test_generative_tasks_take_only_models_that_predict_the_next_token():
     default = config()
-    assert [name for name in ("clm", "meap", "prefix_lm", "ul2", RANDOM_INIT) if can_generate(default, name)] == ["clm", "meap", "prefix_lm", "ul2", RANDOM_INIT]
+    assert [name for name in ("clm", "meap", "prefix_lm", "ul2", RANDOM_INIT) if can_generate(default, name)] == [
+        "clm",
+        "meap",
+        "prefix_lm",
+        "ul2",
+        RANDOM_INIT,
+    ]
     assert not any(can_generate(default, name) for name in ("mlm", "mlm_nsp", "electra", "mlm_20"))
     assert finetunes(default, "needle", "meap", "tiny", "meap") and not finetunes(default, "needle", "mlm", "tiny", "mlm")
     assert not finetunes(default, "needle", "clm50_mlm", "tiny", "mlm")  # a two-stage run ends as MLM
@@ -28,5 +34,7 @@ def test_generative_tasks_take_only_models_that_predict_the_next_token():
 def test_a_tasks_runs_are_named_with_or_without_the_size():
     limited = config({"news_cloze": {"runs": ["clm", "mlm-tiny"]}})
     assert finetunes(limited, "news_cloze", "clm", "small", "clm") and finetunes(limited, "news_cloze", "mlm", "tiny", "mlm")
-    assert not finetunes(limited, "news_cloze", "mlm", "small", "mlm") and not finetunes(limited, "news_cloze", RANDOM_INIT, "tiny", RANDOM_INIT)
+    assert not finetunes(limited, "news_cloze", "mlm", "small", "mlm") and not finetunes(
+        limited, "news_cloze", RANDOM_INIT, "tiny", RANDOM_INIT
+    )
     assert finetunes(limited, "topic", "mlm", "small", "mlm")  # other tasks are untouched

@@ -112,11 +112,27 @@ def make_task(task_type: str, root: Path) -> Path:
 
 def spec_json(task_type: str, objective_kind: str = "random", **finetuning) -> str:
     family, metric, _, _ = CASES[task_type]
-    task = {"family": family, "type": task_type, "metric": metric, "description": "synthetic", "data": {"reader": "none", "artifact": "none"},
-            "max_length": MAX_LENGTH, **({"needle": {}} if task_type == "needle_in_a_haystack" else {})}  # fmt: skip
+    task = {
+        "family": family,
+        "type": task_type,
+        "metric": metric,
+        "description": "synthetic",
+        "data": {"reader": "none", "artifact": "none"},
+        "max_length": MAX_LENGTH,
+        **({"needle": {}} if task_type == "needle_in_a_haystack" else {}),
+    }
     finetuning = {"tasks": [task_type], "learning_rates": [3e-3], "seeds": [0, 1], "batch_size": 8, "max_steps": 4, **finetuning}
-    return json.dumps({"task_name": task_type, "task": task, "run": "random-micro", "objective": "random", "objective_kind": objective_kind,
-                       "size": "micro", "finetuning": finetuning})  # fmt: skip
+    return json.dumps(
+        {
+            "task_name": task_type,
+            "task": task,
+            "run": "random-micro",
+            "objective": "random",
+            "objective_kind": objective_kind,
+            "size": "micro",
+            "finetuning": finetuning,
+        }
+    )
 
 
 def finetune(spec: str, model: Path, task: Path, out: Path) -> dict:
@@ -140,7 +156,17 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
     assert (first["task"], first["metric"], first["higher_is_better"]) == (task_type, metric.name, True)
     assert [(p["learning_rate"], p["seed"]) for p in first["grid"]] == [(3e-3, 0), (3e-3, 1)]
     for point in first["grid"]:
-        assert set(point) == {"learning_rate", "seed", "validation", "test", "num_steps", "seconds", "validation_scores", "test_scores", "test_examples"}
+        assert set(point) == {
+            "learning_rate",
+            "seed",
+            "validation",
+            "test",
+            "num_steps",
+            "seconds",
+            "validation_scores",
+            "test_scores",
+            "test_examples",
+        }
         assert point["num_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
         if metric.mean_of_examples:  # one score per test example, averaging to the headline
             assert math.isclose(sum(point["test_examples"]) / len(point["test_examples"]), point["test"])
@@ -165,7 +191,17 @@ def test_needle_reports_every_cell_and_its_attention(init_dir, tmp_path):
 
 def test_needle_refuses_a_model_that_cannot_generate(init_dir, tmp_path, capsys):
     task = make_task("needle_in_a_haystack", tmp_path / "task")
-    argv = ["finetune", "--spec", spec_json("needle_in_a_haystack", "mlm", seeds=[0]), "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / "out")]
+    argv = [
+        "finetune",
+        "--spec",
+        spec_json("needle_in_a_haystack", "mlm", seeds=[0]),
+        "--model",
+        str(init_dir),
+        "--task-dir",
+        str(task),
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(argv) == 2
     assert "objective kind 'mlm' cannot generate" in capsys.readouterr().err and not (tmp_path / "out").exists()
 

@@ -26,7 +26,10 @@ def test_without_cuda_it_stops_at_once_with_one_line(tmp_path):
 
 
 def test_missing_inputs_are_named(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--inputs", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--device", "cpu", "--inputs", str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2
-    assert done.stderr.strip() == f"error: {tmp_path / 'tokenizer'} is missing; make the inputs first (see the top of bench/gpu_acceptance.py)"
-
+    assert (
+        done.stderr.strip() == f"error: {tmp_path / 'tokenizer'} is missing; make the inputs first (see the top of bench/gpu_acceptance.py)"
+    )

@@ -16,12 +16,27 @@ from pipeline.integrity import VERIFY_TOKENS
 from tests.conftest import pretrain_spec_json
 from tests.test_finetune import finetune_spec, make_task
 
-MISMATCH = r"error: {path}: sha256 [0-9a-f]{{64}} is not the [0-9a-f]{{64}} {where} when it was written; it changed since: rerun the job that made {made_by} \(snakemake -f <its output>\)"
+MISMATCH = (
+    r"error: {path}: sha256 [0-9a-f]{{64}} is not the [0-9a-f]{{64}} {where} when it was written; it changed since: rerun the job "
+    r"that made {made_by} \(snakemake -f <its output>\)"
+)
 
 
 def pretrained(tokens_dir, init_dir, root):
     spec = pretrain_spec_json({"kind": "clm"}, num_steps=4, checkpoint_steps=[2])
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(root / "work"), "--out", str(root / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(root / "work"),
+        "--out",
+        str(root / "run"),
+    ]
     assert main(argv) == 0
     return root / "run"
 
@@ -50,7 +65,11 @@ def test_weights_changed_after_pretraining_are_refused_by_fine_tuning(tokens_dir
         capsys.readouterr()
         argv = ["finetune", "--spec", finetune_spec(), "--model", str(model), "--task-dir", str(task), "--out", str(tmp_path / "ft")]
         assert main(argv) == 2
-        pattern = MISMATCH.format(path=re.escape(str(model / "model.safetensors")), where=re.escape(f"{run / 'provenance.json'} recorded"), made_by=re.escape(str(run)))
+        pattern = MISMATCH.format(
+            path=re.escape(str(model / "model.safetensors")),
+            where=re.escape(f"{run / 'provenance.json'} recorded"),
+            made_by=re.escape(str(run)),
+        )
         assert re.fullmatch(pattern, last_error_line(capsys))
         assert not (tmp_path / "ft").exists()
 
@@ -69,7 +88,9 @@ def test_a_token_array_changed_after_packing_is_refused_unless_verification_is_o
     argv = ["pretrain", "--spec", spec, "--tokens", str(tokens), "--init", str(init_dir), "--work-dir", str(tmp_path / "work")]
     capsys.readouterr()
     assert main([*argv, "--out", str(tmp_path / "run")]) == 2
-    pattern = MISMATCH.format(path=re.escape(str(array)), where=re.escape(f"{tokens / 'meta.json'} lists"), made_by=re.escape(str(array.parent)))
+    pattern = MISMATCH.format(
+        path=re.escape(str(array)), where=re.escape(f"{tokens / 'meta.json'} lists"), made_by=re.escape(str(array.parent))
+    )
     assert re.fullmatch(pattern, last_error_line(capsys))
     monkeypatch.setenv(VERIFY_TOKENS, "0")  # hardware.verify_token_checksums: false
     assert main([*argv, "--out", str(tmp_path / "unchecked")]) == 0
@@ -85,5 +106,7 @@ def test_a_task_split_changed_after_preparation_is_refused(split, tmp_path, init
     path.write_text(path.read_text().replace('"label": 0', '"label": 1', 1))
     argv = ["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / "ft")]
     assert main(argv) == 2
-    pattern = MISMATCH.format(path=re.escape(str(path)), where=re.escape(f"{task / 'provenance.json'} recorded"), made_by=re.escape(str(task)))
+    pattern = MISMATCH.format(
+        path=re.escape(str(path)), where=re.escape(f"{task / 'provenance.json'} recorded"), made_by=re.escape(str(task))
+    )
     assert re.fullmatch(pattern, last_error_line(capsys))

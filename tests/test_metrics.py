@@ -60,7 +60,11 @@ def test_registry_lists_every_metric_with_its_headline_among_its_scores():
 
 
 def test_unknown_metric_is_a_pipeline_error_naming_it_and_the_registered_ones():
-    with pytest.raises(PipelineError, match=r"unknown metric 'f2' \(registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2\)"):
+    with pytest.raises(
+        PipelineError,
+        match=r"unknown metric 'f2' \(registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, "
+        r"squad_v2\)",
+    ):
         get_metric("f2")
 
 
@@ -271,7 +275,9 @@ def official_squad_v2(tmp_path_factory):
         qas = [{"id": f"q{i}", "answers": [{"text": text, "answer_start": 0} for text in answers]} for i, answers in enumerate(references)]
         (root / "data.json").write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": "c", "qas": qas}]}]}))
         (root / "pred.json").write_text(json.dumps({f"q{i}": text for i, text in enumerate(predictions)}))
-        done = subprocess.run([sys.executable, str(script), "data.json", "pred.json", "-o", "eval.json"], cwd=root, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, str(script), "data.json", "pred.json", "-o", "eval.json"], cwd=root, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         return json.loads((root / "eval.json").read_text())
 
@@ -431,7 +437,9 @@ def test_encodeval_ndcg_equals_sklearn_on_the_retrieved_top_10():
 
 def test_sentence_macro_f1_by_hand_o_included():
     # gold  B-PER I-PER O O, predicted B-PER O O O: B-PER 1, I-PER 0 (no true positive), O 2*2/(3+2) = 0.8
-    assert compute("sentence_macro_f1", [["B-PER", "O", "O", "O"]], [["B-PER", "I-PER", "O", "O"]])["macro_f1"] == pytest.approx(100 * 1.8 / 3)
+    assert compute("sentence_macro_f1", [["B-PER", "O", "O", "O"]], [["B-PER", "I-PER", "O", "O"]])["macro_f1"] == pytest.approx(
+        100 * 1.8 / 3
+    )
     # all O on both sides: one tag, perfect; a tag only predicted counts too (0 for it)
     assert compute("sentence_macro_f1", [["O", "O"]], [["O", "O"]])["macro_f1"] == 100.0
     assert compute("sentence_macro_f1", [["B-LOC", "O"]], [["O", "O"]])["macro_f1"] == pytest.approx(100 * (0 + 2 / 3) / 2)

@@ -41,7 +41,10 @@ def test_article_swaps_the_form_of_the_indefinite_article():
 
 
 def test_pronoun_verb_agreement_breaks_agreement_but_not_into_the_subjunctive():
-    assert corrupted(pronoun_verb_agreement, "She is here and they were there") == ["She are here and they were there", "She is here and they was there"]
+    assert corrupted(pronoun_verb_agreement, "She is here and they were there") == [
+        "She are here and they were there",
+        "She is here and they was there",
+    ]
     assert corrupted(pronoun_verb_agreement, "if he was to go") == []  # "he were" would be a subjunctive
 
 
@@ -128,10 +131,10 @@ def test_sentence_log_likelihood_is_the_chain_rule_token_by_token(init_dir, toke
     sentence = "The committee met on Tuesday."
     ids = tokenizer(sentence)["input_ids"]
     with torch.no_grad():
-        expected = sum(
-            model(input_ids=torch.tensor([ids[:t]])).logits[0, -1].log_softmax(-1)[ids[t]].item() for t in range(1, len(ids))
-        )
-    assert sentence_log_likelihood(model, tokenizer, [sentence, "A much longer sentence pads this one."])[0] == pytest.approx(expected, rel=1e-5)
+        expected = sum(model(input_ids=torch.tensor([ids[:t]])).logits[0, -1].log_softmax(-1)[ids[t]].item() for t in range(1, len(ids)))
+    assert sentence_log_likelihood(model, tokenizer, [sentence, "A much longer sentence pads this one."])[0] == pytest.approx(
+        expected, rel=1e-5
+    )
 
 
 @pytest.mark.parametrize("variant", ["within_word_l2r", "original"])

@@ -31,7 +31,14 @@ from pipeline.files import read_json
 from pipeline.model.backbone import load_language_model, read_backbone_spec
 from tests.conftest import REPO, write_llama_like_tokenizer
 
-SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128}
+SHAPE = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 128,
+}
 # What the released EuroBERT checkpoints ship beside their weights (here subclasses of
 # transformers' own, so a test can tell whose code ran).
 REMOTE_CODE = {
@@ -55,11 +62,20 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
     ids = {"vocab_size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id}
     torch.manual_seed(0)
     if family == "llama":  # Llama-3's RoPE theta and RMSNorm epsilon, not the backbone's defaults
-        model = LlamaForCausalLM(LlamaConfig(**SHAPE, **ids, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, rms_norm_eps=1e-6))
+        model = LlamaForCausalLM(
+            LlamaConfig(**SHAPE, **ids, rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, rms_norm_eps=1e-6)
+        )
     elif family in ("eurobert", "eurobert_remote"):
         model = EuroBertForMaskedLM(EuroBertConfig(**SHAPE, **ids, pad_token_id=ids["eos_token_id"], mask_token_id=ids["eos_token_id"]))
     elif family == "llama31":  # Llama 3.1's scaled RoPE, which the backbone lacks: kept as it is
-        rope = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+        rope = {
+            "rope_type": "llama3",
+            "rope_theta": 500000.0,
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 32,
+        }
         model = LlamaForCausalLM(LlamaConfig(**SHAPE, **ids, rope_parameters=rope))
     elif family == "qwen2":  # biases on q, k, v: not the backbone's layout, kept as it is; rows padded to a multiple of 64, as Qwen2's
         model = Qwen2ForCausalLM(Qwen2Config(**SHAPE, **{**ids, "vocab_size": 448}, tie_word_embeddings=True))
@@ -75,7 +91,17 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
 
 
 def import_model(path: Path, out: Path, **spec) -> int:
-    return main(["import-model", "--spec", json.dumps({"name": "outside", "path": str(path), "objective": "clm", **spec}), "--num-sentinel-tokens", "4", "--out", str(out)])
+    return main(
+        [
+            "import-model",
+            "--spec",
+            json.dumps({"name": "outside", "path": str(path), "objective": "clm", **spec}),
+            "--num-sentinel-tokens",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
 
 
 @pytest.mark.parametrize(("family", "attention"), [("llama", "causal"), ("eurobert", "bidirectional")])
@@ -110,7 +136,9 @@ def test_a_decoder_the_backbone_does_not_fit_is_kept_as_it_is_and_attends_both_w
     causal, bidirectional = (load_language_model(tmp_path / "model", attention).eval() for attention in ("causal", "bidirectional"))
     with torch.no_grad():
         assert torch.allclose(causal(input_ids=input_ids).logits, original(input_ids=input_ids).logits, atol=1e-5)
-        first = [model.base_model(input_ids=ids).last_hidden_state[:, 0] for model in (causal, bidirectional) for ids in (input_ids, changed)]
+        first = [
+            model.base_model(input_ids=ids).last_hidden_state[:, 0] for model in (causal, bidirectional) for ids in (input_ids, changed)
+        ]
     assert torch.equal(first[0], first[1])  # causal: position 0 never sees position 8
     assert not torch.allclose(first[2], first[3])  # bidirectional: it does
     record = read_json(tmp_path / "model" / "provenance.json")["imported"]
@@ -135,7 +163,10 @@ def test_an_outside_model_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens
     model_dir = tmp_path / "model"
     assert import_model(path, model_dir, trust_remote_code=family == "eurobert_remote") == 0
     task = make_task(tmp_path / "task")
-    assert main(["finetune", "--spec", finetune_spec(), "--model", str(model_dir), "--task-dir", str(task), "--out", str(tmp_path / "ft")]) == 0
+    assert (
+        main(["finetune", "--spec", finetune_spec(), "--model", str(model_dir), "--task-dir", str(task), "--out", str(tmp_path / "ft")])
+        == 0
+    )
     assert read_json(tmp_path / "ft" / "scores.json")["attention"] == "bidirectional"
 
     texts = corpus_texts()
@@ -164,7 +195,9 @@ def test_the_repository_s_own_code_runs_only_under_trust_remote_code(tmp_path, c
     assert any(name.startswith("transformers_modules") and name.endswith("modeling_eurobert") for name in sys.modules)
     capsys.readouterr()
     config = read_json(path / "config.json")
-    (path / "config.json").write_text(json.dumps({**config, "model_type": "eurobert_fork", "auto_map": {"AutoConfig": AUTO_MAP["AutoConfig"]}}))
+    (path / "config.json").write_text(
+        json.dumps({**config, "model_type": "eurobert_fork", "auto_map": {"AutoConfig": AUTO_MAP["AutoConfig"]}})
+    )
     assert import_model(path, tmp_path / "refused") == 2
     assert capsys.readouterr().err == (
         f"error: outside_models[outside]: '{path}' runs only with its repository's own code; "
@@ -187,7 +220,10 @@ def test_another_family_or_a_bad_path_is_a_one_line_error(tmp_path, capsys):
     assert import_model(path, tmp_path / "model") == 2
     assert capsys.readouterr().err == f"error: outside_models[outside]: '{path}' has hidden_act='gelu'; the backbone needs 'silu'\n"
     assert import_model(tmp_path / "absent", tmp_path / "model") == 2
-    assert capsys.readouterr().err == f"error: outside_models[outside].path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
+    assert (
+        capsys.readouterr().err
+        == f"error: outside_models[outside].path: '{tmp_path / 'absent'}': no such directory (a hub id has the form owner/name)\n"
+    )
     assert not (tmp_path / "model").exists()
 
 
@@ -212,7 +248,13 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
 
     tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
     [source] = [path for path in tree.scores if path.parent.name == "clm-tiny"]
-    record = {**json.loads(source.read_text()), "run": "eurobert-outside", "objective": "eurobert", "size": "outside", "objective_kind": "mlm"}
+    record = {
+        **json.loads(source.read_text()),
+        "run": "eurobert-outside",
+        "objective": "eurobert",
+        "size": "outside",
+        "objective_kind": "mlm",
+    }
     outside = tmp_path / "fake" / "results" / "finetune_outside" / "sentiment" / "eurobert" / "scores.json"
     outside.parent.mkdir(parents=True)
     outside.write_text(json.dumps(record))
@@ -253,7 +295,18 @@ def test_no_repository_code_runs_unless_the_config_trusts_it_even_if_someone_typ
     markers.mkdir()
     path = planted_repository(tmp_path, markers, carrier)
     spec = json.dumps({"name": "outside", "path": str(path), "objective": "clm"})
-    command = [sys.executable, "-m", "pipeline", "import-model", "--spec", spec, "--num-sentinel-tokens", "4", "--out", str(tmp_path / "out")]
+    command = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "import-model",
+        "--spec",
+        spec,
+        "--num-sentinel-tokens",
+        "4",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(command, input="y\ny\ny\n", capture_output=True, text=True, timeout=300, cwd=REPO)
     assert done.returncode == 2
     where = "outside_models[outside].tokenizer.path: " if carrier == "tokenizer" else "outside_models[outside]: "

@@ -34,7 +34,19 @@ COMPUTE_SETTINGS = [pytest.param({}, id="fp32"), pytest.param({"precision": "bf1
 
 def pretrain(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> Path:
     out = root / "run"
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(root / "work"), "--out", str(out)]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(root / "work"),
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     return out
 
@@ -70,7 +82,9 @@ def test_a_block_may_span_two_shards_arrays_as_in_their_concatenation(tmp_path):
     for number, (start, stop) in enumerate(((0, 37), (37, 38), (38, 100))):  # one array of a single token
         stream[start:stop].tofile(tmp_path / f"part-{number}.bin")
         segments.append({"file": f"part-{number}.bin", "num_tokens": stop - start, "sha256": sha256_file(tmp_path / f"part-{number}.bin")})
-    write_json(tmp_path / "meta.json", {"dtype": "uint16", "splits": {"train": {"fingerprint": fingerprint(segments), "segments": segments}}})
+    write_json(
+        tmp_path / "meta.json", {"dtype": "uint16", "splits": {"train": {"fingerprint": fingerprint(segments), "segments": segments}}}
+    )
     blocks = TokenBlocks(tmp_path, "train", 16, seed=0)
     assert blocks.num_blocks == 6 and all(np.array_equal(blocks.block(i), stream[16 * i : 16 * i + 16]) for i in range(6))
     (tmp_path / "part-1.bin").write_bytes(b"")
@@ -155,7 +169,9 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
     resumed = pretrain(spec, tokens_dir, init_dir, root)
     assert_same_weights(weights(reference), weights(resumed))
     assert read_json(resumed / "summary.json")["num_steps"] == num_steps
-    assert (resumed / "log.csv").read_text().splitlines()[-1].split(",")[:5] == (reference / "log.csv").read_text().splitlines()[-1].split(",")[:5]
+    assert (resumed / "log.csv").read_text().splitlines()[-1].split(",")[:5] == (reference / "log.csv").read_text().splitlines()[-1].split(
+        ","
+    )[:5]
     assert sorted(p.name for p in (resumed / "checkpoints").iterdir()) == ["step-000010", "step-000030"]
     for name in ("step-000010", "step-000030"):
         assert_same_weights(
@@ -224,7 +240,19 @@ def test_a_checkpoint_lost_from_the_resume_state_is_refused_in_one_line(tokens_d
         with pytest.raises(Killed):
             pretrain(spec, tokens_dir, init_dir, tmp_path)
     shutil.rmtree(tmp_path / "work" / "checkpoints" / "step-000004")
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     capsys.readouterr()
     assert main(argv) == 2
     missing = tmp_path / "work" / "checkpoints" / "step-000004"
@@ -237,7 +265,9 @@ def test_second_stage_continues_the_first_exactly(tokens_dir, init_dir, tmp_path
     the same weights as one uninterrupted CLM run: the second stage really resumes the first
     stage's blocks, LR schedule and AdamW moments from the undecayed checkpoint."""
     clm = OBJECTIVES["clm"]
-    whole = pretrain(pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a")
+    whole = pretrain(
+        pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a"
+    )
     checkpoint = whole / "checkpoints" / "step-000004"
     assert (checkpoint / "optimizer.pt").is_file()
     second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
@@ -258,7 +288,9 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
     import shutil
 
     clm = OBJECTIVES["clm"]
-    whole = pretrain(pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a")
+    whole = pretrain(
+        pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a"
+    )
     shutil.copytree(whole, tmp_path / "first")  # with the provenance.json that records its checkpoints
     checkpoint = tmp_path / "first" / "checkpoints" / "step-000004"
     second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
@@ -266,11 +298,25 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
     work = tmp_path / "b" / "work"
     if damaged == "state.pt":
         work.mkdir(parents=True)
-        torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": dataclasses.asdict(Progress(step=5))}, work / "state.pt")
+        torch.save(
+            {"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": dataclasses.asdict(Progress(step=5))}, work / "state.pt"
+        )
     path = work / "state.pt" if damaged == "state.pt" else checkpoint / damaged
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     capsys.readouterr()
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(checkpoint), "--work-dir", str(work), "--out", str(tmp_path / "b" / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(checkpoint),
+        "--work-dir",
+        str(work),
+        "--out",
+        str(tmp_path / "b" / "run"),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     start, remedy = {
@@ -289,11 +335,18 @@ def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_
     with the same weights as a run trained for 6 steps from scratch: WSD's LR before the
     decay does not depend on the budget, and blocks and masks depend on the step alone."""
     objective = OBJECTIVES[kind]
-    long = pretrain(pretrain_spec_json(objective, num_steps=8, plan=scratch_plan(kind, 8, stage_checkpoint_steps=(2,))), tokens_dir, init_dir, tmp_path / "a")
+    long = pretrain(
+        pretrain_spec_json(objective, num_steps=8, plan=scratch_plan(kind, 8, stage_checkpoint_steps=(2,))),
+        tokens_dir,
+        init_dir,
+        tmp_path / "a",
+    )
     branch_plan = scratch_plan(
         kind, 6, run=f"{kind}_6steps-micro", study="short_budget", first_step=2, start=Start("checkpoint", f"{kind}-micro", 2, True)
     )  # fmt: skip
-    branch = pretrain(pretrain_spec_json(objective, num_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b")
+    branch = pretrain(
+        pretrain_spec_json(objective, num_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b"
+    )
     short = pretrain(pretrain_spec_json(objective, num_steps=6), tokens_dir, init_dir, tmp_path / "c")
     assert_same_weights(weights(short), weights(branch))
     assert read_json(branch / "summary.json")["study"] == "short_budget"
@@ -325,10 +378,24 @@ def test_a_planted_pickle_in_the_resume_state_runs_nothing(tokens_dir, init_dir,
     work.mkdir()
     torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": PlantedPickle(marker)}, work / "state.pt")
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(work),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith(f"error: {work / 'state.pt'}: unreadable (Weights only load failed") and err.endswith(f"delete {work} to start the run afresh")
+    assert err.startswith(f"error: {work / 'state.pt'}: unreadable (Weights only load failed") and err.endswith(
+        f"delete {work} to start the run afresh"
+    )
     assert not marker.exists() and not (tmp_path / "run").exists()
 
 
@@ -347,7 +414,19 @@ def test_a_non_finite_loss_stops_the_run_in_one_line_and_ships_nothing(tokens_di
     monkeypatch.setattr(Trainer, "_train_step", diverging)
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, resume_every_steps=2)
     work = tmp_path / "work"
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(work),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: clm-micro: the loss is nan at step 4; the run stops there, its last saved state is the last finite one"
@@ -367,7 +446,19 @@ def test_a_full_disk_while_saving_state_says_so_in_one_line(tokens_dir, init_dir
     monkeypatch.setattr(files.shutil, "disk_usage", lambda path: mock.Mock(free=12_345_678))
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
     work = tmp_path / "work"
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(work), "--out", str(tmp_path / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(work),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {work / 'state.tmp'}: writing it failed ([enforce fail at inline_container.cc:664] . unexpected pos 4160 vs 4054);"
@@ -387,7 +478,19 @@ def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_
     save_file({name: torch.zeros_like(value) for name, value in load_file(init / "model.safetensors").items()}, init / "model.safetensors")
     (init / "provenance.json").unlink()
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
-    argv = ["pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init), "--work-dir", str(tmp_path / "work"), "--out", str(tmp_path / "run")]
+    argv = [
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init),
+        "--work-dir",
+        str(tmp_path / "work"),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {init / 'model.safetensors'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"

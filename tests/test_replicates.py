@@ -79,11 +79,26 @@ def test_bad_replicate_settings_are_refused(edit, message):
 
 
 def score_rows(means: dict[str, float], n_seeds: int = 3, std_error: float = 1.0) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"task": "topic", "family": "SC", "run": f"{name}-tiny", "run_name": name, "objective_kind": arm_of(name)[0], "size": "tiny",
-         "best_learning_rate": 1e-3, "n_seeds": n_seeds, "test_mean": mean, "test_std_error": std_error, "test_df": 2.0, "test_low": math.nan, "test_high": math.nan}
-        for name, mean in means.items()
-    ])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "task": "topic",
+                "family": "SC",
+                "run": f"{name}-tiny",
+                "run_name": name,
+                "objective_kind": arm_of(name)[0],
+                "size": "tiny",
+                "best_learning_rate": 1e-3,
+                "n_seeds": n_seeds,
+                "test_mean": mean,
+                "test_std_error": std_error,
+                "test_df": 2.0,
+                "test_low": math.nan,
+                "test_high": math.nan,
+            }
+            for name, mean in means.items()
+        ]
+    )
 
 
 def test_an_arm_of_replicates_pools_over_pretraining_seeds_and_a_single_run_stays_as_it_is():

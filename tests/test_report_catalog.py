@@ -41,7 +41,9 @@ def test_a_table_is_built_after_every_table_it_needs() -> None:
 
 
 def test_needs_that_cannot_be_met_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(TABLES, "orphan", ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame()))
+    monkeypatch.setitem(
+        TABLES, "orphan", ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame())
+    )
     with pytest.raises(ValueError, match="orphan"):
         build_order()
 
@@ -80,7 +82,9 @@ def test_a_new_table_is_one_registration(tmp_path: Path, monkeypatch: pytest.Mon
     assert f"{written['runs'].iloc[0]} runs" in section
 
 
-def test_a_table_built_with_other_columns_than_registered_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_table_built_with_other_columns_than_registered_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     wrong = ResultTable("runs_per_size", "per size", ("size", "count"), ("pretraining",), runs_per_size)
     monkeypatch.setitem(TABLES, wrong.name, wrong)
     tree = write_fake_results(tmp_path)

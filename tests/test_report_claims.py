@@ -199,7 +199,9 @@ def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
         summary = json.loads(path.read_text())
         if summary["objective_kind"] == "mlm":
             path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction}))
-    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVE_CONFIGS, "mlm": {"kind": "mlm", "mask_ratio": 0.15}}))
+    return build_tables(
+        read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVE_CONFIGS, "mlm": {"kind": "mlm", "mask_ratio": 0.15}})
+    )
 
 
 def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:
@@ -232,9 +234,15 @@ def test_unmeasurable_claims_say_what_they_need(standard: Results) -> None:
 @pytest.mark.parametrize(
     ("check_block", "message"),
     [
-        ("{kind: objective_gapp, leader: mlm}", r"claims.yaml: claim c01.check.kind: unknown kind 'objective_gapp' \(kinds: .*objective_gap"),
+        (
+            "{kind: objective_gapp, leader: mlm}",
+            r"claims.yaml: claim c01.check.kind: unknown kind 'objective_gapp' \(kinds: .*objective_gap",
+        ),
         ("{leader: mlm}", r"claims.yaml: claim c01.check.kind: missing required key"),
-        ("{kind: objective_gap, leader: mlm, families: [SC], claimed_gapp: [1, 2]}", r"claims.yaml: claim c01.check.claimed_gapp: unknown key"),
+        (
+            "{kind: objective_gap, leader: mlm, families: [SC], claimed_gapp: [1, 2]}",
+            r"claims.yaml: claim c01.check.claimed_gapp: unknown key",
+        ),
         ("{kind: objective_gap, leader: mlm, families: [SC]}", r"claims.yaml: claim c01.check: give claimed_gap or claimed_scores"),
         ("{kind: two_stage_gain, claimed_gain: lots}", r"claims.yaml: claim c01.check.claimed_gain: expected a number, got 'lots'"),
     ],
@@ -313,7 +321,9 @@ def test_every_zoo_claim_gets_its_verdict_when_its_runs_exist(zoo_results: Resul
     outcomes = {claim: check(claim, zoo_results) for claim in ZOO_CLAIMS}
     assert {claim: outcome.verdict for claim, outcome in outcomes.items()} == expected
     assert "clm25_mlm +1.0 [+0.3, +1.7]" in outcomes["c08"].evidence and "best of 3 splits" in outcomes["c08"].evidence
-    assert "only the direction is judged" in outcomes["c09"].evidence and "both runs compared pretrained 160 steps" in outcomes["c09"].evidence
+    assert (
+        "only the direction is judged" in outcomes["c09"].evidence and "both runs compared pretrained 160 steps" in outcomes["c09"].evidence
+    )
     assert "NIAH" in outcomes["c10"].evidence and "NIAH" in outcomes["c10"].needed
     assert "span_corruption-tiny 1.54M vs mlm-tiny 1.23M (1.25x)" in outcomes["c14"].evidence
     assert "vs electra (best of 11)" in outcomes["c15"].evidence
@@ -329,7 +339,11 @@ def test_c10_judges_meap_against_clm_on_the_needle_family(tmp_path: Path) -> Non
     )  # fmt: skip
     outcome = check("c10", results)
     assert outcome.verdict == "supported"
-    assert "NIAH tiny meap +3.0" in outcome.evidence and "relative change NIAH tiny +" in outcome.evidence and "claimed +19.3%" in outcome.evidence
+    assert (
+        "NIAH tiny meap +3.0" in outcome.evidence
+        and "relative change NIAH tiny +" in outcome.evidence
+        and "claimed +19.3%" in outcome.evidence
+    )
 
 
 def test_zoo_claims_are_not_measured_without_their_runs(standard: Results) -> None:
@@ -356,11 +370,16 @@ def test_zoo_claim_verdicts_follow_the_intervals(tmp_path: Path, claim: str, cha
 def test_p01_judges_the_parts_that_two_sizes_make_testable(tmp_path: Path) -> None:
     """Tiny prefers 30%, small 50% (each resolved): no universal best, and the larger
     model prefers higher ratios; with no IR family the claim cannot be supported."""
-    ratios = {"tiny": {"mlm_20": 1.0, "mlm_30": 5.0, "mlm": 3.0, "mlm_50": 1.5}, "small": {"mlm_20": 0.0, "mlm_30": 1.0, "mlm": 3.0, "mlm_50": 5.0}}
+    ratios = {
+        "tiny": {"mlm_20": 1.0, "mlm_30": 5.0, "mlm": 3.0, "mlm_50": 1.5},
+        "small": {"mlm_20": 0.0, "mlm_30": 1.0, "mlm": 3.0, "mlm_50": 5.0},
+    }
     score = score_formula(bonus=lambda task, name, size: ratios[size].get(name, BONUS[name]))
     outcome = check("p01", fake(tmp_path, zoo_sizes=("tiny", "small"), score=score))
     assert outcome.verdict == "inconclusive"
-    assert "no universally best ratio: supported" in outcome.evidence and "larger models prefer higher ratios: supported" in outcome.evidence
+    assert (
+        "no universally best ratio: supported" in outcome.evidence and "larger models prefer higher ratios: supported" in outcome.evidence
+    )
     assert outcome.needed == "the sweep on an IR family"
 
 
@@ -405,7 +424,9 @@ def test_c04_judges_clm_ahead_early_and_mlm_ahead_late(means: dict[float, float]
 def test_time_to_threshold_brackets_and_their_order() -> None:
     final = Estimate(75.0, 0.3, 4.0, 0.95)
     # 60 and 66 are below 90% of 75 (67.5), 72 is above it: reached between 50% and 75% of the budget
-    assert threshold_bracket([(0.25, Estimate(60.0, 0.3, 4.0, 0.95)), (0.5, Estimate(66.0, 0.3, 4.0, 0.95)), (0.75, Estimate(72.0, 0.3, 4.0, 0.95))], final, 0.9) == (0.5, 0.75)
+    assert threshold_bracket(
+        [(0.25, Estimate(60.0, 0.3, 4.0, 0.95)), (0.5, Estimate(66.0, 0.3, 4.0, 0.95)), (0.75, Estimate(72.0, 0.3, 4.0, 0.95))], final, 0.9
+    ) == (0.5, 0.75)
     assert threshold_bracket([(0.5, Estimate(67.5, 0.3, 4.0, 0.95))], final, 0.9) == (0.0, 1.0)  # unresolved: anywhere
     assert faster_verdict((0.0, 0.25), (0.25, 1.0)) == "supported"
     assert faster_verdict((0.5, 1.0), (0.0, 0.5)) == "contradicted"
@@ -424,7 +445,10 @@ def test_c04_and_c05_supported_when_clm_leads_early_and_gets_there_first(tmp_pat
     c04, c05 = check("c04", results), check("c05", results)
     assert (c04.verdict, c05.verdict) == ("supported", "supported")
     assert "25% −4.5 [−5.2, −3.8], 50% −2.0 [−2.7, −1.3], final +3.0 [+2.3, +3.7]" in c04.evidence
-    assert "MLM overtakes CLM between 50% and 100% of the budget" in c04.evidence and "12% and 36% of the study's 42,000-step budget" in c04.evidence
+    assert (
+        "MLM overtakes CLM between 50% and 100% of the budget" in c04.evidence
+        and "12% and 36% of the study's 42,000-step budget" in c04.evidence
+    )
     assert "both runs compared pretrained 600 steps" in c04.evidence and "scale" in c04.evidence and c04.needed == ""
     # 90% of the final SC average: CLM 67.5 (70.5 at 25%: reached), MLM 70.2 (66 at 25%: not; 70 at 50%: unresolved)
     assert "SC tiny: CLM 0%–25%, MLM 25%–100%" in c05.evidence and "cannot be resolved" in c05.evidence
@@ -476,7 +500,9 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
             bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size], seed_spread=0.1,
         ),
     )  # fmt: skip
-    cloze = results.tables["scores"][(results.tables["scores"]["task"] == "cloze") & results.tables["scores"]["objective_kind"].isin(["clm", "mlm"])]
+    cloze = results.tables["scores"][
+        (results.tables["scores"]["task"] == "cloze") & results.tables["scores"]["objective_kind"].isin(["clm", "mlm"])
+    ]
     assert (cloze["test_low"] > 51.2).all() and (cloze["test_low"] < 51.2 + FLOOR_MARGIN).all()
     assert check("c02", results).verdict == "inconclusive"
     floored = results.tables["comparison"][results.tables["comparison"]["name"] == "cloze"]

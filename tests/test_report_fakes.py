@@ -72,10 +72,19 @@ ZOO_RUNS = (
 # A shorter two-stage budget: CLM and MLM decayed early from their full runs, and one split.
 SHORT_BUDGET = 400
 BUDGET_RUNS = (
-    *(FakeRun(f"{kind}_{SHORT_BUDGET}steps", kind, "short_budget", 300, SHORT_BUDGET, start="checkpoint", base=kind) for kind in ("clm", "mlm")),
+    *(
+        FakeRun(f"{kind}_{SHORT_BUDGET}steps", kind, "short_budget", 300, SHORT_BUDGET, start="checkpoint", base=kind)
+        for kind in ("clm", "mlm")
+    ),
     FakeRun(f"clm50_mlm_{SHORT_BUDGET}steps", "mlm", "two_stage", SHORT_BUDGET // 2, SHORT_BUDGET, start="checkpoint", base="clm"),
 )
-ATTENTION = {"clm": "causal", "meap": "causal", "prefix_lm": "prefix", "span_corruption": "prefix", "ul2": "prefix"}  # other kinds: bidirectional
+ATTENTION = {
+    "clm": "causal",
+    "meap": "causal",
+    "prefix_lm": "prefix",
+    "span_corruption": "prefix",
+    "ul2": "prefix",
+}  # other kinds: bidirectional
 
 # Score bonus (points) and LR penalty per run name.
 BONUS = {
@@ -160,13 +169,28 @@ class FakeTree:
 
     def report_argv(self, tables: Path, reports: Path) -> list[str]:
         return [
-            "report", "--spec", json.dumps({"title": "Fake replication", "tasks_left_out": [{"task": "needle", "why": "at zero for every model here"}]}),
-            "--scale", "Fake scale: two tiny sizes.",
-            "--tables", str(tables), "--logs", *map(str, self.logs), "--corpus-stats", str(self.corpus_stats),
-            "--manifests", *map(str, self.manifests), "--benchmarks", *map(str, self.benchmarks),
-            "--html", str(reports / "replication.html"), "--pdf", str(reports / "replication.pdf"),
-            "--figures-dir", str(reports / "figures"),
-        ]  # fmt: skip
+            "report",
+            "--spec",
+            json.dumps({"title": "Fake replication", "tasks_left_out": [{"task": "needle", "why": "at zero for every model here"}]}),
+            "--scale",
+            "Fake scale: two tiny sizes.",
+            "--tables",
+            str(tables),
+            "--logs",
+            *map(str, self.logs),
+            "--corpus-stats",
+            str(self.corpus_stats),
+            "--manifests",
+            *map(str, self.manifests),
+            "--benchmarks",
+            *map(str, self.benchmarks),
+            "--html",
+            str(reports / "replication.html"),
+            "--pdf",
+            str(reports / "replication.pdf"),
+            "--figures-dir",
+            str(reports / "figures"),
+        ]
 
 
 def write_json(path: Path, data: object) -> Path:
@@ -209,7 +233,9 @@ def write_fake_results(
     families = families or {}
     tree = FakeTree(root)
 
-    def write_scores(task: str, name: str, kind: str, size: str, score_at: Callable[[float, int], tuple[float, float]], step: int | None = None) -> Path:
+    def write_scores(
+        task: str, name: str, kind: str, size: str, score_at: Callable[[float, int], tuple[float, float]], step: int | None = None
+    ) -> Path:
         def point(rate: float, seed: int) -> dict[str, Any]:
             return dict(zip(("validation", "test"), score_at(rate, seed)), learning_rate=rate, seed=seed, num_steps=250, seconds=3.2)
 
@@ -257,17 +283,36 @@ def write_fake_results(
         }))  # fmt: skip
     for size in sizes:
         tree.minimal_pairs += write_minimal_pairs(root, size)
-    tree.corpus_stats = write_json(root / "results/data/corpus/stats.json", {
-        "sources": {"wiki": {"documents_read": 106, "too_short": 2, "duplicates": 1, "contaminated": 3, "contaminated_lines": 5, "train": 98, "heldout": 2, "words": 500_000}},
-        "contaminated_by_task": {"sentiment": 1, "topic": 2}, "decontamination_ngram": 8,
-        "totals": {"train_documents": 98, "heldout_documents": 2, "words": 500_000, "characters": 3_000_000},
-    })  # fmt: skip
+    tree.corpus_stats = write_json(
+        root / "results/data/corpus/stats.json",
+        {
+            "sources": {
+                "wiki": {
+                    "documents_read": 106,
+                    "too_short": 2,
+                    "duplicates": 1,
+                    "contaminated": 3,
+                    "contaminated_lines": 5,
+                    "train": 98,
+                    "heldout": 2,
+                    "words": 500_000,
+                }
+            },
+            "contaminated_by_task": {"sentiment": 1, "topic": 2},
+            "decontamination_ngram": 8,
+            "totals": {"train_documents": 98, "heldout_documents": 2, "words": 500_000, "characters": 3_000_000},
+        },
+    )
     tree.manifests.append(write_json(root / "results/sources/gensim/manifest.json", {
         "name": "gensim", "requirement": "gensim==4.4.0", "filename": "gensim-4.4.0.whl", "sha256": "9" * 64,
         "license": "LGPL-2.1", "origin": "106 Wikipedia articles", "distribution": "wheel", "num_files": 1,
     }))  # fmt: skip
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-    for rule, name, seconds in (("pretrain", "clm-tiny", "160.2"), ("pretrain", "mlm-tiny", "150.0"), ("finetune", "sentiment-clm-tiny", "30.5")):
+    for rule, name, seconds in (
+        ("pretrain", "clm-tiny", "160.2"),
+        ("pretrain", "mlm-tiny", "150.0"),
+        ("finetune", "sentiment-clm-tiny", "30.5"),
+    ):
         path = root / f"benchmarks/{rule}/{name}.tsv"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(header + f"{seconds}\t0:02:40\t812.5\t2000\t-\t-\t1.0\t2.0\t95.0\t150.1\n")
@@ -299,7 +344,11 @@ def write_minimal_pairs(root: Path, size: str) -> list[Path]:
         for (model, method), wins in MINIMAL_PAIR_WINS.items():
             if model == name:
                 won = [i < wins[0] for i in range(20)] + [i < wins[1] for i in range(20)]
-                methods[method] = {"attention": "causal", "good": [-1.0 if w else -2.0 for w in won], "bad": [-2.0 if w else -1.0 for w in won]}
+                methods[method] = {
+                    "attention": "causal",
+                    "good": [-1.0 if w else -2.0 for w in won],
+                    "bad": [-2.0 if w else -1.0 for w in won],
+                }
         paths.append(write_json(root / f"results/zeroshot/minimal_pairs/{name}-{size}/scores.json", {
             "run": f"{name}-{size}", "objective": name, "size": size, "pretraining_step": None, "pll_variant": "within_word_l2r",
             "not_scored": None, "pair_ids": ids, "kinds": kinds, "methods": methods,
@@ -312,17 +361,41 @@ def write_pretraining(root: Path, run: FakeRun, size: str) -> Path:
     attention = ATTENTION.get(run.kind, "bidirectional")
     configured = OBJECTIVE_CONFIGS[run.objective]
     loss_fraction = {"clm": 1.0, "meap": 1.0, "electra": 0.15}.get(run.kind, configured.get("mask_ratio", 0.5))
-    metric = {"name": "next_token_perplexity", "value": 73.5} if attention != "bidirectional" else {"name": "masked_token_accuracy", "value": 31.0}
-    start = {"kind": run.start, "run": run.base and f"{run.base}-{size}", "step": run.first_step if run.start == "checkpoint" else None, "carry_optimizer": run.start == "checkpoint"}
-    return write_json(root / f"results/pretrain/{run.name}-{size}/summary.json", {
-        "run": f"{run.name}-{size}", "objective": run.objective, "objective_kind": run.kind, "attention": attention, "size": size,
-        "study": run.study, "description": f"{run.name} for {run.num_steps - run.first_step} steps", "started_from": start,
-        "first_step": run.first_step, "num_parameters": PARAMETERS[size], "num_non_embedding_parameters": PARAMETERS[size] // 3,
-        "num_steps": run.num_steps, "num_tokens": 2048 * (run.num_steps - run.first_step) * (5 if run.kind == "span_corruption" else 4) // 4,
-        "loss_fraction": loss_fraction, "final_train_loss": 4.1, "heldout_loss": 4.3,
-        "heldout_metric": {**metric, "value": None} if run.kind == "electra" else metric,  # its LM head is never trained
-        "wall_seconds": 160.0, "tokens_per_second": 7680.0,
-    })  # fmt: skip
+    metric = (
+        {"name": "next_token_perplexity", "value": 73.5}
+        if attention != "bidirectional"
+        else {"name": "masked_token_accuracy", "value": 31.0}
+    )
+    start = {
+        "kind": run.start,
+        "run": run.base and f"{run.base}-{size}",
+        "step": run.first_step if run.start == "checkpoint" else None,
+        "carry_optimizer": run.start == "checkpoint",
+    }
+    return write_json(
+        root / f"results/pretrain/{run.name}-{size}/summary.json",
+        {
+            "run": f"{run.name}-{size}",
+            "objective": run.objective,
+            "objective_kind": run.kind,
+            "attention": attention,
+            "size": size,
+            "study": run.study,
+            "description": f"{run.name} for {run.num_steps - run.first_step} steps",
+            "started_from": start,
+            "first_step": run.first_step,
+            "num_parameters": PARAMETERS[size],
+            "num_non_embedding_parameters": PARAMETERS[size] // 3,
+            "num_steps": run.num_steps,
+            "num_tokens": 2048 * (run.num_steps - run.first_step) * (5 if run.kind == "span_corruption" else 4) // 4,
+            "loss_fraction": loss_fraction,
+            "final_train_loss": 4.1,
+            "heldout_loss": 4.3,
+            "heldout_metric": {**metric, "value": None} if run.kind == "electra" else metric,  # its LM head is never trained
+            "wall_seconds": 160.0,
+            "tokens_per_second": 7680.0,
+        },
+    )
 
 
 def write_log(root: Path, run: FakeRun, size: str) -> Path:
@@ -342,7 +415,15 @@ def test_fake_tree_has_every_input(tmp_path: Path) -> None:
 
 
 def test_fake_curves_are_written_inside_each_budget(tmp_path: Path) -> None:
-    tree = write_fake_results(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), curve_sizes=("tiny",), curve_runs=("clm", "clm50_mlm"), curve_steps=(150, 450))
+    tree = write_fake_results(
+        tmp_path,
+        tasks=("sentiment",),
+        sizes=("tiny",),
+        zoo_sizes=("tiny",),
+        curve_sizes=("tiny",),
+        curve_runs=("clm", "clm50_mlm"),
+        curve_steps=(150, 450),
+    )
     steps = sorted((path.parts[-3], json.loads(path.read_text())["pretraining_step"]) for path in tree.curve_scores)
     assert steps == [("clm-tiny", 150), ("clm-tiny", 450), ("clm50_mlm-tiny", 450)]  # the second stage starts at 300
 

@@ -28,9 +28,15 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeTree, Path]:
 
 # The sections after the objective zoo's, in order.
 APPENDIX_HEADINGS = (
-    "Downstream suite: every number of every metric", "Baselines", "Pretraining", "Fine-tuning", "Claims checked", "Data provenance", "Cost",
+    "Downstream suite: every number of every metric",
+    "Baselines",
+    "Pretraining",
+    "Fine-tuning",
+    "Claims checked",
+    "Data provenance",
+    "Cost",
     "Reproducibility",
-)  # fmt: skip
+)
 
 
 def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree, Path]) -> None:
@@ -64,10 +70,19 @@ def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTr
     headings = re.findall(r"<h2>(\d+)\. (.*?)</h2>", html)
     assert [int(number) for number, _ in headings] == list(range(1, len(headings) + 1))
     assert [title for _, title in headings[:12]] == [
-        "Scale of this run", "Evidence at this scale", "Headline: MLM vs CLM", "Zero-shot: minimal pairs", "Learning curves: CLM vs MLM during pretraining",
-        "Every objective at a glance", "Causal LM", "Masked LM", "Prefix LM and span denoisers", "Masking ratio and 80/10/10",
-        "Two-stage CLM→MLM", "Continued pretraining",
-    ]  # fmt: skip
+        "Scale of this run",
+        "Evidence at this scale",
+        "Headline: MLM vs CLM",
+        "Zero-shot: minimal pairs",
+        "Learning curves: CLM vs MLM during pretraining",
+        "Every objective at a glance",
+        "Causal LM",
+        "Masked LM",
+        "Prefix LM and span denoisers",
+        "Masking ratio and 80/10/10",
+        "Two-stage CLM→MLM",
+        "Continued pretraining",
+    ]
     assert [title for _, title in headings[12:]] == list(APPENDIX_HEADINGS)
     assert html.count('<li><a href="#') == len(headings)
     for caption in (
@@ -153,7 +168,9 @@ def test_pdf_is_written(rendered: tuple[FakeTree, Path]) -> None:
     pdf = (rendered[1] / "replication.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
     # WeasyPrint packs its objects into compressed streams: read them inflated.
-    objects = pdf + b"".join(zlib.decompress(stream) for stream in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S) if stream[:1] == b"x")
+    objects = pdf + b"".join(
+        zlib.decompress(stream) for stream in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S) if stream[:1] == b"x"
+    )
     assert len(re.findall(rb"/Type\s*/Page\b", objects)) >= 2
     assert len(re.findall(rb"/Subtype\s*/Image", objects)) >= 8
 

@@ -7,7 +7,12 @@ import pandas as pd
 
 from pipeline.report.runs import MASKING, TWO_STAGE, reference_runs, run_placements
 
-OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}, "mlm_20": {"kind": "mlm", "mask_ratio": 0.2}, "meap": {"kind": "meap"}}
+OBJECTIVES = {
+    "clm": {"kind": "clm"},
+    "mlm": {"kind": "mlm", "mask_ratio": 0.4},
+    "mlm_20": {"kind": "mlm", "mask_ratio": 0.2},
+    "meap": {"kind": "meap"},
+}
 
 
 def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, base: str = "") -> dict[str, object]:

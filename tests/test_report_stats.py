@@ -20,7 +20,16 @@ from pipeline.report.stats import (
 
 @pytest.mark.parametrize(
     ("confidence", "df", "expected"),
-    [(0.95, 1, 12.7062), (0.95, 2, 4.3027), (0.95, 4, 2.7764), (0.95, 10, 2.2281), (0.95, 30, 2.0423), (0.99, 5, 4.0321), (0.90, 3, 2.3534), (0.95, math.inf, 1.9600)],
+    [
+        (0.95, 1, 12.7062),
+        (0.95, 2, 4.3027),
+        (0.95, 4, 2.7764),
+        (0.95, 10, 2.2281),
+        (0.95, 30, 2.0423),
+        (0.99, 5, 4.0321),
+        (0.90, 3, 2.3534),
+        (0.95, math.inf, 1.9600),
+    ],
 )
 def test_t_critical_matches_the_t_table(confidence: float, df: float, expected: float) -> None:
     assert t_critical(confidence, df) == pytest.approx(expected, abs=1e-4)

@@ -30,7 +30,9 @@ def write_point(root: Path, model: str, family: str, dataset: str, point: str, v
     """One results.json exactly as EncodEval writes it (indent 4, score then scores_i)."""
     path = root / model / family / dataset / point / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {split: {"score": sum(values) / len(values), "scores_i": values} for split, values in (("validation", validation), ("test", test))}
+    data = {
+        split: {"score": sum(values) / len(values), "scores_i": values} for split, values in (("validation", validation), ("test", test))
+    }
     path.write_text(json.dumps(data, indent=4))
     return path
 
@@ -80,11 +82,23 @@ def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
     [
         ("{not json", "not a JSON file"),
         ('{"validation": {"score": 0.5, "scores_i": [1]}}', "no 'test' object"),
-        ('{"validation": {"score": "high", "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}', "validation.score is 'high', not a number"),
-        ('{"validation": {"score": 0.5, "scores_i": []}, "test": {"score": 1, "scores_i": [1]}}', "validation.scores_i is not a non-empty list of numbers"),
+        (
+            '{"validation": {"score": "high", "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}',
+            "validation.score is 'high', not a number",
+        ),
+        (
+            '{"validation": {"score": 0.5, "scores_i": []}, "test": {"score": 1, "scores_i": [1]}}',
+            "validation.scores_i is not a non-empty list of numbers",
+        ),
         # Python's json reads NaN and Infinity; a mean over them would be NaN, its CI too
-        ('{"validation": {"score": 0.5, "scores_i": [1, NaN]}, "test": {"score": 1, "scores_i": [1]}}', "validation.scores_i[1] is nan, not a finite number"),
-        ('{"validation": {"score": 0.5, "scores_i": [1]}, "test": {"score": 1, "scores_i": [-Infinity]}}', "test.scores_i[0] is -inf, not a finite number"),
+        (
+            '{"validation": {"score": 0.5, "scores_i": [1, NaN]}, "test": {"score": 1, "scores_i": [1]}}',
+            "validation.scores_i[1] is nan, not a finite number",
+        ),
+        (
+            '{"validation": {"score": 0.5, "scores_i": [1]}, "test": {"score": 1, "scores_i": [-Infinity]}}',
+            "test.scores_i[0] is -inf, not a finite number",
+        ),
     ],
 )
 def test_a_file_outside_the_schema_is_a_one_line_error_naming_it(content, message, results, tmp_path, capsys):
@@ -114,9 +128,15 @@ def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
     validation, per-example test scores in points)."""
     grid = [
-        {"learning_rate": rate, "seed": seed, "validation": validation, "test": sum(examples or [50.0]) / len(examples or [50.0]), "test_examples": examples}
+        {
+            "learning_rate": rate,
+            "seed": seed,
+            "validation": validation,
+            "test": sum(examples or [50.0]) / len(examples or [50.0]),
+            "test_examples": examples,
+        }
         for rate, seed, validation, examples in points
-    ]  # fmt: skip
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "grid": grid}))
     return path
@@ -136,7 +156,9 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
     sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]
     assert (sst2["study_model"], sst2["dataset"], sst2["study_n_seeds"], sst2["ours_n_seeds"]) == ("210m-clm-42k", "sst2", 2, 2)
-    assert sst2["study_test_mean"] == pytest.approx(70.0) and sst2["ours_test_mean"] == pytest.approx(60.0)  # ours at 5e-05, chosen on validation
+    assert sst2["study_test_mean"] == pytest.approx(70.0) and sst2["ours_test_mean"] == pytest.approx(
+        60.0
+    )  # ours at 5e-05, chosen on validation
     # per example: ours (50, 100, 50, 0, 100), the study's (100, 100, 50, 0, 100) -> (-50, 0, 0, 0, 0)
     assert (sst2["examples"], sst2["difference_mean"], sst2["difference_df"]) == (5, pytest.approx(-10.0), 4)
     # the official word-level F1 is not the study's token-position F1, however many examples match
@@ -168,7 +190,7 @@ def test_the_report_shows_them_in_their_own_section(results, tmp_path):
     assert "The study&#39;s released results, recomputed" in study and "SC: the study&#39;s released results, recomputed" in study
     # 210m-clm-42k on SST-2: seeds at 80 and 60 points, t(0.975, 1) x 10 = 127.1 either side
     assert '<td class="key">210m-clm-42k</td><td class="num">70.0 [−57.1, 197.1]</td>' in study
-    assert "<td class=\"num\">+30.0 [−40.8, +100.8]</td><td class=\"\">no difference resolved</td>" in study  # 5 examples resolve nothing
+    assert '<td class="num">+30.0 [−40.8, +100.8]</td><td class="">no difference resolved</td>' in study  # 5 examples resolve nothing
     assert '<a href="#study">' in html
 
 
@@ -184,14 +206,32 @@ def test_the_workflow_plans_them_when_the_config_names_them(results, tmp_path):
         "outside_models: [{name: released_clm, path: MLMvsCLM/210m-clm-42k, objective: clm, trust_remote_code: true}]\n"
         "continued_pretraining: {outside_bases: []}\n"
     )
-    command = [sys.executable, "-m", "snakemake", "-n", "-p", "--configfile", str(overlay), "--directory", str(tmp_path / "work"), "--snakefile", str(REPO / "Snakefile")]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-n",
+        "-p",
+        "--configfile",
+        str(overlay),
+        "--directory",
+        str(tmp_path / "work"),
+        "--snakefile",
+        str(REPO / "Snakefile"),
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "rule study_results:" in result.stdout and f"study-results --root {results}" in result.stdout
     assert "--study results/study" in result.stdout
     # the released checkpoint, matched by its hub id, is fine-tuned here and set beside the study's results
-    assert "--ours results/finetune_outside/sentiment/released_clm/scores.json results/finetune_outside/topic/released_clm/scores.json" in result.stdout
-    assert "--matches released_clm:210m-clm-42k --tasks proper_nouns:proper_nouns sentiment:sst2 title_search:title_search topic:topic" in result.stdout
+    assert (
+        "--ours results/finetune_outside/sentiment/released_clm/scores.json results/finetune_outside/topic/released_clm/scores.json"
+        in result.stdout
+    )
+    assert (
+        "--matches released_clm:210m-clm-42k --tasks proper_nouns:proper_nouns sentiment:sst2 title_search:title_search topic:topic"
+        in result.stdout
+    )
 
 
 def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(results, tmp_path, caplog):
@@ -200,7 +240,16 @@ def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(re
     for model in ("210m-clm-42k", "210m-mlm40-42k"):
         write_point(results, model, "IR", "nq", "nq_pairs_lr1e-04_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
     ours = our_scores(tmp_path / "ours" / "nq.json", "nq_task", [(1e-04, 0, 50.0, [40.0, 20.0, 60.0])], metric="encodeval_ndcg_at_10")
-    argv = ["--pairs", "210m-clm-42k:210m-mlm40-42k", "--ours", str(ours), "--matches", "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "nq_task:nq"]
+    argv = [
+        "--pairs",
+        "210m-clm-42k:210m-mlm40-42k",
+        "--ours",
+        str(ours),
+        "--matches",
+        "mlmvsclm_210m_clm:210m-clm-42k",
+        "--tasks",
+        "nq_task:nq",
+    ]
     with caplog.at_level("INFO"):
         assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     assert "nq" not in set(read(tmp_path / "study" / "paired.csv")["dataset"])

@@ -27,7 +27,12 @@ def test_specials_take_the_lowest_ids_and_sentinels_count_down(tokenizer):
 def test_packing_is_deterministic_and_separates_documents(tokens_dir, tokenizer_dir, tokenizer, tmp_path):
     meta = read_json(tokens_dir / "meta.json")
     again = tmp_path / "again"
-    assert main(["pack", "--corpus", str(tokens_dir.parent / "corpus"), "--shard", "1", "--tokenizer", str(tokenizer_dir), "--out", str(again)]) == 0
+    assert (
+        main(
+            ["pack", "--corpus", str(tokens_dir.parent / "corpus"), "--shard", "1", "--tokenizer", str(tokenizer_dir), "--out", str(again)]
+        )
+        == 0
+    )
     assert read_json(again / "meta.json") == read_json(tokens_dir / "shards" / "1" / "meta.json")
     [segment] = meta["splits"]["heldout"]["segments"]  # the fixture's held-out texts are shard 1's
     assert segment["file"] == "shards/1/heldout-source-0.bin"
@@ -44,7 +49,9 @@ def test_tokens_are_written_a_batch_at_a_time_with_the_same_bytes_as_one_pass(to
     from pipeline.tokenization import pack
 
     texts = ["The committee met on Tuesday.", "", "Rain fell on the valley; the river rose.", "A third, short one."]
-    expected = np.concatenate([np.asarray([*tokenizer(t, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id], dtype=np.uint16) for t in texts])
+    expected = np.concatenate(
+        [np.asarray([*tokenizer(t, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id], dtype=np.uint16) for t in texts]
+    )
     written = {}
     for batch in (1, 3, 512):
         monkeypatch.setattr(pack, "ENCODE_BATCH_DOCUMENTS", batch)

@@ -100,7 +100,12 @@ def test_a_model_pretrains_on_tokens_packed_with_it(adopted, tmp_path):
     assert int((packed == end_of_text).sum()) == 12 and packed[-1] == end_of_text  # each document closed by its EOS
     size = {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "num_kv_heads": 1, "ffn_size": 64}
     init = tmp_path / "init"
-    assert main(["initialize", "--size", json.dumps(size), "--max-length", "64", "--seed", "0", "--tokenizer", str(adopted), "--out", str(init)]) == 0
+    assert (
+        main(
+            ["initialize", "--size", json.dumps(size), "--max-length", "64", "--seed", "0", "--tokenizer", str(adopted), "--out", str(init)]
+        )
+        == 0
+    )
     for objective in ({"kind": "mlm", "mask_ratio": 0.4}, {"kind": "clm"}):
         out = tmp_path / objective["kind"]
         arguments = ["--tokens", str(tmp_path / "tokens"), "--init", str(init), "--work-dir", str(out / "work"), "--out", str(out / "run")]
@@ -114,7 +119,11 @@ def test_a_model_pretrains_on_tokens_packed_with_it(adopted, tmp_path):
     ("case", "message"),
     [
         ("vocab_size", "error: tokenizer.vocab_size: 999, but '{path}' has {size} tokens; set it to {size}\n"),
-        ("sentinels", "error: tokenizer.ready_made.reserved: '{path}' has 30 unused special tokens containing 'reserved', and 46 roles need one (its missing roles and 40 sentinels)\n"),
+        (
+            "sentinels",
+            "error: tokenizer.ready_made.reserved: '{path}' has 30 unused special tokens containing 'reserved', and 46 roles need one (its "
+            "missing roles and 40 sentinels)\n",
+        ),
         ("missing", "error: tokenizer.ready_made.path: '{path}': no such directory (a hub id has the form owner/name)\n"),
     ],
 )

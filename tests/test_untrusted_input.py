@@ -125,5 +125,8 @@ def test_json_outputs_are_always_json(tmp_path):
 
     with pytest.raises(PipelineError) as error:
         write_json(tmp_path / "scores.json", {"learning_rate": float("inf")})
-    assert str(error.value) == f"{tmp_path / 'scores.json'}: not written, it would hold a non-finite number (NaN or Infinity), which JSON cannot"
+    assert (
+        str(error.value)
+        == f"{tmp_path / 'scores.json'}: not written, it would hold a non-finite number (NaN or Infinity), which JSON cannot"
+    )
     assert list(tmp_path.iterdir()) == []

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.slow
 SMOKE = REPO / "config" / "smoke.yaml"
 
 
-def snakemake(workdir: Path, *args: str, configfiles: tuple[Path, ...] = (SMOKE,), cache: Path | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, configfiles: tuple[Path, ...] = (SMOKE,), cache: Path | None = None
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
                "--configfile", *map(str, configfiles), "--cores", "2", *args]  # fmt: skip
@@ -76,7 +78,12 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert not (workdir / "results" / "resume" / "pretrain" / "clm-micro").exists()
     # the 20-step budget: MLM decayed from the 30-step run's step 10, and its split measured against it
     branch = json.loads((workdir / "results" / "pretrain" / "mlm_20steps-micro" / "summary.json").read_text())
-    assert (branch["study"], branch["first_step"], branch["num_steps"], branch["started_from"]["run"]) == ("short_budget", 10, 20, "mlm-micro")
+    assert (branch["study"], branch["first_step"], branch["num_steps"], branch["started_from"]["run"]) == (
+        "short_budget",
+        10,
+        20,
+        "mlm-micro",
+    )
     with (workdir / "results" / "tables" / "objectives.csv").open() as table:
         split = [row for row in csv.DictReader(table) if row["run"] == "clm50_mlm_20steps-micro"]
     assert split and {(row["num_steps"], row["clm_share"], row["mlm_run"]) for row in split} == {("20", "0.5", "mlm_20steps-micro")}
@@ -94,14 +101,20 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert "Zero-shot: minimal pairs" in html
     # the outside-model path: this run's CLM re-imported (import-model) and fine-tuned again
     # scores exactly as clm-micro itself, task by task, and has its own section
-    with (workdir / "results" / "tables" / "outside_scores.csv").open() as outside, (workdir / "results" / "tables" / "run_scores.csv").open() as ours:
+    with (
+        (workdir / "results" / "tables" / "outside_scores.csv").open() as outside,
+        (workdir / "results" / "tables" / "run_scores.csv").open() as ours,
+    ):
         reimported = {row["task"]: row["test_mean"] for row in csv.DictReader(outside)}
         clm = {row["task"]: row["test_mean"] for row in csv.DictReader(ours) if row["run"] == "clm-micro"}
     assert reimported and reimported == {task: clm[task] for task in reimported}
     assert "Outside models" in html and ">clm_reimported</td>" in html
     # ... and MLM continued on it (continued_pretraining.outside_bases), on the corpus packed with
     # its own tokenizer, trains the very weights MLM continued on clm-micro does
-    continued = {run: (workdir / "results" / "pretrain" / run / "model" / "model.safetensors").read_bytes() for run in ("mlm_cpt_on_clm-micro", "mlm_cpt_on_clm_reimported-micro")}
+    continued = {
+        run: (workdir / "results" / "pretrain" / run / "model" / "model.safetensors").read_bytes()
+        for run in ("mlm_cpt_on_clm-micro", "mlm_cpt_on_clm_reimported-micro")
+    }
     assert continued["mlm_cpt_on_clm-micro"] == continued["mlm_cpt_on_clm_reimported-micro"]
     assert "mlm_cpt_on_clm_reimported-micro" in html
 
@@ -143,7 +156,15 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
     # not the bag of words, nor the outside model: its one task, sentiment, sets its own learning rates
     assert rates == {"finetune", "finetune_checkpoint", "aggregate", "report", "all"}
     seeds = planned_rules(workdir, cache=cache, override={"finetuning": {"seeds": [0, 1, 2]}})
-    assert seeds == {"finetune", "finetune_checkpoint", "finetune_outside", "bag_of_words", "aggregate", "report", "all"}  # the reference draws with the seeds too
+    assert seeds == {
+        "finetune",
+        "finetune_checkpoint",
+        "finetune_outside",
+        "bag_of_words",
+        "aggregate",
+        "report",
+        "all",
+    }  # the reference draws with the seeds too
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
     # ... and clm-micro re-imported as the smoke config's outside model, with the corpus packed with its tokenizer
     assert steps == {
@@ -185,8 +206,13 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
     assert done.returncode != 0
     log = (copy / "logs" / "finetune" / "topic" / "clm-micro.log").read_text().strip().splitlines()
     # emptied after prepare_task wrote it: its checksum no longer matches the one recorded then
-    assert log[-1].startswith("error: results/data/tasks/topic/test.jsonl: sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 is not the ")
-    assert log[-1].endswith("results/data/tasks/topic/provenance.json recorded when it was written; it changed since: rerun the job that made results/data/tasks/topic (snakemake -f <its output>)")
+    assert log[-1].startswith(
+        "error: results/data/tasks/topic/test.jsonl: sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 is not the "
+    )
+    assert log[-1].endswith(
+        "results/data/tasks/topic/provenance.json recorded when it was written; it changed since: rerun the job that made "
+        "results/data/tasks/topic (snakemake -f <its output>)"
+    )
     assert not (copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json").exists()
 
 
@@ -230,14 +256,20 @@ def test_the_evidence_tier_at_smoke_size_pools_pretraining_replicates(tmp_path_f
     and the report has the budget trend."""
     _, cache = smoke_run
     workdir = tmp_path_factory.mktemp("evidence")
-    done = snakemake(workdir, configfiles=(REPO / "config" / "evidence.yaml", REPO / "tests" / "fixtures" / "evidence_smoke.yaml"), cache=cache)
+    done = snakemake(
+        workdir, configfiles=(REPO / "config" / "evidence.yaml", REPO / "tests" / "fixtures" / "evidence_smoke.yaml"), cache=cache
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     tables = workdir / "results" / "tables"
     runs = {row["run"] for row in csv.DictReader((tables / "run_scores.csv").open())}
     assert runs == {f"{name}-micro" for name in ("clm", "clm_r1", "mlm", "mlm_r1", "random", "random_r1")}
     comparison = list(csv.DictReader((tables / "comparison.csv").open()))
     assert comparison and all(row["pretraining_seeds"] == "2" and row["random_run"] == "random-micro" for row in comparison)
-    pairs = [row for row in csv.DictReader((tables / "minimal_pairs.csv").open()) if row["run"] == "mlm-micro" and row["kind"] == "all" and not row["step"]]
+    pairs = [
+        row
+        for row in csv.DictReader((tables / "minimal_pairs.csv").open())
+        if row["run"] == "mlm-micro" and row["kind"] == "all" and not row["step"]
+    ]
     assert len(pairs) == 1 and pairs[0]["pretraining_seeds"] == "2" and pairs[0]["random_run"] == "random-micro random_r1-micro"
     fit = {(row["name"], row["contrast"]): row for row in csv.DictReader((tables / "budget_fit.csv").open())}
     assert fit[("SC", "MLM − CLM")]["num_budgets"] == "3" and ("minimal pairs", "CLM − random init") in fit

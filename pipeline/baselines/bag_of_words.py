@@ -74,13 +74,18 @@ def bag_of_tokens(split: EncodedSplit, vocab_size: int, rows: list[int] | None =
     return scipy.sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(examples), vocab_size))
 
 
-def run_seed(splits: dict[str, EncodedSplit], vocab_size: int, chosen: list[int], seed: int, spec: BagOfWordsSpec, metric_name: str) -> list[dict]:
+def run_seed(
+    splits: dict[str, EncodedSplit], vocab_size: int, chosen: list[int], seed: int, spec: BagOfWordsSpec, metric_name: str
+) -> list[dict]:
     """One grid point per C, trained on the ``chosen`` train examples: validation and test scores, in points."""
     metric = get_metric(metric_name)
     labels = np.array([splits["train"].references[i] for i in chosen])
     if len(set(labels.tolist())) < 2:
         raise PipelineError(f"bag of words: seed {seed}'s {len(chosen)} training examples hold one label only")
-    inputs = {"train": bag_of_tokens(splits["train"], vocab_size, chosen), **{name: bag_of_tokens(splits[name], vocab_size) for name in ("validation", "test")}}
+    inputs = {
+        "train": bag_of_tokens(splits["train"], vocab_size, chosen),
+        **{name: bag_of_tokens(splits[name], vocab_size) for name in ("validation", "test")},
+    }
     points = []
     for inverse_regularization in spec.regularization:
         model = LogisticRegression(C=inverse_regularization, max_iter=spec.max_iterations, random_state=seed)
@@ -110,7 +115,9 @@ def run(args: argparse.Namespace) -> None:
             for point in run_seed(splits, len(tokenizer), chosen, seed, spec.bag_of_words, spec.task.metric)
         ]  # fmt: skip
     except ConvergenceWarning as warning:
-        raise PipelineError(f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations") from None
+        raise PipelineError(
+            f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations"
+        ) from None
     best = max(spec.bag_of_words.regularization, key=lambda c: np.mean([p["validation"] for p in grid if p["regularization"] == c]))
     count = len(examples[spec.budget.seeds[0]])  # the same for every seed: the budget, capped at one epoch
     log.info("bag of words on %s: %d examples per seed, C=%g best on validation", spec.task_name, count, best)

@@ -52,12 +52,42 @@ from pipeline.config.pretraining import (
 from pipeline.config.replicates import RANDOM_INIT, is_replicate_name
 
 __all__ = [
-    "RANDOM_INIT", "Config", "LeftOutTask", "ReportSpec", "StudyResultsSpec", "model_pair",
-    "ArtifactSpec", "CorpusSpec", "DataSourceSpec", "HubSpec", "MinimalPairKind", "MinimalPairsSpec", "NeedleSpec", "TaskFamily", "TaskSpec", "TaskType",
-    "BagOfWordsSpec", "FinetuningSpec", "TaskBudgetSpec",
-    "ComputeOverrides", "ComputeSpec", "ContinuedPretrainingSpec", "ExampleBudget", "HardwareSpec", "LearningCurveSpec", "OptimizerSpec", "OutsideModelSpec",
-    "PretrainingSpec", "ReadyMadeTokenizer", "ScheduleSpec", "SizeSpec", "TokenizerSample", "TokenizerSpec", "TwoStageSpec", "ZooSpec",
-]  # fmt: skip
+    "RANDOM_INIT",
+    "Config",
+    "LeftOutTask",
+    "ReportSpec",
+    "StudyResultsSpec",
+    "model_pair",
+    "ArtifactSpec",
+    "CorpusSpec",
+    "DataSourceSpec",
+    "HubSpec",
+    "MinimalPairKind",
+    "MinimalPairsSpec",
+    "NeedleSpec",
+    "TaskFamily",
+    "TaskSpec",
+    "TaskType",
+    "BagOfWordsSpec",
+    "FinetuningSpec",
+    "TaskBudgetSpec",
+    "ComputeOverrides",
+    "ComputeSpec",
+    "ContinuedPretrainingSpec",
+    "ExampleBudget",
+    "HardwareSpec",
+    "LearningCurveSpec",
+    "OptimizerSpec",
+    "OutsideModelSpec",
+    "PretrainingSpec",
+    "ReadyMadeTokenizer",
+    "ScheduleSpec",
+    "SizeSpec",
+    "TokenizerSample",
+    "TokenizerSpec",
+    "TwoStageSpec",
+    "ZooSpec",
+]
 
 
 @dataclass(frozen=True)
@@ -187,7 +217,9 @@ class Config:
                 ("continued_pretraining.bases", cpt.bases, self.objectives),
                 ("continued_pretraining.outside_bases", cpt.outside_bases, self.outside_models_by_name()),
             ]
-            unsized = [name for name in cpt.outside_bases if name in self.outside_models_by_name() and self.outside_model(name).size is None]
+            unsized = [
+                name for name in cpt.outside_bases if name in self.outside_models_by_name() and self.outside_model(name).size is None
+            ]
             if unsized:
                 raise ValueError(
                     f"continued_pretraining.outside_bases: outside model {unsized[0]!r} has no size; name the config size it has "
@@ -222,7 +254,10 @@ class Config:
         the warmup (or their schedule would not be the WSD schedule of that budget)."""
         schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
         if budget != num_steps and schedule.kind != "wsd":
-            raise ValueError(f"{where}: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed checkpoint)")
+            raise ValueError(
+                f"{where}: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed "
+                "checkpoint)"
+            )
         shortest = schedule.num_warmup_steps + schedule.num_decay_steps
         if not shortest <= budget <= num_steps:
             raise ValueError(f"{where}: {budget} must lie between warmup + decay ({shortest}) and pretraining.num_steps ({num_steps})")

@@ -132,7 +132,6 @@ class TaskSpec:
             raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
 
 
-
 MinimalPairKind = Literal["adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number"]
 
 

@@ -43,7 +43,9 @@ def read_keys(path: Path) -> np.ndarray:
     """The key records of one (shard, source) file; a truncated file is an error naming it."""
     size = path.stat().st_size if path.is_file() else -1
     if size < 0 or size % KEY.itemsize:
-        raise PipelineError(f"{path}: {'missing' if size < 0 else f'{size} bytes, not whole {KEY.itemsize}-byte records'}; rerun prepare_corpus")
+        raise PipelineError(
+            f"{path}: {'missing' if size < 0 else f'{size} bytes, not whole {KEY.itemsize}-byte records'}; rerun prepare_corpus"
+        )
     return np.fromfile(path, dtype=KEY)
 
 

@@ -54,9 +54,7 @@ def run(args: argparse.Namespace) -> None:
             },
         )
         write_provenance(temporary, strict.to_plain(spec), {"artifact": archive})
-    logger.info(
-        "%s: %s verified, %d files extracted to %s", args.name, spec.filename, num_files, args.out / "extracted"
-    )
+    logger.info("%s: %s verified, %d files extracted to %s", args.name, spec.filename, num_files, args.out / "extracted")
 
 
 def download_cache(out: Path) -> Path:

@@ -50,7 +50,13 @@ def run(args: argparse.Namespace) -> None:
     duplicate_by_file = np.split(duplicate, np.cumsum([len(records) for records in keys])[:-1])  # one mask per file of `files`
     stats = corpus_stats(names, shards, files, keys, duplicate_by_file)
     entries = [
-        {"source": number, "shard": shard, "path": str(documents_file(directory, number).relative_to(args.out)), "rows": len(records), "duplicates": np.flatnonzero(dropped).tolist()}
+        {
+            "source": number,
+            "shard": shard,
+            "path": str(documents_file(directory, number).relative_to(args.out)),
+            "rows": len(records),
+            "duplicates": np.flatnonzero(dropped).tolist(),
+        }
         for (number, shard, directory), records, dropped in zip(files, keys, duplicate_by_file)
     ]
     with atomic_path(args.out / INDEX) as index:
@@ -58,7 +64,13 @@ def run(args: argparse.Namespace) -> None:
     write_json(args.out / "stats.json", stats)
     write_provenance(args.out, {"num_shards": len(args.shards)}, {f"shard:{i}": d for i, d in enumerate(args.shards)})
     totals = stats["totals"]
-    logger.info("corpus: %d train + %d held-out documents, %s words, %d duplicates dropped", totals["train_documents"], totals["heldout_documents"], f"{totals['words']:,}", int(duplicate.sum()))
+    logger.info(
+        "corpus: %d train + %d held-out documents, %s words, %d duplicates dropped",
+        totals["train_documents"],
+        totals["heldout_documents"],
+        f"{totals['words']:,}",
+        int(duplicate.sum()),
+    )
 
 
 def repeats(hashes: np.ndarray) -> np.ndarray:
@@ -81,7 +93,11 @@ def locate(files: list[tuple[int, int, Path]], keys: list[np.ndarray], position:
 
 
 def corpus_stats(
-    names: list[str], shards: list[dict[str, Any]], files: list[tuple[int, int, Path]], keys: list[np.ndarray], duplicate_by_file: list[np.ndarray]
+    names: list[str],
+    shards: list[dict[str, Any]],
+    files: list[tuple[int, int, Path]],
+    keys: list[np.ndarray],
+    duplicate_by_file: list[np.ndarray],
 ) -> dict[str, Any]:
     """stats.json; a corpus with an empty split is an error, not a statistic."""
     counts = {name: {key: sum(shard["counts"][name][key] for shard in shards) for key in SHARD_COUNTS if key != "kept"} for name in names}

@@ -44,9 +44,7 @@ SHARD_COUNTS = ("documents_read", "too_short", "contaminated", "contaminated_lin
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the CorpusSpec")
     parser.add_argument("--sources", required=True, type=Path, help="results/sources")
-    parser.add_argument(
-        "--tasks", nargs="*", default=[], type=Path, help="prepared task directories to decontaminate against"
-    )
+    parser.add_argument("--tasks", nargs="*", default=[], type=Path, help="prepared task directories to decontaminate against")
     parser.add_argument("--shard", required=True, type=int, help="which of corpus.num_shards this job prepares")
     parser.add_argument("--out", required=True, type=Path, help="results/data/corpus/shards/<shard>")
 
@@ -80,7 +78,13 @@ def run(args: argparse.Namespace) -> None:
         outputs = sorted(out.glob("source-*.jsonl")) + sorted(out.glob("source-*.keys"))  # what gather_corpus and pack verify
         write_provenance(out, strict.to_plain(spec), inputs, outputs=outputs, shard=args.shard, sources=source_records)
     kept = sum(counts["kept"] for counts in shard.counts.values())
-    logger.info("shard %d of %d: %d documents kept before deduplication, in %.1f s", args.shard, spec.num_shards, kept, time.perf_counter() - started)
+    logger.info(
+        "shard %d of %d: %d documents kept before deduplication, in %.1f s",
+        args.shard,
+        spec.num_shards,
+        kept,
+        time.perf_counter() - started,
+    )
 
 
 class CorpusShard:

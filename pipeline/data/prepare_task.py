@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> None:
         for split, rows_of_split in splits.items():
             write_jsonl(temporary / f"{split}.jsonl", ({"id": e.id, **task_type.written(e.fields, ids)} for e in rows_of_split))
         write_json(temporary / "stats.json", stats)
-        write_provenance(temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{split}.jsonl" for split in splits], name=args.name)
+        write_provenance(
+            temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{split}.jsonl" for split in splits], name=args.name
+        )
     sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
-    logger.info(
-        "%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates
-    )
+    logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
 
 
 def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskType, where: str) -> tuple[list[Example], int]:
@@ -181,9 +181,7 @@ def task_stats(
         "derived_labels": spec.derived_labels,
         "labels": labels,
         "num_rows": {split: len(rows) for split, rows in splits.items()},
-        "label_counts": {
-            split: {key: counts[split][key] for key in task_type.count_keys(labels, counts[split])} for split in splits
-        },
+        "label_counts": {split: {key: counts[split][key] for key in task_type.count_keys(labels, counts[split])} for split in splits},
         "duplicates_removed": num_duplicates,
         "majority_label": baseline.label,
         "majority_test_score": baseline.score,

@@ -15,9 +15,7 @@ import re
 
 # Abbreviations that end in a full stop yet rarely end a sentence (BBC style drops the
 # stop in most of them, "Mr Blair", but quoted and agency text keeps it).
-ABBREVIATIONS = frozenset(
-    "Mr Mrs Ms Dr Prof St Jr Sr Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Corp Co Ltd No Mt vs".split()
-)
+ABBREVIATIONS = frozenset("Mr Mrs Ms Dr Prof St Jr Sr Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Corp Co Ltd No Mt vs".split())
 _END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*(?=\s+["'\u201c\u2018(\[]?[A-Z0-9])""")
 _LAST_WORD = re.compile(r"(\w+)\.$")
 

@@ -35,7 +35,19 @@ STUDY_METRICS = {"SC": "accuracy", "TC": "sentence_macro_f1", "QA": "qa_token_po
 UNSEEDED_TEST_SPLITS = {"nq": "its test queries are an unseeded random half of BeIR nq's, drawn anew in each run"}
 # The LR as EncodEval writes it (1e-04, 5e-05, 0.0001): one number, not "1.2.3".
 POINT = re.compile(r"^(?:(?P<training_set>.+)_)?lr(?P<learning_rate>(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)_sd(?P<seed>\d+)$")
-GRID_COLUMNS = ["model", "family", "dataset", "training_set", "learning_rate", "seed", "validation", "test", "validation_examples", "test_examples", "path"]
+GRID_COLUMNS = [
+    "model",
+    "family",
+    "dataset",
+    "training_set",
+    "learning_rate",
+    "seed",
+    "validation",
+    "test",
+    "validation_examples",
+    "test_examples",
+    "path",
+]
 
 
 def read_grid(root: str | Path) -> pd.DataFrame:
@@ -79,7 +91,11 @@ def split_scores(path: Path) -> list[tuple[float, np.ndarray]]:
         score, examples = part.get("score"), part.get("scores_i")
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
             raise PipelineError(f"{path}: {split}.score is {score!r}, not a number")
-        if not isinstance(examples, list) or not examples or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in examples):
+        if (
+            not isinstance(examples, list)
+            or not examples
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in examples)
+        ):
             raise PipelineError(f"{path}: {split}.scores_i is not a non-empty list of numbers")
         bad = next((i for i, v in enumerate(examples) if not math.isfinite(v)), None)
         if bad is not None:

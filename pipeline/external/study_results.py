@@ -47,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", required=True, type=Path, help="EncodEval's results/ directory (branch MLM_vs_CLM)")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--pairs", nargs="*", default=[], help="modelA:modelB pairs to compare example by example")
-    parser.add_argument("--ours", nargs="*", type=Path, default=[], help="results/finetune_outside/<task>/<name>/scores.json of matched outside models")
+    parser.add_argument(
+        "--ours", nargs="*", type=Path, default=[], help="results/finetune_outside/<task>/<name>/scores.json of matched outside models"
+    )
     parser.add_argument("--matches", nargs="*", default=[], help="name:study_model: the study's model an outside model is")
     parser.add_argument("--tasks", nargs="*", default=[], help="task:dataset: the study's dataset a task of this harness is")
     parser.add_argument("--out", required=True, type=Path, help="results/study: grid.csv, scores.csv, paired.csv")
@@ -58,7 +60,9 @@ def run(args: argparse.Namespace) -> None:
     grid[["validation", "test"]] *= POINTS
     scores = score_table(grid, args.confidence)
     paired = paired_table(grid, scores, [parse_pair(pair, "--pairs") for pair in args.pairs], args.confidence)
-    matches, tasks = (dict(parse_pair(pair, option) for pair in pairs) for option, pairs in (("--matches", args.matches), ("--tasks", args.tasks)))
+    matches, tasks = (
+        dict(parse_pair(pair, option) for pair in pairs) for option, pairs in (("--matches", args.matches), ("--tasks", args.tasks))
+    )
     versus = versus_table(read_ours(args.ours), scores, matches, tasks, args.confidence)
     with atomic_path(args.out) as out:
         out.mkdir()

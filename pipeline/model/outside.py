@@ -46,7 +46,9 @@ FIXED = (("hidden_act", "silu"), ("attention_bias", False), ("mlp_bias", False))
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of its OutsideModelSpec")
-    parser.add_argument("--num-sentinel-tokens", type=int, default=16, help="sentinels its tokenizer must provide (tokenizer.num_sentinel_tokens)")
+    parser.add_argument(
+        "--num-sentinel-tokens", type=int, default=16, help="sentinels its tokenizer must provide (tokenizer.num_sentinel_tokens)"
+    )
     parser.add_argument("--out", required=True, type=Path, help="results/outside/<name>/model")
 
 
@@ -63,7 +65,9 @@ def run(args: argparse.Namespace) -> None:
         logger.info("%s %s: kept as it is (%s)", spec.path, misfit, architecture(config))
     attention = FAMILIES[config.model_type] if converts else check_causal_lm(config, spec, where)
     tokenizer_spec = TokenizerSpec(
-        vocab_size=config.vocab_size, num_sentinel_tokens=args.num_sentinel_tokens, ready_made=ReadyMadeTokenizer(spec.path, spec.revision, trust_remote_code=spec.trust_remote_code)
+        vocab_size=config.vocab_size,
+        num_sentinel_tokens=args.num_sentinel_tokens,
+        ready_made=ReadyMadeTokenizer(spec.path, spec.revision, trust_remote_code=spec.trust_remote_code),
     )
     tokenizer, tokenizer_record = take_ready_made(tokenizer_spec, f"{where}.tokenizer", embedding_rows=config.vocab_size)
     special = SpecialIds.from_tokenizer(tokenizer)
@@ -72,11 +76,15 @@ def run(args: argparse.Namespace) -> None:
         model = build_language_model(backbone, attention, seed=0)
         missing, unexpected = model.load_state_dict(load_model(spec, attention, where).state_dict(), strict=False)
         if missing or unexpected:
-            raise PipelineError(f"{where}: {spec.path!r}'s weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})")
+            raise PipelineError(
+                f"{where}: {spec.path!r}'s weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})"
+            )
     else:
         model = load_model(spec, attention, where)
         if getattr(model.get_output_embeddings(), "bias", None) is not None:  # the fused LM loss takes the head's weight only
-            raise PipelineError(f"{where}: {spec.path!r} is a {architecture(config)} whose LM head has a bias; the harness's LM losses take none")
+            raise PipelineError(
+                f"{where}: {spec.path!r} is a {architecture(config)} whose LM head has a bias; the harness's LM losses take none"
+            )
         backbone = backbone_spec(config, special, architecture=type(model).__name__)
     record = {
         "path": spec.path, "revision": spec.revision, "architecture": architecture(config), "attention": attention,
@@ -99,7 +107,9 @@ def load_config(spec: OutsideModelSpec, where: str) -> Any:
         return AutoConfig.from_pretrained(spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code)
     except (OSError, ValueError) as error:  # no such directory or hub id, no network, remote code not trusted
         if "contains custom code" in str(error):  # only the config key sets trust_remote_code, never a prompt or a default
-            raise PipelineError(f"{where}: {spec.path!r} runs only with its repository's own code; set {where}.trust_remote_code: true if you trust it") from None
+            raise PipelineError(
+                f"{where}: {spec.path!r} runs only with its repository's own code; set {where}.trust_remote_code: true if you trust it"
+            ) from None
         raise PipelineError(f"{where}.path: cannot load {spec.path!r}: {str(error).strip().splitlines()[0]}") from None
 
 

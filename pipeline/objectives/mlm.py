@@ -32,14 +32,11 @@ class MLMParams:
             raise ValueError("mask_token_fraction and random_token_fraction must be >= 0")
         if self.mask_token_fraction + self.random_token_fraction > 1:
             raise ValueError(
-                f"mask_token_fraction + random_token_fraction = "
-                f"{self.mask_token_fraction + self.random_token_fraction} exceeds 1"
+                f"mask_token_fraction + random_token_fraction = {self.mask_token_fraction + self.random_token_fraction} exceeds 1"
             )
 
 
-def select_and_corrupt(
-    block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: MLMParams
-) -> Example:
+def select_and_corrupt(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: MLMParams) -> Example:
     """The BERT corruption, shared by every objective that masks i.i.d. positions."""
     input_ids = block.astype(np.int64)
     # Draw all uniforms up front (fixed count per block) so the RNG stream, and thus

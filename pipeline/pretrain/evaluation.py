@@ -44,7 +44,12 @@ YARDSTICKS = {
 
 
 def heldout_batches(
-    objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device = torch.device("cpu")
+    objective: Objective,
+    blocks: list[np.ndarray],
+    special: SpecialIds,
+    seed: int,
+    batch_size: int,
+    device: torch.device = torch.device("cpu"),
 ) -> Iterator[Batch]:
     """``blocks`` as batches of ``objective`` on ``device``, each block with its own fixed held-out RNG."""
     for start in range(0, len(blocks), batch_size):
@@ -68,7 +73,13 @@ def objective_loss(
 
 @torch.no_grad()
 def yardstick(
-    model, attention: str, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int, device: torch.device = torch.device("cpu")
+    model,
+    attention: str,
+    blocks: list[np.ndarray],
+    special: SpecialIds,
+    seed: int,
+    batch_size: int,
+    device: torch.device = torch.device("cpu"),
 ) -> tuple[str, float]:
     stick = YARDSTICKS[attention]
     if stick.name == "next_token_perplexity":

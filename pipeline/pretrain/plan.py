@@ -103,7 +103,9 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     """Every run of ``config`` by run name, bases before the runs that start from them."""
     pretraining = config.pretraining
     # (objective, size, replicate, step budget) of every from-scratch run
-    scratch = [(o, s, i, pretraining.num_steps) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives]
+    scratch = [
+        (o, s, i, pretraining.num_steps) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives
+    ]
     branches: dict[str, RunPlan] = {}  # decay branches by run name: the zoo and two-stage may share one
     later: list[RunPlan] = []
 
@@ -129,7 +131,9 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
-        later += [continued_run(cpt, base, size, Start("final", run_name(base, size)), pretraining) for size in cpt.sizes for base in cpt.bases]
+        later += [
+            continued_run(cpt, base, size, Start("final", run_name(base, size)), pretraining) for size in cpt.sizes for base in cpt.bases
+        ]
         for base in cpt.outside_bases:
             later.append(continued_run(cpt, base, config.outside_model(base).size, Start("outside", base), pretraining))
 

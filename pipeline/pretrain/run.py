@@ -134,8 +134,17 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     plan = spec.plan
     log.info(
         "%s: %s on %s from %s, steps %d..%d x %d x %d tokens (%d train blocks), %d process(es) on %s",
-        spec.run, spec.objective_name, spec.size_name, init_dir, plan.first_step, plan.last_step, pretraining.batch_size,
-        pretraining.sequence_length, train.num_blocks, processes.world_size, processes.device.type,
+        spec.run,
+        spec.objective_name,
+        spec.size_name,
+        init_dir,
+        plan.first_step,
+        plan.last_step,
+        pretraining.batch_size,
+        pretraining.sequence_length,
+        train.num_blocks,
+        processes.world_size,
+        processes.device.type,
     )
     progress = trainer.train()
     # The last logged row is the final step's, evaluated in the loop (held-out loss and yardstick).

@@ -56,6 +56,8 @@ def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
         return torch.load(path, weights_only=weights_only, map_location="cpu")
     except (RuntimeError, EOFError, pickle.UnpicklingError) as error:
         raise PipelineError(f"{path}: unreadable ({str(error).strip().splitlines()[0]}); {remedy}") from None
+
+
 OPTIMIZER_FILE = "optimizer.pt"  # beside a stage checkpoint: the AdamW state a two-stage run may carry on with
 LOG_EVERY_STEPS = 10
 LOG_COLUMNS = ("step", "num_tokens", "loss", "learning_rate", "grad_norm", "tokens_per_second", "heldout_loss", "heldout_metric")
@@ -176,7 +178,12 @@ class Trainer:
             return
         path = self._state_path()
         temporary = path.with_suffix(".tmp")
-        state = {"fingerprint": self.inputs.fingerprint, "trained": trained, "optimizer": optimizer, "progress": dataclasses.asdict(self.progress)}
+        state = {
+            "fingerprint": self.inputs.fingerprint,
+            "trained": trained,
+            "optimizer": optimizer,
+            "progress": dataclasses.asdict(self.progress),
+        }
         with explained_write_failure(temporary):
             torch.save(state, temporary)
         os.replace(temporary, path)

@@ -138,7 +138,9 @@ def build_tables(sources: Sources) -> Results:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {TABLES[name].description}" for name in sorted(TABLES)) + "."
+    parser.epilog = (
+        "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {TABLES[name].description}" for name in sorted(TABLES)) + "."
+    )
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
     parser.add_argument(
@@ -146,9 +148,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="results/finetune_outside/{task}/{name}/scores.json files of outside models; none or absent without",
     )  # fmt: skip
     parser.add_argument(
-        "--curve-scores", nargs="*", type=Path, default=[],
-        help="results/finetune/{task}/{run}-step{N}/scores.json files of intermediate checkpoints (learning curves); none or absent without",
-    )  # fmt: skip
+        "--curve-scores",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="results/finetune/{task}/{run}-step{N}/scores.json files of intermediate checkpoints (learning curves); none or absent "
+        "without",
+    )
     parser.add_argument(
         "--bag-of-words", nargs="*", type=Path, default=[],
         help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",

@@ -18,7 +18,12 @@ def sources_table(manifests: Sequence[Mapping[str, Any]]) -> Table:
         row(m["name"], m["requirement"], Cell(m["filename"], "mono"), Cell(f"{m['sha256'][:12]}…", "mono"), m["license"], m["origin"])
         for m in sorted(manifests, key=lambda m: m["name"])
     ]
-    return Table("Data sources (package-registry artifacts)", ("Name", "Requirement", "File", "sha256", "Licence", "Origin"), tuple(rows), css="wide-text")
+    return Table(
+        "Data sources (package-registry artifacts)",
+        ("Name", "Requirement", "File", "sha256", "Licence", "Origin"),
+        tuple(rows),
+        css="wide-text",
+    )
 
 
 def corpus_table(corpus: Mapping[str, Any]) -> Table:
@@ -59,7 +64,16 @@ def tasks_table(tasks: pd.DataFrame) -> Table:
         ))  # fmt: skip
     return Table(
         "Downstream tasks",
-        ("Task", "Family", "Stands in for", "Labels", "Train / val / test", "Trivial baseline (test)", "What it is", "How labels were derived"),
+        (
+            "Task",
+            "Family",
+            "Stands in for",
+            "Labels",
+            "Train / val / test",
+            "Trivial baseline (test)",
+            "What it is",
+            "How labels were derived",
+        ),
         tuple(rows),
         css="wide-text",
     )
@@ -82,9 +96,15 @@ def metric_detail_tables(details: pd.DataFrame, tasks: pd.DataFrame) -> list[Tab
         by_run = rows.set_index(["run", "key"])
         runs = list(dict.fromkeys(rows["run"]))
         body = [
-            row(key(run), *(num(plus_minus_text(*by_run.loc[(run, k), ["test_mean", "test_low", "test_high"]])) if (run, k) in by_run.index else "—" for k in keys))
+            row(
+                key(run),
+                *(
+                    num(plus_minus_text(*by_run.loc[(run, k), ["test_mean", "test_low", "test_high"]])) if (run, k) in by_run.index else "—"
+                    for k in keys
+                ),
+            )
             for run in runs
-        ]  # fmt: skip
+        ]
         metric = described.loc[task, "metric"] if task in described.index else ""
         result.append(Table(f"{task} ({metric}): every number of the metric, at the LR chosen on validation", ("Run", *keys), tuple(body)))
     return result
@@ -96,7 +116,13 @@ def cost_table(benchmarks: pd.DataFrame) -> Table:
         jobs=("s", "size"), wall=("s", "sum"), cpu=("cpu_time", "sum"), rss=("max_rss", "max")
     )
     rows = [
-        row(key(rule), num(str(int(item["jobs"]))), num(duration_text(item["wall"])), num(duration_text(item["cpu"])), num(f"{item['rss']:,.0f} MB"))
+        row(
+            key(rule),
+            num(str(int(item["jobs"]))),
+            num(duration_text(item["wall"])),
+            num(duration_text(item["cpu"])),
+            num(f"{item['rss']:,.0f} MB"),
+        )
         for rule, item in per_rule.iterrows()
     ]
     rows.append(row(
@@ -107,7 +133,8 @@ def cost_table(benchmarks: pd.DataFrame) -> Table:
         "Cost per rule (Snakemake benchmark files)",
         ("Rule", "Jobs", "Wall time (sum)", "CPU time (sum)", "Peak max RSS"),
         tuple(rows),
-        note="Wall times are summed over jobs, so with parallel jobs the total exceeds the elapsed time. “—” marks values the benchmark did not record.",
+        note="Wall times are summed over jobs, so with parallel jobs the total exceeds the elapsed time. “—” marks values the benchmark "
+        "did not record.",
     )
 
 

@@ -125,14 +125,20 @@ def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, bag_of_words: pd.D
         for _, run in group[group["objective_kind"] != "random"].iterrows():
             score = Estimate.from_columns(run, confidence, "test_")
             gain = difference(score, random_score) if random is not None else undefined
-            rows.append({
-                **run[RUN_COLUMNS].to_dict(),
-                "majority_test_score": majority[task],
-                "bag_of_words_examples": lexical["bag_of_words_examples"].get(task, math.nan),
-                **(Estimate.from_columns(lexical.loc[task], confidence, "bag_of_words_") if task in lexical.index else undefined).columns("bag_of_words_"),
-                "random_run": random["run"] if random is not None else "",
-                **score.columns("pretrained_"), **random_score.columns("random_"), **gain.columns("minus_random_"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    **run[RUN_COLUMNS].to_dict(),
+                    "majority_test_score": majority[task],
+                    "bag_of_words_examples": lexical["bag_of_words_examples"].get(task, math.nan),
+                    **(
+                        Estimate.from_columns(lexical.loc[task], confidence, "bag_of_words_") if task in lexical.index else undefined
+                    ).columns("bag_of_words_"),
+                    "random_run": random["run"] if random is not None else "",
+                    **score.columns("pretrained_"),
+                    **random_score.columns("random_"),
+                    **gain.columns("minus_random_"),
+                }
+            )
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 

@@ -26,7 +26,14 @@ from pipeline.report.stats import Estimate
 # The study's released results recomputed (results/study/, pipeline.external.study_results):
 # per (model, dataset) at the LR chosen on validation, and paired per-example differences.
 STUDY_TASK_COLUMNS = ["model", "family", "dataset", "training_set"]
-STUDY_SCORE_COLUMNS = [*STUDY_TASK_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", "test_examples", *Estimate.column_names("test_")]
+STUDY_SCORE_COLUMNS = [
+    *STUDY_TASK_COLUMNS,
+    "best_learning_rate",
+    "validation_mean",
+    "n_seeds",
+    "test_examples",
+    *Estimate.column_names("test_"),
+]
 STUDY_PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
 # An outside model fine-tuned here beside the study's own results for it (external/study_versus.py);
 # examples is 0 and the difference NaN where the two cannot be paired (not_paired_because says why).

@@ -270,9 +270,15 @@ def masking_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path) -
                 rule = replacement_text(points.iloc[0])
                 if len(points) > 1:
                     ax.errorbar(
-                        100 * points["mask_ratio"], points["test_mean"], yerr=half_widths(points), color=colour, linestyle=size_style(size, sizes),
-                        marker="o", capsize=3, label=f"{family} average, {size}, {rule}",
-                    )  # fmt: skip
+                        100 * points["mask_ratio"],
+                        points["test_mean"],
+                        yerr=half_widths(points),
+                        color=colour,
+                        linestyle=size_style(size, sizes),
+                        marker="o",
+                        capsize=3,
+                        label=f"{family} average, {size}, {rule}",
+                    )
                     continue
                 x, y = 100 * points["mask_ratio"].iloc[0] + 0.8, points["test_mean"].iloc[0]
                 ax.errorbar(

@@ -68,7 +68,10 @@ def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | 
     """
     if budgets is None:
         if record.get("pretraining_step") is not None:
-            raise PipelineError(f"{path}: key 'pretraining_step' = {record['pretraining_step']!r}: an intermediate checkpoint's scores belong in --curve-scores")
+            raise PipelineError(
+                f"{path}: key 'pretraining_step' = {record['pretraining_step']!r}: an intermediate checkpoint's scores belong in "
+                "--curve-scores"
+            )
         return None
     step = validated(record, {"pretraining_step": int}, path)["pretraining_step"]
     runs = budgets.set_index("run")
@@ -76,7 +79,10 @@ def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | 
         raise PipelineError(f"{path}: key 'run' = {record['run']!r} has no summary.json among --summaries")
     first, last = runs.loc[record["run"], ["first_step", "num_steps"]]
     if not first < step < last:
-        raise PipelineError(f"{path}: key 'pretraining_step' = {step} is not strictly between the first step ({first}) and num_steps ({last}) of run {record['run']!r}")
+        raise PipelineError(
+            f"{path}: key 'pretraining_step' = {step} is not strictly between the first step ({first}) and num_steps ({last}) of run "
+            f"{record['run']!r}"
+        )
     return step
 
 
@@ -101,7 +107,9 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
         if not record["grid"]:
             raise PipelineError(f"{path}: key 'grid' is empty")
         if record["objective"] != name_of_run(record["run"], record["size"], path):
-            raise PipelineError(f"{path}: key 'objective' = {record['objective']!r} is not the run's name (the run without '-{record['size']}')")
+            raise PipelineError(
+                f"{path}: key 'objective' = {record['objective']!r} is not the run's name (the run without '-{record['size']}')"
+            )
         points: set[tuple[float, int]] = set()
         for index, point in enumerate(record["grid"]):
             validated(point, GRID_FIELDS, path, f"grid[{index}].")
@@ -191,7 +199,13 @@ def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
         if grid.empty:
             raise PipelineError(f"{path}: key 'grid' is empty")
         _, _, test = chosen_on_validation(grid, "regularization")
-        rows.append({"task": record["task"], "bag_of_words_examples": record["num_examples"], **mean_interval(test, confidence).columns("bag_of_words_")})
+        rows.append(
+            {
+                "task": record["task"],
+                "bag_of_words_examples": record["num_examples"],
+                **mean_interval(test, confidence).columns("bag_of_words_"),
+            }
+        )
     return pd.DataFrame(rows, columns=["task", "bag_of_words_examples", *Estimate.column_names("bag_of_words_")])
 
 

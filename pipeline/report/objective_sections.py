@@ -16,7 +16,8 @@ from pipeline.report.tables import Cell, Table, key, num, row
 from pipeline.report.text import interval_text, percent_text, plus_minus_text, replacement_text, yardstick_text
 
 SECTION_INTROS = {
-    CAUSAL: "Left-to-right next-token prediction. MEAP replaces a share of a causal LM's input positions by [MASK] and still predicts every next token.",
+    CAUSAL: "Left-to-right next-token prediction. MEAP replaces a share of a causal LM's input positions by [MASK] and still predicts "
+    "every next token.",
     MASKED: "Bidirectional models trained on corrupted positions: MLM (the headline run), MLM with next-sentence prediction "
     "(RoBERTa's ablation), and ELECTRA's replaced-token detection, whose kept discriminator never trains the LM head "
     "that the held-out yardstick reads.",

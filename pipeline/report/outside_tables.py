@@ -22,7 +22,10 @@ def outside_models_table(outside: pd.DataFrame, run_scores: pd.DataFrame) -> Tab
     for label, frame in (("outside", outside), ("this harness", ours)):
         for run, at_run in frame.groupby("run", sort=True):
             by_task = at_run.set_index("task")
-            cells = [num(interval_text(*by_task.loc[task, ["test_mean", "test_low", "test_high"]]) if task in by_task.index else "—") for task in tasks]
+            cells = [
+                num(interval_text(*by_task.loc[task, ["test_mean", "test_low", "test_high"]]) if task in by_task.index else "—")
+                for task in tasks
+            ]
             rows.append(row(key(str(at_run["run_name"].iloc[0]) if label == "outside" else str(run)), label, *cells))
     return Table(
         caption="Outside models, fine-tuned by this harness",

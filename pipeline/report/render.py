@@ -74,7 +74,8 @@ def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any
     the directory's provenance."""
     # Only empty cells are missing values: a label or task named "NA" stays text.
     frames = {
-        name: read_csv(directory / f"{name}.csv", list(table.columns), keep_default_na=False, na_values=[""]) for name, table in TABLES.items()
+        name: read_csv(directory / f"{name}.csv", list(table.columns), keep_default_na=False, na_values=[""])
+        for name, table in TABLES.items()
     }
     return frames, read_json(directory / "provenance.json")
 
@@ -101,7 +102,10 @@ def read_corpus_stats(path: Path) -> dict[str, Any]:
 def read_study(directory: Path) -> dict[str, pd.DataFrame]:
     """scores.csv, paired.csv and versus.csv of ``study-results``; a dataset without a named training set reads as ""."""
     names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS, "versus": STUDY_VERSUS_COLUMNS}
-    return {name: read_csv(directory / f"{name}.csv", columns, dtype={"training_set": str}).fillna({"training_set": ""}) for name, columns in names.items()}
+    return {
+        name: read_csv(directory / f"{name}.csv", columns, dtype={"training_set": str}).fillna({"training_set": ""})
+        for name, columns in names.items()
+    }
 
 
 def benchmark_rule(path: Path) -> str:
@@ -151,20 +155,32 @@ def draw_figures(
     needle_cells = details["key"].str.startswith(appendix_tables.NEEDLE_CELL_PREFIX)
     sections = set(objectives["section"])
     paths = {
-        "differences": figures.difference_forest(frames["comparison"], directory / "differences.png") if len(frames["comparison"]) else None,
-        "learning_curves": figures.learning_curves(frames["learning_curves"], sizes, directory / "learning_curves.png") if len(frames["learning_curves"]) else None,
+        "differences": figures.difference_forest(frames["comparison"], directory / "differences.png")
+        if len(frames["comparison"])
+        else None,
+        "learning_curves": figures.learning_curves(frames["learning_curves"], sizes, directory / "learning_curves.png")
+        if len(frames["learning_curves"])
+        else None,
         "overview": figures.objective_overview(objectives, directory / "overview.png") if len(objectives) else None,
         "two_stage": figures.two_stage_scores(objectives, sizes, directory / "two_stage.png") if TWO_STAGE in sections else None,
         "masking": figures.masking_scores(objectives, sizes, directory / "masking.png") if MASKING in sections else None,
         "loss_curves": figures.loss_curves(logs, frames["pretraining"], sizes, directory / "loss_curves.png") if logs else None,
-        "needle": figures.needle_heatmaps(details, appendix_tables.NEEDLE_CELL_PREFIX, directory / "needle.png") if needle_cells.any() else None,
-        "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png") if len(frames["budget_trend"]) else None,
-        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, confidence, directory / "learning_rates.png") if len(lr_grid) else None,
-    }  # fmt: skip
+        "needle": figures.needle_heatmaps(details, appendix_tables.NEEDLE_CELL_PREFIX, directory / "needle.png")
+        if needle_cells.any()
+        else None,
+        "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png")
+        if len(frames["budget_trend"])
+        else None,
+        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, confidence, directory / "learning_rates.png")
+        if len(lr_grid)
+        else None,
+    }
     return {name: data_uri(path) for name, path in paths.items() if path is not None}
 
 
-def report_sections(zoo_sections: list[ObjectiveSection], has_objectives: bool, has_outside: bool = False, has_study: bool = False) -> list[tuple[str, str]]:
+def report_sections(
+    zoo_sections: list[ObjectiveSection], has_objectives: bool, has_outside: bool = False, has_study: bool = False
+) -> list[tuple[str, str]]:
     """(anchor, title) of every numbered section, in order: the table of contents and
     every heading's number come from this one list."""
     return [

@@ -58,5 +58,8 @@ def pool_replicates(frame: pd.DataFrame, keys: Sequence[str], confidence: float)
 def variance_text(pretraining_seeds: float) -> str:
     """What an interval over these rows includes, for a note beside it."""
     if pretraining_seeds > 1:
-        return f"over {pretraining_seeds:g} pretraining seeds per arm (each the mean of its fine-tuning seeds): includes pretraining-seed variance"
+        return (
+            f"over {pretraining_seeds:g} pretraining seeds per arm (each the mean of its fine-tuning seeds): includes pretraining-seed "
+            "variance"
+        )
     return "over fine-tuning seeds of one pretraining run per arm: conditional on that run"

@@ -58,7 +58,10 @@ def pick_run(group: pd.DataFrame, kind: str) -> pd.Series | None:
     if candidates.empty:
         return None
     runs = ", ".join(sorted(candidates["run"].unique()))
-    raise PipelineError(f"{len(candidates)} runs of kind {kind!r} at size {group['size'].iloc[0]!r} ({runs}) and none is named {kind!r}: cannot choose which to compare")
+    raise PipelineError(
+        f"{len(candidates)} runs of kind {kind!r} at size {group['size'].iloc[0]!r} ({runs}) and none is named {kind!r}: cannot choose "
+        "which to compare"
+    )
 
 
 def masking(configs: Mapping[str, Mapping[str, Any]], objective: str, run: str) -> dict[str, float]:
@@ -141,7 +144,9 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
         references = named_references(at_size)
         by_budget = budget_references(at_size)
         homes = {run["run"]: home_section(run, references["mlm"]) for _, run in at_size.iterrows()}
-        budgets = {section: {int(r["num_steps"]) for _, r in at_size.iterrows() if homes[r["run"]] == section} for section in REPEATED_REFERENCES}
+        budgets = {
+            section: {int(r["num_steps"]) for _, r in at_size.iterrows() if homes[r["run"]] == section} for section in REPEATED_REFERENCES
+        }
         repeats = {
             (section, by_budget[budget][kind]): share
             for section, points in REPEATED_REFERENCES.items()
@@ -152,9 +157,15 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
         for _, run in at_size.iterrows():
             base_kind = kinds.get(run["started_from_run"], "")
             shown = [(homes[run["run"]], False, clm_share(run, homes[run["run"]], base_kind))] + [
-                (section, True, math.nan if share is None else share) for (section, reference), share in repeats.items() if reference == run["run"]
+                (section, True, math.nan if share is None else share)
+                for (section, reference), share in repeats.items()
+                if reference == run["run"]
             ]
-            masked = masking(configs, run["objective"], run["run"]) if run["objective_kind"] in MASKING_KINDS else dict.fromkeys(MLM_DEFAULTS, math.nan)
+            masked = (
+                masking(configs, run["objective"], run["run"])
+                if run["objective_kind"] in MASKING_KINDS
+                else dict.fromkeys(MLM_DEFAULTS, math.nan)
+            )
             for section, repeated, share in shown:
                 rows.append({
                     "run": run["run"], "objective": run["objective"], "study": run["study"], "num_steps": run["num_steps"],

@@ -84,7 +84,8 @@ def scale_table(pretraining: pd.DataFrame) -> Table:
         ("Size", "Runs", "Parameters", "Non-embedding", "Steps", "Tokens per run"),
         tuple(rows),
         note="Tokens are the input positions a run processed; they differ between objectives whose examples are longer than "
-        "the corpus block (span corruption adds sentinels and targets) and for second stages and continued runs, which count their own steps only.",
+        "the corpus block (span corruption adds sentinels and targets) and for second stages and continued runs, which count their own "
+        "steps only.",
     )
 
 
@@ -125,16 +126,28 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
                     css="family" if is_family else "",
                 ))  # fmt: skip
         parameters = at_size["num_parameters"].iloc[0]
-        tables.append(Table(
-            f"Size {size} ({count_text(parameters)} parameters): test score, seed mean ± {level}, at the LR chosen on validation",
-            ("Task", "MLM", "CLM", "Random init", "Bag of words", "Floor", f"MLM − CLM [{level}, Welch]", "Winner", "Detectable at 80% power (seeds to decide a tie)"),
-            tuple(rows),
-            note="Random init: the same backbone fine-tuned from its initial weights, what pretraining has to beat. Floor: the "
-            f"trivial baseline (majority class, always abstain, zero; a family: its tasks' highest); a row where neither MLM nor "
-            f"CLM clears it by {FLOOR_MARGIN:g} point is no evidence about the objectives, not a tie. Detectable: the smallest "
-            "MLM − CLM this many seeds would find 80% of the time, at the observed seed variance; for a tie, the seeds "
-            f"per objective that would find the observed gap. Intervals are {variance_text(at_size['pretraining_seeds'].max())}.",
-        ))  # fmt: skip
+        tables.append(
+            Table(
+                f"Size {size} ({count_text(parameters)} parameters): test score, seed mean ± {level}, at the LR chosen on validation",
+                (
+                    "Task",
+                    "MLM",
+                    "CLM",
+                    "Random init",
+                    "Bag of words",
+                    "Floor",
+                    f"MLM − CLM [{level}, Welch]",
+                    "Winner",
+                    "Detectable at 80% power (seeds to decide a tie)",
+                ),
+                tuple(rows),
+                note="Random init: the same backbone fine-tuned from its initial weights, what pretraining has to beat. Floor: the "
+                f"trivial baseline (majority class, always abstain, zero; a family: its tasks' highest); a row where neither MLM nor "
+                f"CLM clears it by {FLOOR_MARGIN:g} point is no evidence about the objectives, not a tie. Detectable: the smallest "
+                "MLM − CLM this many seeds would find 80% of the time, at the observed seed variance; for a tie, the seeds "
+                f"per objective that would find the observed gap. Intervals are {variance_text(at_size['pretraining_seeds'].max())}.",
+            )
+        )
     return tables
 
 
@@ -173,12 +186,16 @@ def learning_curve_tables(curve_comparison: pd.DataFrame, confidence: float) -> 
         for _, item in group.iterrows():
             mlm, clm, gap, winner = comparison_cells(item)
             rows.append(row(num(curve_step_text(item)), clm, mlm, gap, winner))
-        tables.append(Table(
-            f"{family} average, size {size}: test score at each pretraining checkpoint, seed mean ± {level}, at the LR chosen on validation at that checkpoint",
-            ("Pretraining step (share of the budget)", "CLM", "MLM", f"MLM − CLM [{level}, Welch]", "Winner"),
-            tuple(rows),
-            note="The final model's row is the headline comparison. Per-task points are in learning_curves.csv and curve_comparison.csv.",
-        ))  # fmt: skip
+        tables.append(
+            Table(
+                f"{family} average, size {size}: test score at each pretraining checkpoint, seed mean ± {level}, at the LR chosen on "
+                "validation at that checkpoint",
+                ("Pretraining step (share of the budget)", "CLM", "MLM", f"MLM − CLM [{level}, Welch]", "Winner"),
+                tuple(rows),
+                note="The final model's row is the headline comparison. Per-task points are in learning_curves.csv and "
+                "curve_comparison.csv.",
+            )
+        )
     return tables
 
 

@@ -100,7 +100,13 @@ def run(args: argparse.Namespace) -> None:
                     "split": split, "source": entry["source"], "file": name, "num_documents": num_documents,
                     "num_tokens": num_tokens, "sha256": sha256,
                 })  # fmt: skip
-                log.info("shard %d, %s, source %d: %d documents -> %d tokens", args.shard, split, entry["source"], num_documents, num_tokens)
+                log.info(
+                    "shard %d, %s, source %d: %d documents -> %d tokens", args.shard, split, entry["source"], num_documents, num_tokens
+                )
         write_json(out / "meta.json", meta)
-        inputs = {"corpus_index": Path(args.corpus) / "index.json", "corpus_shard": shard_dir(args.corpus, args.shard), "tokenizer": args.tokenizer}
+        inputs = {
+            "corpus_index": Path(args.corpus) / "index.json",
+            "corpus_shard": shard_dir(args.corpus, args.shard),
+            "tokenizer": args.tokenizer,
+        }
         write_provenance(out, {"shard": args.shard}, inputs)

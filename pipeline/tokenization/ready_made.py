@@ -43,11 +43,15 @@ def take_ready_made(
     path = spec.ready_made.path
     check_local_path(path, f"{where}.path")
     try:
-        original = AutoTokenizer.from_pretrained(path, revision=spec.ready_made.revision, trust_remote_code=spec.ready_made.trust_remote_code)
+        original = AutoTokenizer.from_pretrained(
+            path, revision=spec.ready_made.revision, trust_remote_code=spec.ready_made.trust_remote_code
+        )
     except (OSError, ValueError) as error:  # transformers: no such directory or hub id, no network, gated, remote code not trusted
         if "custom code" in str(error):
             trust = f"{where.removesuffix('.tokenizer')}.trust_remote_code"  # an outside model's own key, or tokenizer.ready_made's
-            raise PipelineError(f"{where}.path: {path!r}'s tokenizer runs only with its repository's own code; set {trust}: true if you trust it") from None
+            raise PipelineError(
+                f"{where}.path: {path!r}'s tokenizer runs only with its repository's own code; set {trust}: true if you trust it"
+            ) from None
         raise PipelineError(f"{where}.path: cannot load {path!r}: {str(error).strip().splitlines()[0]}") from None
     if not isinstance(original, PreTrainedTokenizerFast):
         raise PipelineError(f"{where}.path: {path!r} has no fast (Rust) tokenizer, which packing needs")

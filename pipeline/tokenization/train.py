@@ -121,7 +121,11 @@ def run(args: argparse.Namespace) -> None:
     if spec.training_sample is not None:
         texts = reservoir_sample(texts, spec.training_sample)
     trained_on = TrainingText()
-    log.info("training a %d-token BPE on %s", spec.vocab_size, "the whole corpus" if spec.training_sample is None else f"a sample of {len(texts)} documents")
+    log.info(
+        "training a %d-token BPE on %s",
+        spec.vocab_size,
+        "the whole corpus" if spec.training_sample is None else f"a sample of {len(texts)} documents",
+    )
     tokenizer = train_tokenizer(trained_on.follow(texts), spec)
     with atomic_path(args.out) as out:
         tokenizer.save_pretrained(out)

@@ -83,7 +83,9 @@ class NeedleInAHaystack(TaskType):
     def attention(self) -> Attention:
         attention = generation_attention(self.context.objective_kind)
         if attention is None:
-            raise PipelineError(f"needle_in_a_haystack: objective kind {self.context.objective_kind!r} cannot generate (its attention is bidirectional)")
+            raise PipelineError(
+                f"needle_in_a_haystack: objective kind {self.context.objective_kind!r} cannot generate (its attention is bidirectional)"
+            )
         return attention
 
     def load_pretrained(self, checkpoint: str) -> nn.Module:

@@ -81,7 +81,9 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
     def parts(self, model: PreTrainedModel, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(generator MLM loss, discriminator BCE, replaced (B, L) bool: the discriminator's targets)."""
         masked = batch.labels != IGNORE  # (B, L); every labelled position is <mask> in the input
-        logits, originals = labelled_logits(self.generator, encode(self.generator, batch), batch.labels, self.sparse_prediction)  # (N, V), (N,)
+        logits, originals = labelled_logits(
+            self.generator, encode(self.generator, batch), batch.labels, self.sparse_prediction
+        )  # (N, V), (N,)
         generator_loss = F.cross_entropy(logits, originals)
         with torch.no_grad():
             rng = sampling_generator(batch.extras["sampling_seed"], logits.device)

@@ -20,17 +20,27 @@ def headline(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Tabl
     return headline_tables(frames["comparison"], frames["baselines"], confidence)
 
 
-register(ResultTable(
-    name="comparison",
-    description="per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner, and each against its random-init twin",
-    columns=tuple(COMPARISON_COLUMNS),
-    needs=("scores", "family_scores"),
-    build=lambda sources, built: by_size(
-        comparison_table(built["scores"], built["family_scores"], sources.pretraining, sources.tasks, sources.confidence),
-        sources.pretraining, [], ["family", "level", "name"],
-    ),
-    displays=(
-        Display("evidence", 0, versus_random),
-        Display("headline", 0, headline, empty="No model size has both an MLM and a CLM run, so there is nothing to compare.", css="headline"),
-    ),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="comparison",
+        description="per (task | family, size): MLM, CLM, MLM − CLM (Welch), winner, and each against its random-init twin",
+        columns=tuple(COMPARISON_COLUMNS),
+        needs=("scores", "family_scores"),
+        build=lambda sources, built: by_size(
+            comparison_table(built["scores"], built["family_scores"], sources.pretraining, sources.tasks, sources.confidence),
+            sources.pretraining,
+            [],
+            ["family", "level", "name"],
+        ),
+        displays=(
+            Display("evidence", 0, versus_random),
+            Display(
+                "headline",
+                0,
+                headline,
+                empty="No model size has both an MLM and a CLM run, so there is nothing to compare.",
+                css="headline",
+            ),
+        ),
+    )
+)

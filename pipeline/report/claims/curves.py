@@ -131,15 +131,18 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
     leads = [(f"{family} {size} at {share_text(f)}", e) for (family, size), points in curves.items() for f, e in points]
     label, lead = min(leads, key=lambda item: item[1].mean)
     largest = (
-        f"the largest CLM lead is {interval_text(-lead.mean, -lead.high, -lead.low)} points ({label}; claimed up to {params.claimed_max_lead:g}, not judged)"
+        f"the largest CLM lead is {interval_text(-lead.mean, -lead.high, -lead.low)} points ({label}; claimed up to "
+        f"{params.claimed_max_lead:g}, not judged)"
         if lead.mean < 0
         else "CLM never leads on average"
     )
     late_start = [f"{family} {size}" for (family, size), points in curves.items() if points[0][0] >= crossover]
     evidence = (
-        f"Family-average MLM − CLM in points ({percent(results.confidence)}, Welch) at each share of the pretraining budget: {'; '.join(parts)}; "
+        f"Family-average MLM − CLM in points ({percent(results.confidence)}, Welch) at each share of the pretraining budget: "
+        f"{'; '.join(parts)}; "
         f"{scale(results)}. Steps are scaled: {budget_text(results, curve_runs(results))}, and the claim's steps "
-        f"{params.claimed_lead_step:,} and {params.claimed_crossover_step:,} are {share_text(params.claimed_lead_step / params.study_budget_steps)} and "
+        f"{params.claimed_lead_step:,} and {params.claimed_crossover_step:,} are "
+        f"{share_text(params.claimed_lead_step / params.study_budget_steps)} and "
         f"{share_text(crossover)} of the study's {params.study_budget_steps:,}-step budget. Only the direction is judged (CLM ahead at the "
         f"earliest checkpoint, MLM ahead at the final model); {largest}."
     )
@@ -163,7 +166,9 @@ def convergence_bracket(results: Results, family: str, run: str, threshold: floa
     checkpoints, final = rows[~rows["final"]], rows[rows["final"]]
     if checkpoints.empty or final.empty:
         return None
-    return threshold_bracket([(r["budget_fraction"], estimate_of(results, r)) for _, r in checkpoints.iterrows()], estimate_of(results, final.iloc[0]), threshold)
+    return threshold_bracket(
+        [(r["budget_fraction"], estimate_of(results, r)) for _, r in checkpoints.iterrows()], estimate_of(results, final.iloc[0]), threshold
+    )
 
 
 def faster_verdict(clm: tuple[float, float], mlm: tuple[float, float]) -> str:
@@ -188,7 +193,11 @@ def check_converges_faster(results: Results, params: ConvergesFaster) -> Verdict
     threshold = params.threshold
     pairs = results.tables["comparison"][results.tables["comparison"]["level"] == "family"]
     found = [
-        (f"{pair['name']} {pair['size']}", convergence_bracket(results, pair["name"], pair["clm_run"], threshold), convergence_bracket(results, pair["name"], pair["mlm_run"], threshold))
+        (
+            f"{pair['name']} {pair['size']}",
+            convergence_bracket(results, pair["name"], pair["clm_run"], threshold),
+            convergence_bracket(results, pair["name"], pair["mlm_run"], threshold),
+        )
         for _, pair in pairs.iterrows()
     ]
     brackets = [(label, clm, mlm) for label, clm, mlm in found if clm is not None and mlm is not None]
@@ -197,7 +206,8 @@ def check_converges_faster(results: Results, params: ConvergesFaster) -> Verdict
     curves = results.tables["learning_curves"]
     checkpoints = curves.loc[~curves["final"] & curves["run"].isin(curve_runs(results)), "budget_fraction"]
     listed = "; ".join(
-        f"{label}: CLM {share_text(clm[0])}–{share_text(clm[1])}, MLM {share_text(mlm[0])}–{share_text(mlm[1])}" for label, clm, mlm in brackets
+        f"{label}: CLM {share_text(clm[0])}–{share_text(clm[1])}, MLM {share_text(mlm[0])}–{share_text(mlm[1])}"
+        for label, clm, mlm in brackets
     )
     evidence = (
         f"Share of the pretraining budget by which the family average first reaches {100 * threshold:g}% of the run's own final "

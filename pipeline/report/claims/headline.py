@@ -129,11 +129,17 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
     items = labelled(rows, gap_estimate(results, params.leader))
     low, high = params.claimed_range
     parts = [fit_text(items, low, high, " points")]
-    parts += [f"no {family} task was run" for family in params.families or () if not (rows["family"] == family).any() and family not in set(floored["family"])]
+    parts += [
+        f"no {family} task was run"
+        for family in params.families or ()
+        if not (rows["family"] == family).any() and family not in set(floored["family"])
+    ]
     if len(floored):
         parts.append(f"left out, as neither run beat the trivial baseline by {FLOOR_MARGIN:g} point: {floor_text(floored)}")
     parts += [params.note] if params.note else []
-    evidence = f"{subject} {leader} − {other} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}."
+    evidence = (
+        f"{subject} {leader} − {other} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}."
+    )
     return Verdict(range_verdict(items, low, high), evidence)
 
 
@@ -165,7 +171,10 @@ def check_gap_narrows_with_size(results: Results, params: GapNarrowsWithSize) ->
         )
     if not items:
         return Verdict("not measured", "no family has MLM and CLM runs at two sizes", "MLM and CLM runs at two or more sizes")
-    evidence = f"MLM − CLM gap from the smallest to the largest size, points ({percent(results.confidence)}, Welch): {'; '.join(parts)} {scale(results)}; the study found the SC gap widening with size."
+    evidence = (
+        f"MLM − CLM gap from the smallest to the largest size, points ({percent(results.confidence)}, Welch): {'; '.join(parts)} "
+        f"{scale(results)}; the study found the SC gap widening with size."
+    )
     return Verdict(combine(items), evidence)
 
 
@@ -184,14 +193,22 @@ def check_mlm_families_causal_generation(results: Results, params: MlmFamiliesCa
     rows = family_comparisons(results, params.families)
     wanted = "/".join(params.families)
     if rows.empty:
-        return Verdict("not measured", f"no {', '.join(params.families)} family has both an MLM and a CLM run", f"MLM and CLM runs on {wanted} tasks, and a generation benchmark")
+        return Verdict(
+            "not measured",
+            f"no {', '.join(params.families)} family has both an MLM and a CLM run",
+            f"MLM and CLM runs on {wanted} tasks, and a generation benchmark",
+        )
     items = labelled(rows, gap_estimate(results, "mlm"))
     measured = combine(judge(e) for _, e in items)
-    perplexity = results.tables["pretraining"][results.tables["pretraining"]["heldout_metric_name"] == "next_token_perplexity"].dropna(subset=["heldout_metric_value"])
+    perplexity = results.tables["pretraining"][results.tables["pretraining"]["heldout_metric_name"] == "next_token_perplexity"].dropna(
+        subset=["heldout_metric_value"]
+    )
     causal = ", ".join(f"{r.run} {r.heldout_metric_value:.1f}" for r in perplexity.itertuples()) or "none"
     evidence = (
-        f"Family-average MLM − CLM ({percent(results.confidence)}) {listing(items)} points {scale(results)} (the measured half is {measured}); "
-        f"held-out next-token perplexity exists only for causal and prefix-attention models ({causal}), so 'CLM generates better' is not measured."
+        f"Family-average MLM − CLM ({percent(results.confidence)}) {listing(items)} points {scale(results)} (the measured half is "
+        f"{measured}); "
+        f"held-out next-token perplexity exists only for causal and prefix-attention models ({causal}), so 'CLM generates better' is not "
+        "measured."
     )
     verdict = "contradicted" if measured == "contradicted" else "inconclusive"
     return Verdict(verdict, evidence, "a generation-quality evaluation of both objectives")

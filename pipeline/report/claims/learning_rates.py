@@ -58,7 +58,11 @@ def check_tuning_iterations(results: Results, params: TuningIterations) -> Verdi
     """
     pairs = paired_runs(results, "num_near_best", families=params.families)
     if len(pairs) < 2:
-        return Verdict("not measured", f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs; a CI needs two", f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs")
+        return Verdict(
+            "not measured",
+            f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs; a CI needs two",
+            f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs",
+        )
     reductions = 100.0 * (1.0 - pairs["mlm"] / pairs["clm"])
     estimate = mean_interval(reductions.tolist(), results.confidence)
     counts = ", ".join(f"{row.label} {row.clm} vs {row.mlm}" for row in pairs.itertuples())
@@ -79,7 +83,11 @@ def check_lr_sensitivity(results: Results, params: LrSensitivity) -> Verdict:
     pairs = paired_runs(results, "test_spread")
     usable = pairs[pairs["mlm"] > 0]
     if len(usable) < 2:
-        return Verdict("not measured", f"{len(usable)} (task, size) pairs with a nonzero MLM spread; a CI needs two", "CLM and MLM runs on at least two (task, size) pairs with an LR grid")
+        return Verdict(
+            "not measured",
+            f"{len(usable)} (task, size) pairs with a nonzero MLM spread; a CI needs two",
+            "CLM and MLM runs on at least two (task, size) pairs with an LR grid",
+        )
     reductions = 100.0 * (1.0 - usable["clm"] / usable["mlm"])
     estimate = mean_interval(reductions.tolist(), results.confidence)
     claimed = params.claimed_less_sensitive_percent

@@ -38,7 +38,9 @@ def ratio_sweeps(results: Results) -> Sweeps:
         rule = (reference.iloc[0]["mask_token_fraction"], reference.iloc[0]["random_token_fraction"])
         same_rule = group[has_rule(group, rule)].drop_duplicates("mask_ratio")
         if len(same_rule) >= 2:
-            sweeps[(family, size)] = sorted(((r["mask_ratio"], estimate_of(results, r)) for _, r in same_rule.iterrows()), key=lambda point: point[0])
+            sweeps[(family, size)] = sorted(
+                ((r["mask_ratio"], estimate_of(results, r)) for _, r in same_rule.iterrows()), key=lambda point: point[0]
+            )
     return sweeps
 
 
@@ -54,7 +56,7 @@ def high_minus_low(points: Sequence[tuple[float, Estimate]]) -> Estimate:
 
 
 def universal_best_verdict(sweeps: Sweeps) -> str | None:
-    """"No universally best ratio": supported when two settings have different resolved
+    """The claim "no universally best ratio": supported when two settings have different resolved
     best ratios, contradicted when every setting resolves the same best; None with a
     single setting, where the claim cannot be tested."""
     if len(sweeps) < 2:
@@ -68,7 +70,7 @@ def universal_best_verdict(sweeps: Sweeps) -> str | None:
 
 
 def larger_models_verdict(sweeps: Sweeps, sizes: Sequence[str]) -> str | None:
-    """"Larger models prefer higher ratios": per family swept at two or more sizes, the
+    """The claim "larger models prefer higher ratios": per family swept at two or more sizes, the
     high-minus-low-ratio contrast at the largest size − at the smallest (Welch)."""
     verdicts = []
     for family in dict.fromkeys(f for f, _ in sweeps):
@@ -79,7 +81,7 @@ def larger_models_verdict(sweeps: Sweeps, sizes: Sequence[str]) -> str | None:
 
 
 def retrieval_verdict(sweeps: Sweeps) -> str | None:
-    """"Retrieval prefers higher ratios": per size, the IR family's high-minus-low-ratio
+    """The claim "retrieval prefers higher ratios": per size, the IR family's high-minus-low-ratio
     contrast − each other family's (Welch)."""
     verdicts = [
         judge(difference(high_minus_low(points), high_minus_low(sweeps[(family, size)])))
@@ -102,7 +104,11 @@ def check_masking_ratio_preferences(results: Results, params: MaskingRatioPrefer
     """
     sweeps = ratio_sweeps(results)
     if not sweeps:
-        return Verdict("not measured", "no two MLM runs at different masking ratios with the same replacement rule at one size", "MLM runs at several masking ratios (20-50%) per size, and IR tasks")
+        return Verdict(
+            "not measured",
+            "no two MLM runs at different masking ratios with the same replacement rule at one size",
+            "MLM runs at several masking ratios (20-50%) per size, and IR tasks",
+        )
     sizes = list(results.tables["pretraining"].groupby("size")["num_parameters"].mean().sort_values().index)
     parts = {
         "no universally best ratio": universal_best_verdict(sweeps),
@@ -118,9 +124,15 @@ def check_masking_ratio_preferences(results: Results, params: MaskingRatioPrefer
     for (family, size), points in sweeps.items():
         ratio, lead = preferred_ratio(points)
         scores = ", ".join(f"{100 * r:g}% {interval_text(e.mean, e.low, e.high)}" for r, e in points)
-        cells.append(f"{family} {size}: {scores}; best {100 * ratio:g}%, lead over the runner-up {interval_text(lead.mean, lead.low, lead.high, signed=True)}")
+        cells.append(
+            f"{family} {size}: {scores}; best {100 * ratio:g}%, lead over the runner-up "
+            f"{interval_text(lead.mean, lead.low, lead.high, signed=True)}"
+        )
     found = "; ".join(f"{part}: {verdict or 'not testable here'}" for part, verdict in parts.items())
-    evidence = f"Family average against masking ratio, same replacement rule ({percent(results.confidence)}): {' | '.join(cells)} {scale(results)}. Parts: {found}."
+    evidence = (
+        f"Family average against masking ratio, same replacement rule ({percent(results.confidence)}): {' | '.join(cells)} "
+        f"{scale(results)}. Parts: {found}."
+    )
     measured = [verdict for verdict in parts.values() if verdict]
     needed = "; ".join(needs[part] for part, verdict in parts.items() if verdict is None)
     if not measured:

@@ -51,4 +51,6 @@ def matched_budget_text(results: Results, rows: pd.DataFrame, kind: str) -> str:
 
 def has_rule(rows: pd.DataFrame, rule: tuple[float, float]) -> pd.Series:
     """Rows whose ([MASK], random-token) replacement fractions are ``rule``."""
-    return ((rows["mask_token_fraction"] - rule[0]).abs() < RULE_TOLERANCE) & ((rows["random_token_fraction"] - rule[1]).abs() < RULE_TOLERANCE)
+    return ((rows["mask_token_fraction"] - rule[0]).abs() < RULE_TOLERANCE) & (
+        (rows["random_token_fraction"] - rule[1]).abs() < RULE_TOLERANCE
+    )

@@ -60,7 +60,11 @@ def check_versus_reference(results: Results, params: VersusReference) -> Verdict
     if not items:
         where = f" with {'/'.join(params.families)} scores" if params.families else ""
         on = f", fine-tuned on {'/'.join(params.families)} tasks" if params.families else ""
-        return Verdict("not measured", f"no {objective} run{where} has a {reference} run at its size", f"a {objective} run and a {reference} run at the same budget{on}")
+        return Verdict(
+            "not measured",
+            f"no {objective} run{where} has a {reference} run at its size",
+            f"a {objective} run and a {reference} run at the same budget{on}",
+        )
     first, second = (objective, reference) if params.better == "objective" else (reference, objective)
     items = items if params.better == "objective" else negated(items)
     usable = rows[rows[f"minus_{params.reference}_mean"].notna()]
@@ -69,15 +73,28 @@ def check_versus_reference(results: Results, params: VersusReference) -> Verdict
     pairs = usable.drop_duplicates("run")[["run", f"{params.reference}_run"]].itertuples(index=False)
     positions = [(run, other) for run, other in pairs if tokens[run] != tokens[other]]
     if positions:
-        parts.append("positions processed " + ", ".join(f"{run} {count_text(tokens[run])} vs {other} {count_text(tokens[other])} ({tokens[run] / tokens[other]:.2f}x)" for run, other in positions))
+        parts.append(
+            "positions processed "
+            + ", ".join(
+                f"{run} {count_text(tokens[run])} vs {other} {count_text(tokens[other])} ({tokens[run] / tokens[other]:.2f}x)"
+                for run, other in positions
+            )
+        )
     if params.claimed_relative_gain_percent is not None:
         relative = []
         for _, row in usable.iterrows():
             base = row["test_mean"] - row[f"minus_{params.reference}_mean"]  # the reference run's score
-            relative.append(f"{row['family']} {row['size']} {row['test_mean'] / base - 1:+.0%}" if base else f"{row['family']} {row['size']} ({reference} scored 0)")
+            relative.append(
+                f"{row['family']} {row['size']} {row['test_mean'] / base - 1:+.0%}"
+                if base
+                else f"{row['family']} {row['size']} ({reference} scored 0)"
+            )
         parts.append(f"relative change {', '.join(relative)} (claimed +{params.claimed_relative_gain_percent:g}%)")
     parts += [params.note] if params.note else []
-    evidence = f"Family-average {first} − {second} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}."
+    evidence = (
+        f"Family-average {first} − {second} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; "
+        f"{'; '.join(parts)}."
+    )
     return Verdict(direction_verdict(items), evidence)
 
 
@@ -100,17 +117,29 @@ def check_beats_every_single_objective(results: Results, params: BeatsEverySingl
     scratch = frame[(frame["level"] == "family") & ~frame["repeated"] & (frame["study"] == "objectives")]
     items, runs = [], []
     for _, run in own_rows(results, params.objective).iterrows():
-        peers = scratch[(scratch["family"] == run["family"]) & (scratch["size"] == run["size"]) & (scratch["objective_kind"] != params.objective)]
+        peers = scratch[
+            (scratch["family"] == run["family"]) & (scratch["size"] == run["size"]) & (scratch["objective_kind"] != params.objective)
+        ]
         if peers.empty:
             continue
         best = peers.loc[peers["test_mean"].idxmax()]
-        items.append((f"{run['family']} {run['size']} vs {best['run_name']} (best of {len(peers)})", difference(estimate_of(results, run), estimate_of(results, best))))
+        items.append(
+            (
+                f"{run['family']} {run['size']} vs {best['run_name']} (best of {len(peers)})",
+                difference(estimate_of(results, run), estimate_of(results, best)),
+            )
+        )
         runs += [run["run"], *peers["run"]]
     name = KIND_LABELS.get(params.objective, params.objective)
     if not items:
-        return Verdict("not measured", f"no {name} run has another from-scratch objective at its size", f"a {name} objective and other objectives at the same budget")
+        return Verdict(
+            "not measured",
+            f"no {name} run has another from-scratch objective at its size",
+            f"a {name} objective and other objectives at the same budget",
+        )
     evidence = (
-        f"Family-average {name} − the best other single objective ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; "
+        f"Family-average {name} − the best other single objective ({percent(results.confidence)}, Welch) {listing(items)} points "
+        f"{scale(results)}; "
         f"the competitor is picked by its own test score, which favours it; {budget_text(results, runs)}."
     )
     return Verdict(direction_verdict(items), evidence)
@@ -147,7 +176,8 @@ def check_replacement_rule(results: Results, params: ReplacementRule) -> Verdict
             f"an MLM ablation with {params.versus_name}, against {params.rule_name}",
         )
     evidence = (
-        f"Family-average MLM {params.rule_name} − MLM {params.versus_name} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; "
+        f"Family-average MLM {params.rule_name} − MLM {params.versus_name} ({percent(results.confidence)}, Welch) {listing(items)} points "
+        f"{scale(results)}; "
         f"{params.note + '; ' if params.note else ''}{budget_text(results, runs)}."
     )
     return Verdict(direction_verdict(items), evidence)

@@ -56,15 +56,29 @@ def check_two_stage_gain(results: Results, params: TwoStageGain) -> Verdict:
     rows = placed(results, TWO_STAGE)
     splits = rows[(rows["study"] == "two_stage") & rows["minus_mlm_mean"].notna()]
     if splits.empty:
-        return Verdict("not measured", "no two-stage CLM→MLM run has an MLM-only run at its size", "two-stage CLM-then-MLM runs at equal total steps, and an MLM-only run")
+        return Verdict(
+            "not measured",
+            "no two-stage CLM→MLM run has an MLM-only run at its size",
+            "two-stage CLM-then-MLM runs at equal total steps, and an MLM-only run",
+        )
     best = splits.loc[splits.groupby(["family", "size", "num_steps"])["test_mean"].idxmax()]
     items = versus_reference(results, best, "mlm")
     claimed, per_budget = params.claimed_gain, splits.groupby("num_steps")["run_name"].nunique()
-    candidates = f"{per_budget.iloc[0]} splits" if len(per_budget) == 1 else "the splits of each budget (" + ", ".join(f"{n} at {b:,} steps" for b, n in per_budget.items()) + ")"
-    selection = f"picking the best of {candidates} by its own test score favours it, so a supported verdict is optimistic; " if per_budget.max() > 1 else ""
+    candidates = (
+        f"{per_budget.iloc[0]} splits"
+        if len(per_budget) == 1
+        else "the splits of each budget (" + ", ".join(f"{n} at {b:,} steps" for b, n in per_budget.items()) + ")"
+    )
+    selection = (
+        f"picking the best of {candidates} by its own test score favours it, so a supported verdict is optimistic; "
+        if per_budget.max() > 1
+        else ""
+    )
     evidence = (
-        f"Family-average two-stage − MLM-only ({percent(results.confidence)}, Welch), every split: {listing(versus_reference(results, splits, 'mlm'))} points "
-        f"{scale(results)}; judged on the best split per family, size and budget ({', '.join(best['run_name'])}); {fit_text(items, claimed, claimed, ' points')}; "
+        f"Family-average two-stage − MLM-only ({percent(results.confidence)}, Welch), every split: "
+        f"{listing(versus_reference(results, splits, 'mlm'))} points "
+        f"{scale(results)}; judged on the best split per family, size and budget ({', '.join(best['run_name'])}); "
+        f"{fit_text(items, claimed, claimed, ' points')}; "
         f"{selection}{matched_budget_text(results, splits, 'mlm')}."
     )
     return Verdict(range_verdict(items, claimed, claimed), evidence)
