@@ -16,7 +16,7 @@ is over.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -30,28 +30,37 @@ def arm_names(run_names: pd.Series) -> pd.Series:
     return run_names.map(lambda name: arm_of(name)[0])
 
 
-def pool_replicates(frame: pd.DataFrame, keys: Sequence[str], confidence: float) -> pd.DataFrame:
+def fine_tuned_arm(replicates: pd.DataFrame, confidence: float) -> dict[str, object]:
+    """A fine-tuned arm's pooled columns: the mean of its replicates' ``test_mean`` with a
+    t-interval over them, and the fewest fine-tuning seeds any of them has."""
+    return {
+        **mean_interval(replicates["test_mean"].to_numpy(), confidence).columns("test_"),
+        **({"n_seeds": replicates["n_seeds"].min()} if "n_seeds" in replicates else {}),
+    }
+
+
+def pool_replicates(
+    frame: pd.DataFrame, keys: Sequence[str], confidence: float, pooled: Callable[[pd.DataFrame, float], dict[str, object]] = fine_tuned_arm
+) -> pd.DataFrame:
     """One row per (``keys``, size, arm): a run without replicates as it is, with
-    ``pretraining_seeds`` 1; an arm with several, the mean of their ``test_mean`` with a
-    t-interval over them, ``pretraining_seeds`` their number, and replicate 0's other columns
-    (a column that differs between replicates, such as the chosen learning rate, left blank)."""
+    ``pretraining_seeds`` 1; an arm with several, the columns ``pooled`` computes from them
+    (by default :func:`fine_tuned_arm`), ``pretraining_seeds`` their number, and replicate
+    0's other columns (a column that differs between replicates, such as the chosen learning
+    rate, left blank)."""
     frame = frame.assign(**{PRETRAINING_SEEDS: 1})
     if frame.empty:
         return frame
     arms = arm_names(frame["run_name"])
     rows = []
-    for _, replicates in frame.groupby([*keys, frame["size"], arms], sort=False):
+    for _, replicates in frame.groupby([*keys, frame["size"], arms], sort=False, dropna=False):
         if len(replicates) == 1:
             rows.append(replicates.iloc[0].to_dict())
             continue
         first = replicates.iloc[0].to_dict()
         arm = arm_of(first["run_name"])[0]
         shared = {c: first[c] if replicates[c].nunique(dropna=False) == 1 else math.nan for c in replicates.columns}
-        rows.append({
-            **shared, "run": f"{arm}-{first['size']}", "run_name": arm, PRETRAINING_SEEDS: len(replicates),
-            **mean_interval(replicates["test_mean"].to_numpy(), confidence).columns("test_"),
-            **({"n_seeds": replicates["n_seeds"].min()} if "n_seeds" in replicates else {}),
-        })  # fmt: skip
+        arm_columns = {"run": f"{arm}-{first['size']}", "run_name": arm, PRETRAINING_SEEDS: len(replicates)}
+        rows.append({**shared, **arm_columns, **pooled(replicates, confidence)})
     return pd.DataFrame(rows, columns=frame.columns)
 
 

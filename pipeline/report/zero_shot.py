@@ -23,7 +23,7 @@ from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, replicate_name
 from pipeline.report.comparisons import power_columns
 from pipeline.report.contract import MINIMAL_PAIRS_COLUMNS, MINIMAL_PAIRS_COMPARISON_COLUMNS, VERSUS, WINNER
-from pipeline.report.replicates import PRETRAINING_SEEDS, arm_names
+from pipeline.report.replicates import PRETRAINING_SEEDS, pool_replicates
 from pipeline.report.stats import Estimate, ci_side, difference, mean_interval, minimum_detectable_effect
 
 ALL_KINDS = "all"
@@ -84,29 +84,27 @@ def run_rows(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -
     return pd.DataFrame(rows, columns=[*MINIMAL_PAIRS_COLUMNS[:-1]])
 
 
+def zero_shot_arm(replicates: pd.DataFrame, confidence: float) -> dict[str, object]:
+    """A zero-shot arm's pooled columns: accuracy and gain over random init, each a t-interval
+    over its replicates' values."""
+    has_twin = replicates["random_run"].notna().all()
+    gain = mean_interval(replicates["minus_random_mean"].to_numpy(), confidence) if has_twin else Estimate.undefined(confidence)
+    return {
+        **mean_interval(replicates["accuracy_mean"].to_numpy(), confidence).columns("accuracy_"),
+        **versus_random_columns(gain, " ".join(replicates["random_run"]) if has_twin else None),
+    }
+
+
 def minimal_pairs_table(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -> pd.DataFrame:
     """Per (arm, method, kind): accuracy and gain over random init, a single run's over pairs,
     an arm of several pretraining replicates pooled over them. ``kinds``: run -> objective kind
     of every model but random init (pretrained runs and outside models)."""
-    per_run = run_rows(outcomes, kinds, confidence).assign(**{PRETRAINING_SEEDS: 1})
+    per_run = run_rows(outcomes, kinds, confidence)
     if per_run.empty:
         return pd.DataFrame(columns=MINIMAL_PAIRS_COLUMNS)
-    rows = []
-    for _, replicates in per_run.groupby([arm_names(per_run["run_name"]), *MODEL_KEYS], sort=False, dropna=False):
-        if len(replicates) == 1:
-            rows.append(replicates.iloc[0].to_dict())
-            continue
-        first = replicates.iloc[0].to_dict()
-        arm = arm_of(first["run_name"])[0]
-        has_twin = replicates["random_run"].notna().all()
-        gain = mean_interval(replicates["minus_random_mean"].to_numpy(), confidence) if has_twin else Estimate.undefined(confidence)
-        rows.append({
-            **first, "run": f"{arm}-{first['size']}", "run_name": arm, PRETRAINING_SEEDS: len(replicates),
-            **mean_interval(replicates["accuracy_mean"].to_numpy(), confidence).columns("accuracy_"),
-            **versus_random_columns(gain, " ".join(replicates["random_run"]) if has_twin else None),
-        })  # fmt: skip
+    pooled = pool_replicates(per_run, [key for key in MODEL_KEYS if key != "size"], confidence, zero_shot_arm)
     # A checkpoint's step stays an integer beside the final models' empty one (not 10.0).
-    return pd.DataFrame(rows, columns=MINIMAL_PAIRS_COLUMNS).astype({"step": "Int64"})
+    return pooled[MINIMAL_PAIRS_COLUMNS].astype({"step": "Int64"})
 
 
 def minimal_pairs_comparison(outcomes: pd.DataFrame, table: pd.DataFrame, confidence: float) -> pd.DataFrame:
