@@ -31,7 +31,7 @@ a base run reruns what starts from it), and the trainer follows it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pipeline.config import Config, ContinuedPretrainingSpec, PretrainingSpec, ScheduleSpec, TwoStageSpec
 from pipeline.config.replicates import arm_of, replicate_name
@@ -84,6 +84,20 @@ class RunPlan:
 
 def run_name(name: str, size: str) -> str:
     return f"{name}-{size}"
+
+
+def planned_run(
+    name: str, size: str, objective: str, study: Study, description: str, start: Start, steps: tuple[int, int], schedule: ScheduleSpec,
+    **options: Any,
+) -> RunPlan:  # fmt: skip
+    """``name`` at ``size`` training steps ``first .. last - 1`` of ``steps`` under a schedule
+    spanning its whole budget (0 .. last), as every planned run does; ``options``: the
+    other fields of :class:`RunPlan`."""
+    first_step, last_step = steps
+    return RunPlan(
+        run=run_name(name, size), name=name, size=size, objective=objective, study=study, description=description, start=start,
+        first_step=first_step, last_step=last_step, schedule=schedule, schedule_steps=last_step, **options,
+    )  # fmt: skip
 
 
 def two_stage_name(first: str, fraction: float, second: str) -> str:
@@ -147,21 +161,10 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         name = replicate_name(objective, replicate)
         run = run_name(name, size)
         seed = f", pretraining seed +{replicate}" if replicate else ""
-        plans[run] = RunPlan(
-            run=run,
-            name=name,
-            size=size,
-            objective=objective,
-            study="objectives",
-            description=f"{objective} from scratch for {num_steps} steps{seed}",
-            start=Start("initial"),
-            first_step=0,
-            last_step=num_steps,
-            schedule=pretraining.schedule,
-            schedule_steps=num_steps,
-            stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
-            replicate=replicate,
-        )
+        plans[run] = planned_run(
+            name, size, objective, "objectives", f"{objective} from scratch for {num_steps} steps{seed}", Start("initial"),
+            (0, num_steps), pretraining.schedule, stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))), replicate=replicate,
+        )  # fmt: skip
     missing = sorted({p.start.run for p in later if p.start.kind != "outside"} - set(plans))
     if missing:
         raise ValueError(f"runs {missing} are the bases of two-stage or continued runs but are not trained from scratch")
@@ -176,18 +179,16 @@ def continued_run(cpt: ContinuedPretrainingSpec, base: str, size: str, start: St
     """``cpt.objective`` on ``base``'s final weights; every base reads the same blocks (those after a full from-scratch run's)."""
     name = continued_name(cpt.objective, base)
     what = f"the outside model {base}" if start.kind == "outside" else f"the decayed {base} model"
-    return RunPlan(
-        run=run_name(name, size),
-        name=name,
-        size=size,
-        objective=cpt.objective,
-        study="continued",
-        description=f"{cpt.objective} for {cpt.num_steps} steps on {what}",
-        start=start,
-        first_step=0,
-        last_step=cpt.num_steps,
-        schedule=cpt.schedule,
-        schedule_steps=cpt.num_steps,
+    description = f"{cpt.objective} for {cpt.num_steps} steps on {what}"
+    return planned_run(
+        name,
+        size,
+        cpt.objective,
+        "continued",
+        description,
+        start,
+        (0, cpt.num_steps),
+        cpt.schedule,
         data_offset_steps=pretraining.num_steps,
     )
 
@@ -197,19 +198,9 @@ def second_stage(stage: TwoStageSpec, size: str, fraction: float, budget: int, p
     checkpoint at ``fraction`` of ``budget``, trained to ``budget`` under its WSD schedule."""
     step = round(fraction * budget)
     name = budget_name(two_stage_name(stage.first, fraction, stage.second), budget, pretraining.num_steps)
-    return RunPlan(
-        run=run_name(name, size),
-        name=name,
-        size=size,
-        objective=stage.second,
-        study="two_stage",
-        description=f"{stage.first} for {step} steps, then {stage.second} to step {budget}",
-        start=Start("checkpoint", run_name(stage.first, size), step, carry_optimizer=stage.optimizer_state == "carry"),
-        first_step=step,
-        last_step=budget,
-        schedule=pretraining.schedule,
-        schedule_steps=budget,
-    )
+    start = Start("checkpoint", run_name(stage.first, size), step, carry_optimizer=stage.optimizer_state == "carry")
+    description = f"{stage.first} for {step} steps, then {stage.second} to step {budget}"
+    return planned_run(name, size, stage.second, "two_stage", description, start, (step, budget), pretraining.schedule)
 
 
 def decay_branch(objective: str, size: str, budget: int, pretraining: PretrainingSpec) -> RunPlan:
@@ -218,19 +209,9 @@ def decay_branch(objective: str, size: str, budget: int, pretraining: Pretrainin
     had gone on) trained to ``budget`` under the WSD schedule of ``budget``."""
     decay_start = budget - pretraining.schedule.num_decay_steps
     name = budget_name(objective, budget, pretraining.num_steps)
-    return RunPlan(
-        run=run_name(name, size),
-        name=name,
-        size=size,
-        objective=objective,
-        study="short_budget",
-        description=f"{objective} for {budget} steps: its {pretraining.num_steps}-step run from step {decay_start}, decayed to {budget}",
-        start=Start("checkpoint", run_name(objective, size), decay_start, carry_optimizer=True),
-        first_step=decay_start,
-        last_step=budget,
-        schedule=pretraining.schedule,
-        schedule_steps=budget,
-    )
+    description = f"{objective} for {budget} steps: its {pretraining.num_steps}-step run from step {decay_start}, decayed to {budget}"
+    start = Start("checkpoint", run_name(objective, size), decay_start, carry_optimizer=True)
+    return planned_run(name, size, objective, "short_budget", description, start, (decay_start, budget), pretraining.schedule)
 
 
 def curve_checkpoints(config: Config, plans: dict[str, RunPlan]) -> list[tuple[RunPlan, int]]:
