@@ -9,8 +9,9 @@ are sized for a figure printed at full A4 text width.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -70,6 +71,29 @@ def panel_grid(count: int, columns: int = 2) -> tuple[plt.Figure, list[plt.Axes]
     return figure, flat[:count]
 
 
+def panel_figure(
+    keys: Sequence[Any],
+    draw: Callable[[plt.Axes, Any], None],
+    path: Path,
+    columns: int = 2,
+    finish: Callable[[plt.Figure, list[plt.Axes]], None] = lambda figure, axes: figure.tight_layout(),
+) -> Path:
+    """One panel per key (at least one panel), each drawn by ``draw(ax, key)``, then
+    ``finish`` lays out the whole figure (legends shared by the panels, a colour bar)."""
+    with plt.rc_context(STYLE):
+        figure, axes = panel_grid(max(1, len(keys)), columns)
+        for ax, key in zip(axes, keys):
+            draw(ax, key)
+        finish(figure, axes)
+        return save(figure, path)
+
+
+def centred(index: int, count: int) -> float:
+    """The offset of series ``index`` of ``count`` from their middle: nudging each by it puts
+    them side by side, so that error bars at one x do not hide each other."""
+    return index - (count - 1) / 2
+
+
 def half_widths(rows: pd.DataFrame, prefix: str = "test_") -> list[float]:
     """Error-bar half widths of the rows' intervals; 0 where a single seed gives none."""
     return [0.0 if math.isnan(low) else (high - low) / 2 for low, high in zip(rows[f"{prefix}low"], rows[f"{prefix}high"])]
@@ -101,25 +125,24 @@ def loss_curves(logs: Mapping[str, pd.DataFrame], pretraining: pd.DataFrame, siz
     runs = pretraining.set_index("run")
     shown = {run: log for run, log in logs.items() if runs.loc[run, "study"] != "continued"}
     kinds = list(dict.fromkeys(runs.loc[list(shown), "objective_kind"]))
-    with plt.rc_context(STYLE):
-        figure, axes = panel_grid(max(1, len(kinds)))
-        for ax, kind in zip(axes, kinds):
-            in_panel = [run for run in shown if runs.loc[run, "objective_kind"] == kind]
-            for index, run in enumerate(in_panel):
-                log = shown[run]
-                colour, style = SERIES_COLOURS[index % len(SERIES_COLOURS)], size_style(runs.loc[run, "size"], sizes)
-                window = max(1, len(log) // 50)
-                ax.plot(log["step"], log["loss"], color=colour, alpha=0.2, linewidth=0.6, linestyle=style)
-                smooth = log["loss"].rolling(window, min_periods=1).mean()
-                ax.plot(log["step"], smooth, color=colour, linewidth=1.5, linestyle=style, label=run)
-                heldout = log.dropna(subset=["heldout_loss"])
-                ax.plot(heldout["step"], heldout["heldout_loss"], "o", color=colour, markeredgecolor="black", markersize=4)
-            ax.set_title(f"{kind.upper()} pretraining loss")
-            ax.set_xlabel("pretraining step")
-            ax.set_ylabel("loss (nats per target token)")
-            ax.legend(frameon=False, fontsize=7)
-        figure.tight_layout()
-        return save(figure, path)
+
+    def draw(ax: plt.Axes, kind: str) -> None:
+        in_panel = [run for run in shown if runs.loc[run, "objective_kind"] == kind]
+        for index, run in enumerate(in_panel):
+            log = shown[run]
+            colour, style = SERIES_COLOURS[index % len(SERIES_COLOURS)], size_style(runs.loc[run, "size"], sizes)
+            window = max(1, len(log) // 50)
+            ax.plot(log["step"], log["loss"], color=colour, alpha=0.2, linewidth=0.6, linestyle=style)
+            smooth = log["loss"].rolling(window, min_periods=1).mean()
+            ax.plot(log["step"], smooth, color=colour, linewidth=1.5, linestyle=style, label=run)
+            heldout = log.dropna(subset=["heldout_loss"])
+            ax.plot(heldout["step"], heldout["heldout_loss"], "o", color=colour, markeredgecolor="black", markersize=4)
+        ax.set_title(f"{kind.upper()} pretraining loss")
+        ax.set_xlabel("pretraining step")
+        ax.set_ylabel("loss (nats per target token)")
+        ax.legend(frameon=False, fontsize=7)
+
+    return panel_figure(kinds, draw, path)
 
 
 def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> Path:
@@ -130,30 +153,27 @@ def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> P
     hide each other."""
     rows = curves[curves["level"] == "family"]
     families = list(dict.fromkeys(rows["family"]))
-    with plt.rc_context(STYLE):
-        figure, axes = panel_grid(len(families))
-        for ax, family in zip(axes, families):
-            in_panel = rows[rows["family"] == family]
-            runs = list(dict.fromkeys(in_panel["run"]))
-            for index, run in enumerate(runs):
-                points = in_panel[in_panel["run"] == run].sort_values("step")
-                first, colour = points.iloc[0], kind_colour(points.iloc[0]["run_name"])
-                steps = points["step"].to_numpy() + 0.006 * in_panel["step"].max() * (index - (len(runs) - 1) / 2)
-                ax.errorbar(
-                    steps, points["test_mean"], yerr=half_widths(points), color=colour, linestyle=size_style(first["size"], sizes),
-                    marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
-                )  # fmt: skip
-                final = points["final"].to_numpy(dtype=bool)
-                ax.plot(
-                    steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour
-                )
-            ax.set_xlim(left=0)
-            ax.set_title(f"{family} average")
-            ax.set_xlabel("pretraining step (ringed: the final model)")
-            ax.set_ylabel("test score (points)")
-            ax.legend(frameon=False, fontsize=7)
-        figure.tight_layout()
-        return save(figure, path)
+
+    def draw(ax: plt.Axes, family: str) -> None:
+        in_panel = rows[rows["family"] == family]
+        runs = list(dict.fromkeys(in_panel["run"]))
+        for index, run in enumerate(runs):
+            points = in_panel[in_panel["run"] == run].sort_values("step")
+            first, colour = points.iloc[0], kind_colour(points.iloc[0]["run_name"])
+            steps = points["step"].to_numpy() + 0.006 * in_panel["step"].max() * centred(index, len(runs))
+            ax.errorbar(
+                steps, points["test_mean"], yerr=half_widths(points), color=colour, linestyle=size_style(first["size"], sizes),
+                marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
+            )  # fmt: skip
+            final = points["final"].to_numpy(dtype=bool)
+            ax.plot(steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour)
+        ax.set_xlim(left=0)
+        ax.set_title(f"{family} average")
+        ax.set_xlabel("pretraining step (ringed: the final model)")
+        ax.set_ylabel("test score (points)")
+        ax.legend(frameon=False, fontsize=7)
+
+    return panel_figure(families, draw, path)
 
 
 def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequence[str], confidence: float, path: Path) -> Path:
@@ -163,46 +183,48 @@ def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequ
     bars do not hide each other; the ringed point is the LR chosen on validation.
     """
     tasks = list(dict.fromkeys(grid["task"]))
-    with plt.rc_context(STYLE):
-        figure, axes = panel_grid(len(tasks))
-        for ax, task in zip(axes, tasks):
-            at_task = grid[grid["task"] == task]
-            runs = list(dict.fromkeys(at_task["run"]))
-            for index, run in enumerate(runs):
-                points = at_task[at_task["run"] == run]
-                first = points.iloc[0]
-                nudge = 10 ** (0.03 * (index - (len(runs) - 1) / 2))
-                estimates = {rate: mean_interval(group["test"].to_numpy(), confidence) for rate, group in points.groupby("learning_rate")}
-                rates = sorted(estimates)
-                ax.errorbar(
-                    [r * nudge for r in rates], [estimates[r].mean for r in rates],
-                    yerr=[0.0 if math.isnan(estimates[r].half_width) else estimates[r].half_width for r in rates],
-                    color=kind_colour(first["objective_kind"]), linestyle=size_style(first["size"], sizes),
-                    marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
-                )  # fmt: skip
-                best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
-                ax.plot(
-                    best["best_learning_rate"] * nudge,
-                    best["test_mean"],
-                    "o",
-                    markersize=9,
-                    markerfacecolor="none",
-                    markeredgecolor=kind_colour(first["objective_kind"]),
-                )
-            ax.set_xscale("log")
-            grid_rates = sorted(set(at_task["learning_rate"]))
-            ax.xaxis.set_major_locator(FixedLocator(grid_rates))  # label the grid's LRs, nothing else
-            ax.xaxis.set_major_formatter(FixedFormatter([f"{r:.0e}" for r in grid_rates]))
-            ax.xaxis.set_minor_locator(NullLocator())
-            if len(grid_rates) == 1:
-                ax.set_xlim(grid_rates[0] / 2, grid_rates[0] * 2)
-            ax.set_title(task)
-            ax.set_xlabel("fine-tuning learning rate")
-            ax.set_ylabel(f"test {first['metric']} (points)")
+
+    def draw(ax: plt.Axes, task: str) -> None:
+        at_task = grid[grid["task"] == task]
+        runs = list(dict.fromkeys(at_task["run"]))
+        for index, run in enumerate(runs):
+            points = at_task[at_task["run"] == run]
+            first = points.iloc[0]
+            nudge = 10 ** (0.03 * centred(index, len(runs)))
+            estimates = {rate: mean_interval(group["test"].to_numpy(), confidence) for rate, group in points.groupby("learning_rate")}
+            rates = sorted(estimates)
+            ax.errorbar(
+                [r * nudge for r in rates], [estimates[r].mean for r in rates],
+                yerr=[0.0 if math.isnan(estimates[r].half_width) else estimates[r].half_width for r in rates],
+                color=kind_colour(first["objective_kind"]), linestyle=size_style(first["size"], sizes),
+                marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
+            )  # fmt: skip
+            best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
+            ax.plot(
+                best["best_learning_rate"] * nudge,
+                best["test_mean"],
+                "o",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=kind_colour(first["objective_kind"]),
+            )
+        ax.set_xscale("log")
+        grid_rates = sorted(set(at_task["learning_rate"]))
+        ax.xaxis.set_major_locator(FixedLocator(grid_rates))  # label the grid's LRs, nothing else
+        ax.xaxis.set_major_formatter(FixedFormatter([f"{r:.0e}" for r in grid_rates]))
+        ax.xaxis.set_minor_locator(NullLocator())
+        if len(grid_rates) == 1:
+            ax.set_xlim(grid_rates[0] / 2, grid_rates[0] * 2)
+        ax.set_title(task)
+        ax.set_xlabel("fine-tuning learning rate")
+        ax.set_ylabel(f"test {first['metric']} (points)")
+
+    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
         handles, labels = axes[0].get_legend_handles_labels()
         figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False, bbox_to_anchor=(0.5, -0.02))
         figure.tight_layout(rect=(0, 0.07, 1, 1))
-        return save(figure, path)
+
+    return panel_figure(tasks, draw, path, finish=finish)
 
 
 def difference_forest(comparison: pd.DataFrame, path: Path) -> Path:
@@ -346,19 +368,21 @@ def needle_heatmaps(details: pd.DataFrame, cell_prefix: str, path: Path) -> Path
     parsed = cells["key"].str.extract(r"length=(?P<length>[0-9]+),depth=(?P<depth>[0-9.]+)")
     cells["length"], cells["depth"] = parsed["length"].astype(int), parsed["depth"].astype(float)
     runs = list(dict.fromkeys(cells["run"]))
-    with plt.rc_context(STYLE):
-        figure, axes = panel_grid(len(runs), columns=3)
-        for ax, run in zip(axes, runs):
-            table = cells[cells["run"] == run].pivot_table(index="length", columns="depth", values="test_mean")
-            image = ax.imshow(table.to_numpy(), vmin=0, vmax=100, cmap="viridis", aspect="auto", origin="lower")
-            ax.set_xticks(range(len(table.columns)), [f"{d:g}" for d in table.columns])
-            ax.set_yticks(range(len(table.index)), [str(n) for n in table.index])
-            for (i, j), value in pd.DataFrame(table.to_numpy()).stack().items():
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black", fontsize=7)
-            ax.set(title=run, xlabel="needle depth (0 = start)", ylabel="context (words)")
-            ax.grid(False)
-        figure.colorbar(image, ax=axes, shrink=0.8, label="exact match (%)")
-    return save(figure, path)
+
+    def draw(ax: plt.Axes, run: str) -> None:
+        table = cells[cells["run"] == run].pivot_table(index="length", columns="depth", values="test_mean")
+        ax.imshow(table.to_numpy(), vmin=0, vmax=100, cmap="viridis", aspect="auto", origin="lower")
+        ax.set_xticks(range(len(table.columns)), [f"{d:g}" for d in table.columns])
+        ax.set_yticks(range(len(table.index)), [str(n) for n in table.index])
+        for (i, j), value in pd.DataFrame(table.to_numpy()).stack().items():
+            ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black", fontsize=7)
+        ax.set(title=run, xlabel="needle depth (0 = start)", ylabel="context (words)")
+        ax.grid(False)
+
+    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
+        figure.colorbar(axes[-1].images[0], ax=axes, shrink=0.8, label="exact match (%)")
+
+    return panel_figure(runs, draw, path, columns=3, finish=finish)
 
 
 def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
@@ -368,41 +392,42 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
     panels = list(shown.groupby(["level", "name", "size"], sort=False))
     colours = {"MLM − CLM": "#666666", "MLM − random init": KIND_COLOURS["mlm"], "CLM − random init": KIND_COLOURS["clm"]}
     lines = fit.set_index(["level", "name", "size", "contrast"])
-    with plt.rc_context(STYLE):
-        figure, axes = panel_grid(len(panels))
-        for ax, ((level, name, size), points) in zip(axes, panels):
-            contrasts = list(dict.fromkeys(points["contrast"]))
-            for index, (contrast, series) in enumerate(points.groupby("contrast", sort=False)):
-                series = series.sort_values("tokens")
-                colour = colours.get(contrast, "#1f78b4")
-                nudge = 10 ** (0.015 * (index - (len(contrasts) - 1) / 2))  # side by side, so bars do not hide each other
-                ax.errorbar(
-                    series["tokens"] * nudge,
-                    series["effect_mean"],
-                    yerr=half_widths(series, "effect_"),
-                    fmt="o",
-                    color=colour,
-                    capsize=2,
-                    markersize=4,
-                    label=contrast,
+
+    def draw(ax: plt.Axes, panel: tuple[tuple[str, str, str], pd.DataFrame]) -> None:
+        (level, name, size), points = panel
+        contrasts = list(dict.fromkeys(points["contrast"]))
+        for index, (contrast, series) in enumerate(points.groupby("contrast", sort=False)):
+            series = series.sort_values("tokens")
+            colour = colours.get(contrast, "#1f78b4")
+            nudge = 10 ** (0.015 * centred(index, len(contrasts)))  # side by side, so bars do not hide each other
+            ax.errorbar(
+                series["tokens"] * nudge,
+                series["effect_mean"],
+                yerr=half_widths(series, "effect_"),
+                fmt="o",
+                color=colour,
+                capsize=2,
+                markersize=4,
+                label=contrast,
+            )
+            line = lines.loc[(level, name, size, contrast)]
+            if not math.isnan(line["slope_per_decade"]):
+                # Drawn out to the budget it says would decide, where it says one.
+                right = (
+                    series["tokens"].max()
+                    if math.isnan(line["tokens_to_decide"])
+                    else max(series["tokens"].max(), line["tokens_to_decide"])
                 )
-                line = lines.loc[(level, name, size, contrast)]
-                if not math.isnan(line["slope_per_decade"]):
-                    # Drawn out to the budget it says would decide, where it says one.
-                    right = (
-                        series["tokens"].max()
-                        if math.isnan(line["tokens_to_decide"])
-                        else max(series["tokens"].max(), line["tokens_to_decide"])
-                    )
-                    ends = [series["tokens"].min(), right]
-                    ax.plot(
-                        ends, [line["intercept"] + line["slope_per_decade"] * math.log10(x) for x in ends], "--", color=colour, linewidth=1
-                    )
-            ax.axhline(0, color="black", linewidth=0.8)
-            ax.set_xscale("log")
-            ax.set_title(f"{name} average, {size}" if level == "family" else f"{name}, {size}")
-            ax.set_xlabel("pretraining tokens")
-            ax.set_ylabel("difference (points)")
+                ends = [series["tokens"].min(), right]
+                ax.plot(ends, [line["intercept"] + line["slope_per_decade"] * math.log10(x) for x in ends], "--", color=colour, linewidth=1)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_title(f"{name} average, {size}" if level == "family" else f"{name}, {size}")
+        ax.set_xlabel("pretraining tokens")
+        ax.set_ylabel("difference (points)")
+
+    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
         below_axes_legend(axes[0])
         figure.tight_layout()
-        return save(figure, path)
+
+    return panel_figure(panels, draw, path, finish=finish)
