@@ -243,8 +243,7 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
     """An outside model's scores.json (here the fake CLM's, renamed) goes through the same
     protocol into outside_scores.csv and the report's Outside models section."""
     import pandas as pd
-
-    from tests.test_report_fakes import write_fake_results
+    from report_fakes import write_fake_results
 
     tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
     [source] = [path for path in tree.scores if path.parent.name == "clm-tiny"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_report_fakes import FakeTree, default_score, score_formula, write_fake_results
+from report_fakes import FakeTree, default_score, score_formula, write_fake_results
 
 from pipeline.__main__ import main
 

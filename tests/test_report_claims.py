@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
+from report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
 from pipeline.errors import PipelineError
 from pipeline.report.aggregate import build_tables, read_sources
@@ -307,7 +307,7 @@ def zoo_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
 
 
 def test_every_zoo_claim_gets_its_verdict_when_its_runs_exist(zoo_results: Results) -> None:
-    # the fake's bonuses (test_report_fakes.BONUS), ± 0.7 points at 95% over two tasks of three seeds
+    # the fake's bonuses (report_fakes.BONUS), ± 0.7 points at 95% over two tasks of three seeds
     expected = {
         "c08": "contradicted",  # best split clm50_mlm +1.5 [+0.8, +2.2]: excludes the claimed 2.4
         "c09": "supported", "p02": "supported",  # CPT on CLM − on MLM +1.0 [+0.3, +1.7]
@@ -434,7 +434,7 @@ def test_time_to_threshold_brackets_and_their_order() -> None:
 
 
 def curves(tmp_path: Path, lag: dict[str, float] | None = None, mlm_gap: float = 3.0, **options: object) -> Results:
-    """CLM and MLM at tiny with checkpoints at 25% and 50% of the budget (test_report_fakes.curve_formula)."""
+    """CLM and MLM at tiny with checkpoints at 25% and 50% of the budget (report_fakes.curve_formula)."""
     score = mlm_ahead_by(mlm_gap)
     curve = curve_formula(score, lag) if lag else curve_formula(score)
     return fake(tmp_path, sizes=("tiny",), curve_sizes=("tiny",), score=score, curve=curve, **options)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_report_fakes import FakeTree, write_fake_results
+from report_fakes import FakeTree, write_fake_results
 
 from pipeline.__main__ import main
 from pipeline.report.render import benchmark_rule

@@ -166,7 +166,7 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
     assert pd.isna(squad["difference_mean"]) and squad["study_test_mean"] == pytest.approx(100 * (1.0 + 0.5) / 2)
 
-    from tests.test_report_fakes import write_fake_results
+    from report_fakes import write_fake_results
 
     tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
@@ -179,7 +179,7 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
 
 
 def test_the_report_shows_them_in_their_own_section(results, tmp_path):
-    from tests.test_report_fakes import write_fake_results
+    from report_fakes import write_fake_results
 
     assert study_results(results, tmp_path / "study", "210m-clm-42k:210m-mlm40-42k") == 0
     tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
