@@ -1,7 +1,7 @@
 """The package's import graph, read from its source (never imported), and each stage's code
 hash: the hash of every file its entry module can import.
 
-A rule takes its stage's hash as a param (``rules/common.smk``), so a change in any module a
+A rule takes its stage's hash as a param (``pipeline/rule_params.py``), so a change in any module a
 stage runs, and only in those, reruns that stage's jobs: the rerun contract follows the
 imports instead of a hand-kept map that drifts (the bag of words once built its features
 through ``finetune/framing.py`` while its hash left that file out). tests/test_architecture.py

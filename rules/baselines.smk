@@ -9,10 +9,7 @@ rule bag_of_words:
     output:
         "results/baselines/{task}/bag_of_words/scores.json",
     params:
-        spec=bag_of_words_spec,
-        task_dir="results/data/tasks/{task}",
-        out="results/baselines/{task}/bag_of_words",
-        code=stage_code("bag-of-words"),
+        **rule_params("bag_of_words"),
     threads: 1
     log:
         "logs/baselines/{task}/bag_of_words.log",

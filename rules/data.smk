@@ -8,9 +8,7 @@ rule fetch:
         manifest="results/sources/{source}/manifest.json",
         extracted=directory("results/sources/{source}/extracted"),
     params:
-        spec=source_spec,
-        out="results/sources/{source}",
-        code=stage_code("fetch"),
+        **rule_params("fetch"),
     log:
         "logs/fetch/{source}.log",
     benchmark:
@@ -26,9 +24,7 @@ rule prepare_task:
         **{split: f"results/data/tasks/{{task}}/{split}.jsonl" for split in TASK_SPLITS},
         stats="results/data/tasks/{task}/stats.json",
     params:
-        spec=task_spec,
-        out="results/data/tasks/{task}",
-        code=stage_code("prepare-task"),
+        **rule_params("prepare_task"),
     log:
         "logs/prepare_task/{task}.log",
     benchmark:
@@ -41,15 +37,13 @@ rule prepare_task:
 rule prepare_corpus:
     input:
         sources=corpus_source_inputs,
-        tasks=task_stats(),
+        tasks=targets.task_stats(RESOLVED),
     output:
         directory("results/data/corpus/shards/{shard}"),
     wildcard_constraints:
         shard=r"\d+",
     params:
-        spec=as_json(CFG.corpus),
-        tasks=[f"results/data/tasks/{t}" for t in CFG.finetuning.tasks],
-        code=stage_code("prepare-corpus"),
+        **rule_params("prepare_corpus"),
     log:
         "logs/prepare_corpus/{shard}.log",
     benchmark:
@@ -62,13 +56,12 @@ rule prepare_corpus:
 # Exact duplicates across shards, from their hashes only; index.json lays the shards out as one corpus.
 rule gather_corpus:
     input:
-        corpus_shards(),
+        targets.corpus_shards(RESOLVED),
     output:
         index="results/data/corpus/index.json",
         stats="results/data/corpus/stats.json",
     params:
-        out="results/data/corpus",
-        code=stage_code("gather-corpus"),
+        **rule_params("gather_corpus"),
     log:
         "logs/gather_corpus.log",
     benchmark:

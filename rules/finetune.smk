@@ -16,11 +16,7 @@ rule finetune:
     output:
         "results/finetune/{task}/{name}-{size}/scores.json",
     params:
-        spec=finetune_spec,
-        model=finetune_model,
-        task_dir="results/data/tasks/{task}",
-        out="results/finetune/{task}/{name}-{size}",
-        code=stage_code("finetune"),
+        **rule_params("finetune"),
         device=job_device,
     threads: 1
     resources:
@@ -41,11 +37,7 @@ rule finetune_checkpoint:
     output:
         "results/finetune/{task}/{name}-{size}-step{step}/scores.json",
     params:
-        spec=curve_finetune_spec,
-        model=curve_checkpoint,
-        task_dir="results/data/tasks/{task}",
-        out="results/finetune/{task}/{name}-{size}-step{step}",
-        code=stage_code("finetune"),
+        **rule_params("finetune_checkpoint"),
         device=job_device,
     threads: 1
     resources:

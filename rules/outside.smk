@@ -8,9 +8,7 @@ rule import_model:
     output:
         directory("results/outside/{name}/model"),
     params:
-        spec=lambda wildcards: as_json(CFG.outside_model(wildcards.name)),
-        sentinels=CFG.tokenizer.num_sentinel_tokens,
-        code=stage_code("import-model"),
+        **rule_params("import_model"),
     log:
         "logs/import_model/{name}.log",
     benchmark:
@@ -27,11 +25,7 @@ rule finetune_outside:
     output:
         "results/finetune_outside/{task}/{name}/scores.json",
     params:
-        spec=outside_finetune_spec,
-        model="results/outside/{name}/model",
-        task_dir="results/data/tasks/{task}",
-        out="results/finetune_outside/{task}/{name}",
-        code=stage_code("finetune"),
+        **rule_params("finetune_outside"),
         device=job_device,
     threads: 1
     resources:

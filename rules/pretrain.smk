@@ -34,11 +34,6 @@ def pretrain_launcher(wildcards, resources):
     return [PYTHON]
 
 
-def initial_seed(wildcards):
-    """Replicate i of a size starts from the weights of seed config.seed + i."""
-    return CFG.seed + arm_of(wildcards.name)[1]
-
-
 # The initial weights of a size and pretraining seed, named as the untrained baseline they
 # also are: results/init/random-tiny, results/init/random_r1-tiny, ...
 rule initialize:
@@ -49,10 +44,7 @@ rule initialize:
     wildcard_constraints:
         name=f"{RANDOM_INIT}(_r[1-9][0-9]*)?",
     params:
-        size=size_spec,
-        max_length=max_model_length(),
-        seed=initial_seed,
-        code=stage_code("initialize"),
+        **rule_params("initialize"),
     log:
         "logs/initialize/{name}-{size}.log",
     benchmark:
@@ -64,7 +56,7 @@ rule initialize:
 
 rule pretrain:
     input:
-        tokens=lambda wildcards: f"{pretrain_tokens(wildcards)}/meta.json",
+        tokens=pretrain_tokens,
         start=pretrain_start,
     output:
         model=directory("results/pretrain/{name}-{size}/model"),
@@ -72,12 +64,7 @@ rule pretrain:
         log="results/pretrain/{name}-{size}/log.csv",
         summary="results/pretrain/{name}-{size}/summary.json",
     params:
-        spec=pretrain_spec,
-        start=pretrain_start_dir,
-        tokens=pretrain_tokens,
-        out="results/pretrain/{name}-{size}",
-        work_dir="results/resume/pretrain/{name}-{size}",
-        code=stage_code("pretrain"),
+        **rule_params("pretrain"),
         launcher=pretrain_launcher,
         device=job_device,
     threads: 1

@@ -4,20 +4,18 @@
 
 rule aggregate:
     input:
-        scores=finetune_scores(),
-        outside_scores=outside_scores(),
-        curve_scores=curve_scores(),
-        bag_of_words=bag_of_words_scores(),
-        summaries=pretrain_summaries(),
-        task_stats=task_stats(),
-        minimal_pairs=minimal_pairs_scores(),
+        scores=targets.finetune_scores(RESOLVED),
+        outside_scores=targets.outside_scores(RESOLVED),
+        curve_scores=targets.curve_scores(RESOLVED),
+        bag_of_words=targets.bag_of_words_scores(RESOLVED),
+        summaries=targets.pretrain_summaries(RESOLVED),
+        task_stats=targets.task_stats(RESOLVED),
+        minimal_pairs=targets.minimal_pairs_scores(RESOLVED),
         claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
     output:
         directory("results/tables"),
     params:
-        spec=as_json(REPORT_SPEC),
-        objectives=json.dumps(CFG.objectives, sort_keys=True),
-        code=stage_code("aggregate"),
+        **rule_params("aggregate"),
     log:
         "logs/aggregate.log",
     benchmark:
@@ -37,15 +35,11 @@ if CFG.study_results is not None:
     rule study_results:
         input:
             root=CFG.study_results.path,
-            ours=study_versus_scores(),
+            ours=targets.study_versus_scores(RESOLVED),
         output:
             directory("results/study"),
         params:
-            pairs=list(CFG.study_results.pairs),
-            matches=[f"{name}:{model}" for name, model in sorted(CFG.study_matches().items())],
-            tasks=[f"{task}:{dataset}" for task, dataset in sorted(CFG.study_datasets().items())],
-            confidence=CFG.report.confidence,
-            code=stage_code("study-results"),
+            **rule_params("study_results"),
         log:
             "logs/study_results.log",
         shell:
@@ -57,18 +51,15 @@ rule report:
     input:
         tables="results/tables",
         study=["results/study"] if CFG.study_results is not None else [],
-        logs=pretrain_logs(),
+        logs=targets.pretrain_logs(RESOLVED),
         corpus_stats="results/data/corpus/stats.json",
-        manifests=source_manifests(),
+        manifests=targets.source_manifests(RESOLVED),
     output:
         html=report("reports/replication.html", category="Replication report"),
         pdf=report("reports/replication.pdf", category="Replication report"),
         figures=directory("reports/figures"),
     params:
-        spec=as_json(REPORT_SPEC),
-        scale=CFG.scale,
-        study=["--study", "results/study"] if CFG.study_results is not None else [],
-        code=stage_code("report"),
+        **rule_params("report"),
     log:
         "logs/report.log",
     benchmark:

@@ -8,9 +8,7 @@ rule train_tokenizer:
     output:
         directory("results/tokenizer"),
     params:
-        spec=as_json(CFG.tokenizer),
-        corpus=["--corpus", "results/data/corpus"] if CFG.tokenizer.ready_made is None else [],
-        code=stage_code("train-tokenizer"),
+        **rule_params("train_tokenizer"),
     log:
         "logs/train_tokenizer.log",
     benchmark:
@@ -36,7 +34,7 @@ rule pack:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        code=stage_code("pack"),
+        **rule_params("pack"),
     log:
         "logs/pack/{shard}.log",
     benchmark:
@@ -51,8 +49,7 @@ rule index_tokens:
     output:
         "results/tokens/meta.json",
     params:
-        out="results/tokens",
-        code=stage_code("index-tokens"),
+        **rule_params("index_tokens"),
     log:
         "logs/index_tokens.log",
     shell:
@@ -70,7 +67,7 @@ rule pack_outside:
     wildcard_constraints:
         shard=r"\d+",
     params:
-        code=stage_code("pack"),
+        **rule_params("pack_outside"),
     log:
         "logs/pack_outside/{name}/{shard}.log",
     benchmark:
@@ -85,8 +82,7 @@ rule index_tokens_outside:
     output:
         "results/outside/{name}/tokens/meta.json",
     params:
-        out="results/outside/{name}/tokens",
-        code=stage_code("index-tokens"),
+        **rule_params("index_tokens_outside"),
     log:
         "logs/index_tokens_outside/{name}.log",
     shell:

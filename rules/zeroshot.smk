@@ -12,15 +12,12 @@ MINIMAL_PAIRS_COMMAND = (
 rule prepare_minimal_pairs:
     input:
         index="results/data/corpus/index.json",
-        shards=corpus_shards(),
+        shards=targets.corpus_shards(RESOLVED),
     output:
         pairs="results/data/minimal_pairs/pairs.jsonl",
         stats="results/data/minimal_pairs/stats.json",
     params:
-        spec=as_json(CFG.minimal_pairs),
-        seed=CFG.seed,
-        out="results/data/minimal_pairs",
-        code=stage_code("prepare-minimal-pairs"),
+        **rule_params("prepare_minimal_pairs"),
     log:
         "logs/prepare_minimal_pairs.log",
     benchmark:
@@ -37,10 +34,7 @@ rule minimal_pairs:
     output:
         "results/zeroshot/minimal_pairs/{name}-{size}/scores.json",
     params:
-        spec=minimal_pairs_spec,
-        model=finetune_model,
-        out="results/zeroshot/minimal_pairs/{name}-{size}",
-        code=stage_code("minimal-pairs"),
+        **rule_params("minimal_pairs"),
         device=job_device,
     threads: 1
     resources:
@@ -60,10 +54,7 @@ rule minimal_pairs_checkpoint:
     output:
         "results/zeroshot/minimal_pairs/{name}-{size}-step{step}/scores.json",
     params:
-        spec=curve_minimal_pairs_spec,
-        model=curve_checkpoint,
-        out="results/zeroshot/minimal_pairs/{name}-{size}-step{step}",
-        code=stage_code("minimal-pairs"),
+        **rule_params("minimal_pairs_checkpoint"),
         device=job_device,
     threads: 1
     resources:
@@ -83,10 +74,7 @@ rule minimal_pairs_outside:
     output:
         "results/zeroshot/minimal_pairs_outside/{name}/scores.json",
     params:
-        spec=outside_minimal_pairs_spec,
-        model="results/outside/{name}/model",
-        out="results/zeroshot/minimal_pairs_outside/{name}",
-        code=stage_code("minimal-pairs"),
+        **rule_params("minimal_pairs_outside"),
         device=job_device,
     threads: 1
     resources:

@@ -1,0 +1,306 @@
+"""The rerun contract: every rule's params, by rule, as a function of the resolved config and
+the job's wildcards.
+
+Snakemake reruns a job when one of its params changes, so a job's params are exactly what
+its result depends on besides its input files: its slice of the config (a spec from
+:mod:`pipeline.jobs`, or a value), the paths it is told to read and write, and ``code``,
+the hash of every file its stage can run (:func:`pipeline.code_graph.stage_code`). The
+rules take their params from here (``params: **rule_params("finetune")`` in
+``rules/common.smk``), and the tests compare :func:`params` of every job
+(:func:`pipeline.targets.every_job`) between two configs to pin which jobs a change reruns.
+Params that depend on a job's resources (its device, its launcher) stay in the rules: a
+resource changed reruns nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipeline import jobs, strict
+from pipeline.__main__ import STAGES
+from pipeline.code_graph import stage_code
+from pipeline.config import RANDOM_INIT, ReportSpec
+from pipeline.config.replicates import arm_of, is_random_init, replicate_name
+from pipeline.configure import Resolved
+from pipeline.targets import run_objective
+
+Wildcards = Mapping[str, str]
+ParamsOf = Callable[[Resolved, Wildcards], dict[str, Any]]
+
+PARAMS: dict[str, tuple[str, ParamsOf]] = {}  # rule -> (the stage it runs, its params but code)
+
+
+def rule(name: str, stage: str) -> Callable[[ParamsOf], ParamsOf]:
+    def register(params_of: ParamsOf) -> ParamsOf:
+        if stage not in STAGES:
+            raise ValueError(f"rule {name!r}: no stage {stage!r}")
+        PARAMS[name] = (stage, params_of)
+        return params_of
+
+    return register
+
+
+@functools.cache
+def code_of(stage: str) -> str:
+    return stage_code(STAGES[stage][0])
+
+
+def params(resolved: Resolved, rule_name: str, wildcards: Wildcards) -> dict[str, Any]:
+    """The params of one job of ``rule_name``: its own, then the hash of its stage's code."""
+    stage, params_of = PARAMS[rule_name]
+    return {**params_of(resolved, wildcards), "code": code_of(stage)}
+
+
+# ------------------------------------------------------------------ data and tokens
+
+
+@rule("fetch", "fetch")
+def fetch(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {"spec": jobs.as_json(resolved.config.sources[w["source"]]), "out": f"results/sources/{w['source']}"}
+
+
+@rule("prepare_task", "prepare-task")
+def prepare_task(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    # max_length matters to fine-tuning only: leaving it out keeps a length change from
+    # re-preparing the data (and, through decontamination, the whole corpus).
+    spec = strict.to_plain(resolved.config.tasks[w["task"]])
+    return {
+        "spec": json.dumps({key: value for key, value in spec.items() if key != "max_length"}, sort_keys=True),
+        "out": f"results/data/tasks/{w['task']}",
+    }
+
+
+@rule("prepare_corpus", "prepare-corpus")
+def prepare_corpus(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config = resolved.config
+    return {"spec": jobs.as_json(config.corpus), "tasks": [f"results/data/tasks/{task}" for task in config.finetuning.tasks]}
+
+
+@rule("gather_corpus", "gather-corpus")
+def gather_corpus(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {"out": "results/data/corpus"}
+
+
+@rule("train_tokenizer", "train-tokenizer")
+def train_tokenizer(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    tokenizer = resolved.config.tokenizer
+    return {"spec": jobs.as_json(tokenizer), "corpus": ["--corpus", "results/data/corpus"] if tokenizer.ready_made is None else []}
+
+
+@rule("pack", "pack")
+@rule("pack_outside", "pack")
+def pack(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {}
+
+
+@rule("index_tokens", "index-tokens")
+def index_tokens(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {"out": "results/tokens"}
+
+
+@rule("index_tokens_outside", "index-tokens")
+def index_tokens_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {"out": f"results/outside/{w['name']}/tokens"}
+
+
+@rule("prepare_minimal_pairs", "prepare-minimal-pairs")
+def prepare_minimal_pairs(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config = resolved.config
+    return {"spec": jobs.as_json(config.minimal_pairs), "seed": config.seed, "out": "results/data/minimal_pairs"}
+
+
+# ------------------------------------------------------------------ models
+
+
+def max_model_length(resolved: Resolved) -> int:
+    """A bound on the longest sequence any stage feeds the backbone, in tokens.
+
+    Span corruption appends its targets (T + 2 x spans + 2 <= 3T + 1 for a block of T);
+    RoPE has no parameters, so the bound costs nothing.
+    """
+    config = resolved.config
+    return max([3 * config.pretraining.sequence_length + 1] + [config.tasks[t].max_length for t in config.finetuning.tasks])
+
+
+@rule("initialize", "initialize")
+def initialize(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    # Replicate i of a size starts from the weights of seed config.seed + i.
+    config = resolved.config
+    return {
+        "size": jobs.as_json(config.sizes[w["size"]]),
+        "max_length": max_model_length(resolved),
+        "seed": config.seed + arm_of(w["name"])[1],
+    }
+
+
+def pretrain_start_dir(resolved: Resolved, name: str, size: str) -> str:
+    """The weights a run starts from: the initial weights of its seed, another run's final
+    model or checkpoint (a second stage, continued pretraining), or an imported model."""
+    plan = resolved.plans[f"{name}-{size}"]
+    start = plan.start
+    if start.kind == "initial":
+        return f"results/init/{replicate_name(RANDOM_INIT, plan.replicate)}-{size}"
+    if start.kind == "final":
+        return f"results/pretrain/{start.run}/model"
+    if start.kind == "outside":
+        return f"results/outside/{start.run}/model"
+    return f"results/pretrain/{start.run}/checkpoints/step-{start.step:06d}"
+
+
+def pretrain_tokens(resolved: Resolved, name: str, size: str) -> str:
+    """The packed corpus a run reads: the harness's, or an outside base's (packed with its own tokenizer)."""
+    start = resolved.plans[f"{name}-{size}"].start
+    return f"results/outside/{start.run}/tokens" if start.kind == "outside" else "results/tokens"
+
+
+@rule("pretrain", "pretrain")
+def pretrain(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    name, size = w["name"], w["size"]
+    return {
+        "spec": jobs.pretrain_spec(resolved.config, resolved.plans[f"{name}-{size}"]),
+        "start": pretrain_start_dir(resolved, name, size),
+        "tokens": pretrain_tokens(resolved, name, size),
+        "out": f"results/pretrain/{name}-{size}",
+        "work_dir": f"results/resume/pretrain/{name}-{size}",
+    }
+
+
+@rule("import_model", "import-model")
+def import_model(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config = resolved.config
+    return {"spec": jobs.as_json(config.outside_model(w["name"])), "sentinels": config.tokenizer.num_sentinel_tokens}
+
+
+# ------------------------------------------------------------------ fine-tuning and zero-shot
+
+
+def final_model(name: str, size: str) -> str:
+    """A final model's weights: a pretrained run's, or random init's initial weights."""
+    return f"results/init/{name}-{size}" if is_random_init(name) else f"results/pretrain/{name}-{size}/model"
+
+
+def checkpoint(name: str, size: str, step: str) -> str:
+    return f"results/pretrain/{name}-{size}/checkpoints/step-{int(step):06d}"
+
+
+def objective_kind(resolved: Resolved, name: str, size: str) -> str:
+    objective = run_objective(resolved, name, size)
+    return RANDOM_INIT if objective == RANDOM_INIT else resolved.config.objectives[objective]["kind"]
+
+
+@rule("finetune", "finetune")
+def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    task, name, size = w["task"], w["name"], w["size"]
+    spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), None)
+    return {
+        "spec": spec,
+        "model": final_model(name, size),
+        "task_dir": f"results/data/tasks/{task}",
+        "out": f"results/finetune/{task}/{name}-{size}",
+    }
+
+
+@rule("finetune_checkpoint", "finetune")
+def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    task, name, size, step = w["task"], w["name"], w["size"], w["step"]
+    spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), int(step))
+    return {
+        "spec": spec,
+        "model": checkpoint(name, size, step),
+        "task_dir": f"results/data/tasks/{task}",
+        "out": f"results/finetune/{task}/{name}-{size}-step{step}",
+    }
+
+
+@rule("finetune_outside", "finetune")
+def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config, task, name = resolved.config, w["task"], w["name"]
+    return {
+        "spec": jobs.finetune_spec(config, task, name, "outside", config.outside_model(name).objective, None),
+        "model": f"results/outside/{name}/model",
+        "task_dir": f"results/data/tasks/{task}",
+        "out": f"results/finetune_outside/{task}/{name}",
+    }
+
+
+@rule("bag_of_words", "bag-of-words")
+def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    # What the reference reads of the task's protocol (its example budget, the attention that
+    # frames its inputs) and no more, so that a learning rate changed does not rerun it.
+    config, task = resolved.config, w["task"]
+    finetuning = config.finetuning.for_task(task)
+    spec = {
+        "task_name": task,
+        "task": config.tasks[task],
+        "budget": finetuning.budget,
+        "attention": finetuning.attention,
+        "bag_of_words": config.bag_of_words,
+    }
+    return {"spec": jobs.as_json(spec), "task_dir": f"results/data/tasks/{task}", "out": f"results/baselines/{task}/bag_of_words"}
+
+
+@rule("minimal_pairs", "minimal-pairs")
+def minimal_pairs(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    name, size = w["name"], w["size"]
+    spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), None)
+    return {"spec": spec, "model": final_model(name, size), "out": f"results/zeroshot/minimal_pairs/{name}-{size}"}
+
+
+@rule("minimal_pairs_checkpoint", "minimal-pairs")
+def minimal_pairs_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    name, size, step = w["name"], w["size"], w["step"]
+    spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), int(step))
+    return {"spec": spec, "model": checkpoint(name, size, step), "out": f"results/zeroshot/minimal_pairs/{name}-{size}-step{step}"}
+
+
+@rule("minimal_pairs_outside", "minimal-pairs")
+def minimal_pairs_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    # An outside model is scored as the objective kind its entry names (which picks its score).
+    name = w["name"]
+    spec = {"kind": resolved.config.outside_model(name).objective}
+    return {
+        "spec": jobs.as_json(
+            {"run": f"{name}-outside", "objective": name, "objective_spec": spec, "size": "outside", "pretraining_step": None}
+        ),
+        "model": f"results/outside/{name}/model",
+        "out": f"results/zeroshot/minimal_pairs_outside/{name}",
+    }
+
+
+# ------------------------------------------------------------------ the report
+
+
+def report_spec(resolved: Resolved) -> ReportSpec:
+    """The report section with the claims file relative to the working directory the jobs run
+    in: the repository's own (config/claims.yaml) wherever --directory points, and a checkout
+    moved or copied whole reruns nothing (an absolute path in params would rerun its report)."""
+    claims_file = resolved.claims_file and os.path.relpath(resolved.claims_file)
+    return dataclasses.replace(resolved.config.report, claims_file=claims_file)
+
+
+@rule("aggregate", "aggregate")
+def aggregate(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    return {"spec": jobs.as_json(report_spec(resolved)), "objectives": json.dumps(resolved.config.objectives, sort_keys=True)}
+
+
+@rule("study_results", "study-results")
+def study_results(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config = resolved.config
+    return {
+        "pairs": list(config.study_results.pairs),
+        "matches": [f"{name}:{model}" for name, model in sorted(config.study_matches().items())],
+        "tasks": [f"{task}:{dataset}" for task, dataset in sorted(config.study_datasets().items())],
+        "confidence": config.report.confidence,
+    }
+
+
+@rule("report", "report")
+def report(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    config = resolved.config
+    study = ["--study", "results/study"] if config.study_results is not None else []
+    return {"spec": jobs.as_json(report_spec(resolved)), "scale": config.scale, "study": study}
