@@ -5,7 +5,7 @@
 
 rule fetch:
     output:
-        manifest="results/sources/{source}/manifest.json",
+        manifest=OUTPUTS["fetch"],
         extracted=directory("results/sources/{source}/extracted"),
     params:
         **rule_params("fetch"),
@@ -22,7 +22,7 @@ rule prepare_task:
         task_source_inputs,
     output:
         **{split: f"results/data/tasks/{{task}}/{split}.jsonl" for split in TASK_SPLITS},
-        stats="results/data/tasks/{task}/stats.json",
+        stats=OUTPUTS["prepare_task"],
     params:
         **rule_params("prepare_task"),
     log:
@@ -39,7 +39,7 @@ rule prepare_corpus:
         sources=corpus_source_inputs,
         tasks=targets.task_stats(RESOLVED),
     output:
-        directory("results/data/corpus/shards/{shard}"),
+        directory(OUTPUTS["prepare_corpus"]),
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -58,7 +58,7 @@ rule gather_corpus:
     input:
         targets.corpus_shards(RESOLVED),
     output:
-        index="results/data/corpus/index.json",
+        index=OUTPUTS["gather_corpus"],
         stats="results/data/corpus/stats.json",
     params:
         **rule_params("gather_corpus"),

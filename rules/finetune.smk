@@ -14,7 +14,7 @@ rule finetune:
         model=finetune_model,
         task=task_split_inputs,
     output:
-        "results/finetune/{task}/{name}-{size}/scores.json",
+        OUTPUTS["finetune"],
     params:
         **rule_params("finetune"),
         device=job_device,
@@ -35,7 +35,7 @@ rule finetune_checkpoint:
         checkpoints="results/pretrain/{name}-{size}/checkpoints",
         task=task_split_inputs,
     output:
-        "results/finetune/{task}/{name}-{size}-step{step}/scores.json",
+        OUTPUTS["finetune_checkpoint"],
     params:
         **rule_params("finetune_checkpoint"),
         device=job_device,

@@ -40,7 +40,7 @@ rule initialize:
     input:
         "results/tokenizer",
     output:
-        directory("results/init/{name}-{size}"),
+        directory(OUTPUTS["initialize"]),
     wildcard_constraints:
         name=f"{RANDOM_INIT}(_r[1-9][0-9]*)?",
     params:
@@ -62,7 +62,7 @@ rule pretrain:
         model=directory("results/pretrain/{name}-{size}/model"),
         checkpoints=directory("results/pretrain/{name}-{size}/checkpoints"),
         log="results/pretrain/{name}-{size}/log.csv",
-        summary="results/pretrain/{name}-{size}/summary.json",
+        summary=OUTPUTS["pretrain"],
     params:
         **rule_params("pretrain"),
         launcher=pretrain_launcher,

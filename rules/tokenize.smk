@@ -6,7 +6,7 @@ rule train_tokenizer:
     input:
         tokenizer_inputs(),
     output:
-        directory("results/tokenizer"),
+        directory(OUTPUTS["train_tokenizer"]),
     params:
         **rule_params("train_tokenizer"),
     log:
@@ -30,7 +30,7 @@ rule pack:
         **CORPUS_SHARD,
         tokenizer="results/tokenizer",
     output:
-        directory("results/tokens/shards/{shard}"),
+        directory(OUTPUTS["pack"]),
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -47,7 +47,7 @@ rule index_tokens:
     input:
         expand("results/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
     output:
-        "results/tokens/meta.json",
+        OUTPUTS["index_tokens"],
     params:
         **rule_params("index_tokens"),
     log:
@@ -63,7 +63,7 @@ rule pack_outside:
         **CORPUS_SHARD,
         tokenizer="results/outside/{name}/model",
     output:
-        directory("results/outside/{name}/tokens/shards/{shard}"),
+        directory(OUTPUTS["pack_outside"]),
     wildcard_constraints:
         shard=r"\d+",
     params:
@@ -80,7 +80,7 @@ rule index_tokens_outside:
     input:
         expand("results/outside/{{name}}/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
     output:
-        "results/outside/{name}/tokens/meta.json",
+        OUTPUTS["index_tokens_outside"],
     params:
         **rule_params("index_tokens_outside"),
     log:
