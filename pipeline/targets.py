@@ -16,6 +16,7 @@ from pathlib import Path
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import is_random_init, replicate_name
 from pipeline.configure import Resolved
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.finetune.plan import finetunes, finetunes_outside
 
 # The main output of every job, by rule; its wildcards name the job.
@@ -121,7 +122,7 @@ def bag_of_words_tasks(resolved: Resolved) -> list[str]:
     config = resolved.config
     if config.bag_of_words is None:
         return []
-    return [task for task in config.finetuning.tasks if config.tasks[task].type == "sequence_classification"]
+    return [task for task in config.finetuning.tasks if TASK_TYPES[config.tasks[task].type].lexical_baseline]
 
 
 def minimal_pairs_jobs(resolved: Resolved) -> list[Job]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -40,14 +42,32 @@ def test_no_import_cycle_in_the_package() -> None:
     [
         # Config types import nothing of the pipeline: every stage can depend on them.
         ("pipeline.config", set()),
-        # The results contract and the claim checks never reach the aggregate stage or the renderer.
-        ("pipeline.report.contract", {"pipeline.report.runs", "pipeline.report.stats", "pipeline.errors"}),
+        # The results contract and the claim checks never reach the aggregate stage or the renderer;
+        # they read the objective registry, which needs no more than numpy.
+        (
+            "pipeline.report.contract",
+            {
+                "pipeline.report.runs",
+                "pipeline.report.stats",
+                "pipeline.errors",
+                "pipeline.objectives",
+                *code_graph.reachable(import_graph(), "pipeline.objectives"),  # its kinds, registered by name
+            },
+        ),
     ],
 )
 def test_floors_import_nothing_above_them(floor: str, allowed: set[str]) -> None:
     members = [module for module in GRAPH if module == floor or module.startswith(floor + ".")]
     outside = {target for member in members for target in reachable(member) if target not in members}
     assert outside <= allowed
+
+
+@pytest.mark.parametrize("module", ["pipeline.objectives", "pipeline.configure", "pipeline.report.runs"])
+def test_the_registries_and_the_planner_import_without_torch(module: str) -> None:
+    """The report and Snakemake's planning read the objective registry; torch (seconds to
+    import, gigabytes on a GPU machine) belongs to the stages that train."""
+    check = f"import sys, {module}; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", check], cwd=REPO).returncode == 0, f"importing {module} imports torch"
 
 
 @pytest.mark.parametrize(

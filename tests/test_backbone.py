@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from pipeline.batch import Batch
 from pipeline.model.backbone import (
     BackboneSpec,
     build_language_model,
@@ -12,7 +13,7 @@ from pipeline.model.backbone import (
     load_language_model,
     save_language_model,
 )
-from pipeline.objectives import IGNORE, Batch
+from pipeline.objectives import IGNORE
 from pipeline.tokenization.special_tokens import SpecialIds
 from tests.conftest import MICRO, save_recorded_model
 

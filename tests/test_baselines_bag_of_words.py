@@ -90,7 +90,7 @@ def test_its_examples_are_those_the_fine_tuning_run_with_the_same_seed_trains_on
 @pytest.mark.parametrize(
     ("task_type", "finetuning", "message"),
     [
-        ("token_classification", {}, "bag-of-words: task 'halves' is token_classification; the baseline needs sequence_classification"),
+        ("token_classification", {}, "bag-of-words: task 'halves' is token_classification, which has no bag-of-words baseline"),
         ("sequence_classification", {"max_steps": 1, "batch_size": 1}, "bag of words: seed 0's 1 training examples hold one label only"),
     ],
 )

@@ -315,7 +315,7 @@ def test_a_task_type_s_new_text_field_is_decontaminated(monkeypatch):
     field is kept out of the corpus with no list elsewhere to update."""
     from pipeline.data import task_rows
 
-    class Passages(task_rows.TaskType):
+    class Passages(task_rows.TaskRows):
         text_fields = ("passage",)
 
     monkeypatch.setitem(task_rows.TASK_TYPES, "passage_ranking", Passages())

@@ -23,6 +23,7 @@ import pytest
 from safetensors.torch import load_file
 
 from pipeline.__main__ import main
+from pipeline.batch import make_batch
 from pipeline.files import read_json
 from pipeline.model.backbone import language_model_loss, load_language_model
 from pipeline.objectives import example_rng, parse_objective
@@ -146,7 +147,7 @@ def test_sparse_prediction_equals_the_dense_lm_head(kind, tokens_dir, init_dir, 
     """The LM head on loss positions only gives the dense head's loss and gradients, up to rounding."""
     objective = parse_objective({"kind": kind})
     blocks = TokenBlocks(tokens_dir, "train", 32, seed=0).blocks_for_step(0, 4)
-    batch = objective.batch(blocks, [example_rng(0, 0, i) for i in range(4)], special)
+    batch = make_batch(objective, blocks, [example_rng(0, 0, i) for i in range(4)], special)
     results = []
     for sparse in (True, False):
         model = load_language_model(init_dir, objective.attention)

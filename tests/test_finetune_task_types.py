@@ -16,7 +16,8 @@ from typing import get_args
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.config import TaskType
+from pipeline.config import TaskTypeName
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.task_types import registered_task_types
 from pipeline.metrics import get_metric
@@ -145,7 +146,9 @@ def without_seconds(scores: dict) -> list[dict]:
 
 
 def test_every_task_type_is_registered_and_has_a_test_case():
-    assert registered_task_types() == sorted(get_args(TaskType)) == sorted(CASES)
+    """One set of task types everywhere: the config's names, the rows' rules (data, decontamination,
+    the generative and bag-of-words flags) and fine-tuning's registry."""
+    assert registered_task_types() == sorted(get_args(TaskTypeName)) == sorted(TASK_TYPES) == sorted(CASES)
 
 
 @pytest.mark.parametrize("task_type", registered_task_types())

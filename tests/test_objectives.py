@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from pipeline.batch import Batch, make_batch
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode
-from pipeline.objectives import IGNORE, Batch, example_rng, parse_objective, registered_kinds
+from pipeline.objectives import IGNORE, example_rng, parse_objective, registered_kinds
 from pipeline.tokenization.special_tokens import SpecialIds, special_token_list
 from tests.conftest import MICRO
 from tests.test_attention import batch_visibility, one_torch_thread  # noqa: F401 (autouse fixture: one torch thread here too)
@@ -142,7 +143,7 @@ def test_conformance(kind):
     blocks = text_blocks(B, T)
     generators = rngs(0, B)
     states = [g.bit_generator.state for g in generators]
-    batch = objective.batch(blocks, generators, SPECIAL)
+    batch = make_batch(objective, blocks, generators, SPECIAL)
     # An objective is random iff it draws from the RNG it is given (the only source of
     # randomness it may use); this is observed, not declared, so it cannot drift from the code.
     draws = any(g.bit_generator.state != s for g, s in zip(generators, states))
@@ -189,19 +190,19 @@ def test_conformance(kind):
     fractions = loss_fractions(batch)
     needed = int(np.ceil((float(fractions.std()) / 0.002) ** 2))
     if needed > B:
-        more = objective.batch(text_blocks(needed - B, T, seed=1), rngs(0, needed - B, step=1), SPECIAL)
+        more = make_batch(objective, text_blocks(needed - B, T, seed=1), rngs(0, needed - B, step=1), SPECIAL)
         fractions = torch.cat([fractions, loss_fractions(more)])
     assert float(fractions.mean()) == pytest.approx(objective.params.expected_loss_fraction(T), abs=0.01)
 
     # A pure function of (blocks, rngs): same seeds, same batch; other seeds, another
     # batch exactly when the objective draws at all (CLM does not).
-    assert same_batch(batch, objective.batch(blocks, rngs(0, B), SPECIAL))
-    assert same_batch(batch, objective.batch(blocks, rngs(1, B), SPECIAL)) is not draws
+    assert same_batch(batch, make_batch(objective, blocks, rngs(0, B), SPECIAL))
+    assert same_batch(batch, make_batch(objective, blocks, rngs(1, B), SPECIAL)) is not draws
 
     # Built on the CPU whatever the default device: a GPU fine-tuning job sets one (NIAH
     # trains on collated batches), and Batch.to moves CPU batches only ("meta" stands in).
     with torch.device("meta"):
-        assert same_batch(batch, objective.batch(blocks, rngs(0, B), SPECIAL))
+        assert same_batch(batch, make_batch(objective, blocks, rngs(0, B), SPECIAL))
 
 
 def logits_of(model, batch: Batch) -> torch.Tensor:
@@ -246,7 +247,7 @@ def check_no_leakage(objective, model, block: np.ndarray, seed: int) -> None:
     kind = objective.kind
 
     def build(tokens: np.ndarray) -> Batch:
-        return objective.batch([tokens], [example_rng(seed, 0, 0)], SPECIAL)
+        return make_batch(objective, [tokens], [example_rng(seed, 0, 0)], SPECIAL)
 
     base = build(block)
     visible = batch_visibility(base)[0]  # (L, L): [q, k] = q reads k
@@ -297,7 +298,7 @@ def test_mlm_labels_only_selected_positions():
     blocks = text_blocks(200, 64)
     for block in blocks:
         block[::16] = SPECIAL.eos  # some specials to be left alone
-    batch = objective.batch(blocks, rngs(0, len(blocks)), SPECIAL)
+    batch = make_batch(objective, blocks, rngs(0, len(blocks)), SPECIAL)
     original = torch.from_numpy(np.stack(blocks))
     labelled = batch.labels != IGNORE
     assert torch.equal(batch.labels[labelled], original[labelled])

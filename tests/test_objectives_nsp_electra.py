@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from pipeline.batch import make_batch
 from pipeline.config import SizeSpec
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode, language_model_loss
 from pipeline.model.pooling import mean_pool
@@ -81,7 +82,7 @@ def test_nsp_hand_computed_true_next_segment_odd_length():
 def test_nsp_batch_takes_negatives_from_the_next_block():
     objective = parse_objective({"kind": "nsp", "next_probability": 0.0, "mask_ratio": 0.01})
     blocks = [np.arange(10, 18), np.arange(30, 38), np.arange(50, 58)]
-    batch = objective.batch(blocks, [example_rng(0, 0, i) for i in range(3)], SPECIAL)
+    batch = make_batch(objective, blocks, [example_rng(0, 0, i) for i in range(3)], SPECIAL)
     clean = torch.where(batch.labels != IGNORE, batch.labels, batch.input_ids)
     assert clean.tolist() == [[10, 11, 12, EOS, 34, 35, 36, 37], [30, 31, 32, EOS, 54, 55, 56, 57], [50, 51, 52, EOS, 14, 15, 16, 17]]
     assert batch.extras["is_next"].tolist() == [0, 0, 0]
@@ -120,7 +121,7 @@ def micro_setup(kind: str, special: SpecialIds = SPECIAL, count: int = 4, length
     model = build_language_model(spec, objective.attention, seed=0)
     rng = np.random.default_rng(0)
     blocks = [rng.integers(special.num_special, special.vocab_size, size=length) for _ in range(count)]
-    batch = objective.batch(blocks, [example_rng(0, 0, i) for i in range(count)], special)
+    batch = make_batch(objective, blocks, [example_rng(0, 0, i) for i in range(count)], special)
     return objective, model, build_loss(objective, spec, seed=0), batch
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.batch import make_batch
 from pipeline.errors import PipelineError
 from pipeline.objectives import IGNORE, example_rng, parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -126,7 +127,7 @@ def test_meap_masks_text_only_and_keeps_clean_next_token_labels():
     blocks = [data.integers(SPECIAL.num_special, SPECIAL.vocab_size, size=T) for _ in range(B)]
     for block in blocks:
         block[::16] = SPECIAL.eos
-    batch = objective.batch(blocks, [example_rng(0, 0, i) for i in range(B)], SPECIAL)
+    batch = make_batch(objective, blocks, [example_rng(0, 0, i) for i in range(B)], SPECIAL)
     clean = np.stack(blocks)
     inputs, labels = batch.input_ids.numpy(), batch.labels.numpy()
     assert batch.padding_mask is None and inputs.shape == (B, T)

@@ -14,6 +14,7 @@ import torch
 from transformers import AutoTokenizer
 
 from pipeline.__main__ import main
+from pipeline.batch import make_batch
 from pipeline.files import read_json
 from pipeline.objectives import parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -80,7 +81,7 @@ def test_mlm_on_a_vocabulary_with_specials_on_top_selects_and_draws_text_only():
     blocks = [np.random.default_rng(seed).integers(0, 100, size=64) for seed in range(200)]
     objective = parse_objective({"kind": "mlm", "mask_ratio": 0.5, "mask_token_fraction": 0.0, "random_token_fraction": 1.0})
     rngs = [np.random.default_rng(1000 + i) for i in range(len(blocks))]
-    batch = objective.batch(blocks, rngs, special)
+    batch = make_batch(objective, blocks, rngs, special)
     original = torch.from_numpy(np.stack(blocks))
     labelled = batch.labels != -100
     assert labelled.any() and not labelled[original >= 90].any()

@@ -30,6 +30,7 @@ from sklearn.linear_model import LogisticRegression
 
 from pipeline import strict
 from pipeline.config import BagOfWordsSpec, ExampleBudget, TaskSpec
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
@@ -102,8 +103,8 @@ def run_seed(
 
 def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(BagOfWordsRunSpec, args.spec, "bag-of-words")
-    if spec.task.type != "sequence_classification":
-        raise PipelineError(f"bag-of-words: task {spec.task_name!r} is {spec.task.type}; the baseline needs sequence_classification")
+    if not TASK_TYPES[spec.task.type].lexical_baseline:
+        raise PipelineError(f"bag-of-words: task {spec.task_name!r} is {spec.task.type}, which has no bag-of-words baseline")
     stats, rows = read_task(args.task_dir)
     tokenizer = load_saved_tokenizer(args.tokenizer)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, spec.attention, "random"))

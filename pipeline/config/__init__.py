@@ -29,7 +29,7 @@ from pipeline.config.data import (
     NeedleSpec,
     TaskFamily,
     TaskSpec,
-    TaskType,
+    TaskTypeName,
 )
 from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, TaskBudgetSpec
 from pipeline.config.pretraining import (
@@ -67,7 +67,7 @@ __all__ = [
     "NeedleSpec",
     "TaskFamily",
     "TaskSpec",
-    "TaskType",
+    "TaskTypeName",
     "BagOfWordsSpec",
     "FinetuningSpec",
     "TaskBudgetSpec",

@@ -101,7 +101,8 @@ class NeedleSpec:
 
 
 TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
-TaskType = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
+# The registered task types (pipeline/data/task_rows.py, pipeline/finetune/task_types/), checked equal by a test.
+TaskTypeName = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class TaskSpec:
     """
 
     family: TaskFamily
-    type: TaskType
+    type: TaskTypeName
     metric: str
     data: DataSourceSpec
     description: str

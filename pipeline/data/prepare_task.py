@@ -26,7 +26,7 @@ from pipeline.config import TaskSpec
 from pipeline.data.needle import needle_rows
 from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
-from pipeline.data.task_rows import TASK_TYPES, Example, TaskType
+from pipeline.data.task_rows import TASK_TYPES, Example, TaskRows
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
 
 
-def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskType, where: str) -> tuple[list[Example], int]:
+def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: str) -> tuple[list[Example], int]:
     """Checked, cleaned examples without empty texts, and how many were empty."""
     examples: list[Example] = []
     ids: set[str] = set()
@@ -119,7 +119,7 @@ def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Ex
     return splits
 
 
-def deduplicate(splits: dict[str, list[Example]], task_type: TaskType) -> tuple[dict[str, list[Example]], int]:
+def deduplicate(splits: dict[str, list[Example]], task_type: TaskRows) -> tuple[dict[str, list[Example]], int]:
     """Each split without the rows that repeat a key of a row kept before them (test
     first, then validation, then train; source order within a split), and how many went."""
     seen: set[str] = set()
@@ -162,7 +162,7 @@ def build_needle_splits(splits: dict[str, list[Example]], spec: TaskSpec) -> dic
 def task_stats(
     name: str,
     spec: TaskSpec,
-    task_type: TaskType,
+    task_type: TaskRows,
     splits: dict[str, list[Example]],
     labels: list[str],
     num_duplicates: int,

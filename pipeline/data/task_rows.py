@@ -61,13 +61,17 @@ class RowError(PipelineError):
         super().__init__(f"{where} field {field!r}: {problem}")
 
 
-class TaskType:
-    """One type's rules; subclasses override what differs."""
+class TaskRows:
+    """One task type's rows and what follows from them; subclasses override what differs.
+    Everything but fine-tuning reads a type here (fine-tuning's registry,
+    :mod:`pipeline.finetune.task_types`, adds the model side)."""
 
     fields: tuple[str, ...] = ()  # what a reader (or a hub ``fields`` map) must give, besides "id"
     # The fields of a written row that hold its text (a list of words counts as its words):
     # what decontamination keeps out of the pretraining corpus.
     text_fields: tuple[str, ...] = ()
+    generative: bool = False  # answered by generating text: fine-tunes only causal and prefix-attention models
+    lexical_baseline: bool = False  # the bag-of-words reference applies (one label per text)
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         """The row's checked, cleaned fields; None when a text is empty (the row is dropped)."""
@@ -97,11 +101,12 @@ class TaskType:
         raise NotImplementedError
 
 
-class SequenceClassification(TaskType):
+class SequenceClassification(TaskRows):
     """``{text, text_pair?, label}``: one text or a pair, one class label name."""
 
     fields = ("text", "label")
     text_fields = ("text", "text_pair")
+    lexical_baseline = True
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         fields = {"text": clean_text(_string(row, "text", where))}
@@ -130,7 +135,7 @@ class SequenceClassification(TaskType):
         return Baseline(majority, round(score, 4), f"always {majority!r}, the most frequent train label")
 
 
-class TokenClassification(TaskType):
+class TokenClassification(TaskRows):
     """``{tokens, tags}``: one IOB2 tag name per token (B-X opens a span, I-X continues it)."""
 
     fields = ("tokens", "tags")
@@ -167,7 +172,7 @@ class TokenClassification(TaskType):
         return Baseline("O", 0.0, "tag everything O: no predicted spans, span F1 0")
 
 
-class ExtractiveQA(TaskType):
+class ExtractiveQA(TaskRows):
     """``{question, context, answers: {text, answer_start}}`` (SQuAD v2); no answers = unanswerable."""
 
     fields = ("question", "context", "answers")
@@ -210,7 +215,7 @@ class ExtractiveQA(TaskType):
         return Baseline("no answer", round(100 * unanswerable / len(test), 4), "always abstain: squad_v2 F1 = % unanswerable")
 
 
-class Retrieval(TaskType):
+class Retrieval(TaskRows):
     """``{query, document}``: the document is the query's one relevant document. Queries
     and documents are each unique, so every query has exactly one right answer."""
 
@@ -230,12 +235,13 @@ class Retrieval(TaskType):
         return Baseline(None, round(score, 4), f"a random ranking of the {len(test)} test documents: expected nDCG@10")
 
 
-class NeedleInAHaystack(TaskType):
+class NeedleInAHaystack(TaskRows):
     """Reader rows are distractor sentences ``{text}`` in article order; prepare_task
     builds ``{context, question, answer, length, depth}`` rows from each split's (:mod:`needle`)."""
 
     fields = ("text",)
     text_fields = ("context", "question")  # the written rows prepare_task builds
+    generative = True
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         text = clean_text(_string(row, "text", where))
@@ -251,7 +257,7 @@ class NeedleInAHaystack(TaskType):
         return Baseline(None, round(100 / (NUMBERS[1] - NUMBERS[0] + 1), 4), "a uniform guess of the 4-digit number")
 
 
-TASK_TYPES: dict[str, TaskType] = {
+TASK_TYPES: dict[str, TaskRows] = {
     "sequence_classification": SequenceClassification(),
     "token_classification": TokenClassification(),
     "extractive_qa": ExtractiveQA(),

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pipeline.config import RANDOM_INIT, Config
 from pipeline.config.replicates import arm_of, is_random_init
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.objectives import parse_objective
 from pipeline.objectives.base import Attention
 
-GENERATIVE_TASK_TYPES = ("needle_in_a_haystack",)
 GENERATIVE_ATTENTION = ("causal", "prefix")
 
 
@@ -55,6 +55,6 @@ def task_takes(config: Config, task: str, names: set[str], kind: str) -> bool:
     budget = config.finetuning.by_task.get(task)
     if budget is not None and budget.runs is not None and not names & set(budget.runs):
         return False
-    if config.tasks[task].type in GENERATIVE_TASK_TYPES:
+    if TASK_TYPES[config.tasks[task].type].generative:
         return generation_attention(kind) is not None
     return True

@@ -30,12 +30,13 @@ from safetensors.torch import load_file
 from transformers import EuroBertConfig, EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
 from pipeline import strict
+from pipeline.batch import Batch
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.integrity import verify_recorded
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
-from pipeline.objectives.base import IGNORE, Attention, Batch
+from pipeline.objectives.base import IGNORE, Attention
 from pipeline.tokenization.special_tokens import SpecialIds
 
 BACKBONE_FILE = "backbone.json"

@@ -1,22 +1,14 @@
 """Pretraining objectives, registered by name. Importing this package registers every
-module in it, so a new objective is one new file."""
+module in it, so a new objective is one new file. Objectives need numpy alone (their
+examples become tensors in :mod:`pipeline.batch`), so the registry imports without torch."""
 
 import importlib
 import pkgutil
 
-from pipeline.objectives.base import (
-    IGNORE,
-    Batch,
-    Example,
-    Objective,
-    collate,
-    example_rng,
-    parse_objective,
-    registered_kinds,
-)
+from pipeline.objectives.base import IGNORE, Example, Kind, Objective, example_rng, kind_of, parse_objective, registered_kinds
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "base":
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["IGNORE", "Batch", "Example", "Objective", "collate", "example_rng", "parse_objective", "registered_kinds"]
+__all__ = ["IGNORE", "Example", "Kind", "Objective", "example_rng", "kind_of", "parse_objective", "registered_kinds"]

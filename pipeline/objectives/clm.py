@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import IGNORE, Example, register
+from pipeline.objectives.base import CAUSAL_SECTION, IGNORE, Example, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -18,7 +18,7 @@ class CLMParams:
         return (block_length - 1) / block_length
 
 
-@register("clm", CLMParams, attention="causal")
+@register("clm", CLMParams, attention="causal", label="CLM", section=CAUSAL_SECTION)
 def clm(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: CLMParams) -> Example:
     # block (T,) -> labels (T,): labels[t] = block[t+1]; the last position has no target,
     # so CLM carries loss on (T-1)/T of positions over exactly the tokens MLM sees.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.objectives.base import Example, register
+from pipeline.objectives.base import MASKED_SECTION, Example, register
 from pipeline.objectives.mlm import MLMParams, select_and_corrupt
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -48,7 +48,7 @@ class ElectraParams:
         return MLMParams(mask_ratio=self.mask_ratio, mask_token_fraction=1.0, random_token_fraction=0.0)
 
 
-@register("electra", ElectraParams, attention="bidirectional", loss="replaced_token_detection")
+@register("electra", ElectraParams, attention="bidirectional", label="ELECTRA", section=MASKED_SECTION, loss="replaced_token_detection")
 def electra(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: ElectraParams) -> Example:
     example = select_and_corrupt(block, rng, special, params.generator_masking)
     return replace(example, extras={"sampling_seed": rng.integers(0, SAMPLING_SEED_BOUND)})

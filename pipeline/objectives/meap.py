@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import Example, register
+from pipeline.objectives.base import CAUSAL_SECTION, Example, register
 from pipeline.objectives.clm import CLMParams, clm
 from pipeline.objectives.mlm import MLMParams, select_and_corrupt
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -31,7 +31,7 @@ class MEAPParams:
         return CLMParams().expected_loss_fraction(block_length)  # every position but the last
 
 
-@register("meap", MEAPParams, attention="causal")
+@register("meap", MEAPParams, attention="causal", label="MEAP", section=CAUSAL_SECTION)
 def meap(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: MEAPParams) -> Example:
     # block (T,) -> input_ids (T,) with <mask> at the selected positions, labels (T,) = CLM's on the clean block.
     # The input corruption is MLM's selection with every selected position set to <mask>.

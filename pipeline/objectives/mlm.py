@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import IGNORE, Example, register
+from pipeline.objectives.base import IGNORE, MASKED_SECTION, Example, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -52,4 +52,4 @@ def select_and_corrupt(block: np.ndarray, rng: np.random.Generator, special: Spe
     return Example(input_ids=corrupted, labels=labels)
 
 
-register("mlm", MLMParams, attention="bidirectional")(select_and_corrupt)
+register("mlm", MLMParams, attention="bidirectional", label="MLM", section=MASKED_SECTION)(select_and_corrupt)

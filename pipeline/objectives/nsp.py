@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.objectives.base import Example, register
+from pipeline.objectives.base import MASKED_SECTION, Example, register
 from pipeline.objectives.mlm import MLMParams, select_and_corrupt
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -43,7 +43,9 @@ class NSPParams(MLMParams):
             raise ValueError(f"next_probability {self.next_probability} must be in [0, 1]")
 
 
-@register("nsp", NSPParams, attention="bidirectional", loss="masked_lm_next_sentence", uses_partner=True)
+@register(
+    "nsp", NSPParams, attention="bidirectional", label="MLM+NSP", section=MASKED_SECTION, loss="masked_lm_next_sentence", uses_partner=True
+)
 def nsp(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: NSPParams, partner: np.ndarray) -> Example:
     # Decide first, with one draw, so the masking draws that follow are the same either way.
     is_next = rng.random() < params.next_probability

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import IGNORE, Example, register
+from pipeline.objectives.base import DENOISING_SECTION, IGNORE, Example, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -70,7 +70,7 @@ class PrefixLMParams:
         return self.expected_loss_positions(block_length) / self.example_length(block_length)
 
 
-@register("prefix_lm", PrefixLMParams, attention="prefix")
+@register("prefix_lm", PrefixLMParams, attention="prefix", label="prefix LM", section=DENOISING_SECTION)
 def prefix_lm(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: PrefixLMParams) -> Example:
     # block (T,) -> one example of length T: prefix block[:s], targets block[s:].
     lo, hi = params.split_range(len(block))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import Example, register
+from pipeline.objectives.base import DENOISING_SECTION, Example, register
 from pipeline.objectives.prefix_lm import prefix_example
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -155,7 +155,7 @@ class SpanCorruptionParams:
         return self.expected_loss_positions(block_length) / self.example_length(block_length)
 
 
-@register("span_corruption", SpanCorruptionParams, attention="prefix")
+@register("span_corruption", SpanCorruptionParams, attention="prefix", label="span corruption", section=DENOISING_SECTION)
 def span_corruption(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: SpanCorruptionParams) -> Example:
     # block (T,) -> example (P + Q,) = (T + 2n + 2,), prefix_length P.
     setting = (

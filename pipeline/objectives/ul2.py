@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import IGNORE, Example, ObjectiveFn, register
+from pipeline.objectives.base import DENOISING_SECTION, IGNORE, Example, ObjectiveFn, register
 from pipeline.objectives.prefix_lm import PrefixLMParams, prefix_lm
 from pipeline.objectives.span_corruption import SpanCorruptionParams, require_sentinels, span_corruption
 from pipeline.tokenization.special_tokens import NLG, NLU, S2S, SpecialIds
@@ -89,7 +89,7 @@ class UL2Params:
         )
 
 
-@register("ul2", UL2Params, attention="prefix")
+@register("ul2", UL2Params, attention="prefix", label="UL2", section=DENOISING_SECTION)
 def ul2(block: np.ndarray, rng: np.random.Generator, special: SpecialIds, params: UL2Params) -> Example:
     # block (T,) -> [mode] + the drawn denoiser's example: (T + 1,) for S, (T + 2n + 3,) for span corruption.
     require_sentinels(params.sentinels_needed(len(block)), special, f"ul2 (weights={list(params.weights)}, T={len(block)})")

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from pipeline.batch import Batch, make_batch
 from pipeline.model.backbone import encode, language_model_loss
-from pipeline.objectives import IGNORE, Batch, Objective, parse_objective
+from pipeline.objectives import IGNORE, Objective, parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Held-out examples draw from their own RNG stream; training steps never reach this value.
@@ -54,7 +55,7 @@ def heldout_batches(
     """``blocks`` as batches of ``objective`` on ``device``, each block with its own fixed held-out RNG."""
     for start in range(0, len(blocks), batch_size):
         chunk = blocks[start : start + batch_size]
-        yield objective.batch(chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special).to(device)
+        yield make_batch(objective, chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special).to(device)
 
 
 @torch.no_grad()

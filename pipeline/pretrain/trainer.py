@@ -31,11 +31,12 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from pipeline.batch import Batch, collate
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError
 from pipeline.files import explained_write_failure
 from pipeline.model.backbone import BackboneSpec, save_language_model
-from pipeline.objectives import Batch, Objective, collate, example_rng
+from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.pretrain import distributed
 from pipeline.pretrain.distributed import Processes
@@ -193,7 +194,7 @@ class Trainer:
     def _batch(self, blocks: list[np.ndarray], data_step: int, rows: range) -> Batch:
         """Examples ``rows`` of the step's global batch of ``blocks``.
 
-        Exactly ``Objective.batch`` restricted to ``rows``: example ``i`` draws from
+        Exactly :func:`pipeline.batch.make_batch` restricted to ``rows``: example ``i`` draws from
         ``example_rng(seed, data_step, i)`` and its partner (NSP) is block ``i + 1`` of the
         *global* batch, so a row is the same example in whichever process or micro-batch it lands.
         """

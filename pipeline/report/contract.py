@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.report.runs import MLM_DEFAULTS
+from pipeline.report.runs import MASKING_FIELDS
 from pipeline.report.stats import Estimate
 
 # The study's released results recomputed (results/study/, pipeline.external.study_results):
@@ -104,7 +104,7 @@ LR_SENSITIVITY_COLUMNS = [
 ]  # fmt: skip
 OBJECTIVES_COLUMNS = [
     "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "num_steps", "repeated",
-    "clm_share", *MLM_DEFAULTS, "base_run", "base_kind", *Estimate.column_names("test_"),
+    "clm_share", *MASKING_FIELDS, "base_run", "base_kind", *Estimate.column_names("test_"),
     "clm_run", *Estimate.column_names("minus_clm_"), "versus_clm", "mlm_run", *Estimate.column_names("minus_mlm_"), "versus_mlm",
 ]  # fmt: skip
 STEP_COLUMNS = ["step", "budget_fraction", "final"]

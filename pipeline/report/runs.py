@@ -13,6 +13,7 @@ the section of the report that compares it with its peers (see objectives.csv in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -20,24 +21,22 @@ from typing import Any
 import pandas as pd
 
 from pipeline.errors import PipelineError
+from pipeline.objectives import kind_of, parse_objective, registered_kinds
+from pipeline.objectives.base import CAUSAL_SECTION, DENOISING_SECTION, MASKED_SECTION
+from pipeline.objectives.mlm import MLMParams
 
-# The report's sections of objectives.csv, in display order.
-CAUSAL, MASKED, DENOISERS = "Causal LM", "Masked LM", "Prefix LM and span denoisers"
+# The report's sections of objectives.csv, in display order; an objective kind registers the
+# first three (pipeline/objectives/).
+CAUSAL, MASKED, DENOISERS = CAUSAL_SECTION, MASKED_SECTION, DENOISING_SECTION
 MASKING, TWO_STAGE, CONTINUED, OTHER = "Masking ratio and 80/10/10", "Two-stage CLM→MLM", "Continued pretraining", "Other objectives"
 SECTIONS = (CAUSAL, MASKED, DENOISERS, MASKING, TWO_STAGE, CONTINUED, OTHER)
-KIND_SECTIONS = {
-    "clm": CAUSAL, "meap": CAUSAL, "mlm": MASKED, "nsp": MASKED, "electra": MASKED,
-    "prefix_lm": DENOISERS, "span_corruption": DENOISERS, "ul2": DENOISERS,
-}  # fmt: skip
 STUDY_SECTIONS = {"short_budget": TWO_STAGE, "two_stage": TWO_STAGE, "continued": CONTINUED}
 # Reference runs repeated in a section, with their CLM share there (None: not a two-stage point).
 REPEATED_REFERENCES: dict[str, dict[str, float | None]] = {MASKING: {"mlm": None}, TWO_STAGE: {"mlm": 0.0, "clm": 1.0}}
-# Objective kinds configured with MLMParams, and its defaults (pipeline/objectives/mlm.py;
-# not imported, as that module pulls in torch).
-MASKING_KINDS = ("mlm", "nsp")
-MLM_DEFAULTS = {"mask_ratio": 0.15, "mask_token_fraction": 0.8, "random_token_fraction": 0.1}
+# What an objective configured with MLMParams (or a subclass: NSP) says about its masking.
+MASKING_FIELDS = tuple(field.name for field in dataclasses.fields(MLMParams))
 PLACEMENT_COLUMNS = [
-    "run", "objective", "study", "num_steps", "section", "repeated", "clm_share", *MLM_DEFAULTS, "base_run", "base_kind",
+    "run", "objective", "study", "num_steps", "section", "repeated", "clm_share", *MASKING_FIELDS, "base_run", "base_kind",
 ]  # fmt: skip
 REFERENCE_KINDS = ("clm", "mlm")
 
@@ -64,13 +63,20 @@ def pick_run(group: pd.DataFrame, kind: str) -> pd.Series | None:
     )
 
 
+def masks_tokens(kind: str) -> bool:
+    """Whether objective ``kind`` is configured with MLMParams (its masking ratio and replacement rule)."""
+    return kind in registered_kinds() and issubclass(kind_of(kind).params_type, MLMParams)
+
+
 def masking(configs: Mapping[str, Mapping[str, Any]], objective: str, run: str) -> dict[str, float]:
     """The masking ratio and [MASK] / random-token fractions an MLMParams objective was
-    configured with. Guessing them for an objective missing from --objectives would put
-    a run at the wrong point of the masking sweep, so that is an error."""
+    configured with, parsed by its registration (defaults filled in). Guessing them for an
+    objective missing from --objectives would put a run at the wrong point of the masking
+    sweep, so that is an error."""
     if objective not in configs:
         raise PipelineError(f"--objectives: no objective {objective!r} (run {run!r} trained with it), so its masking is unknown")
-    return {key: float(configs[objective].get(key, default)) for key, default in MLM_DEFAULTS.items()}
+    params = parse_objective(dict(configs[objective]), f"--objectives {objective}").params
+    return {key: float(getattr(params, key)) for key in MASKING_FIELDS}
 
 
 def home_section(run: pd.Series, mlm_reference: str | None) -> str:
@@ -81,7 +87,8 @@ def home_section(run: pd.Series, mlm_reference: str | None) -> str:
         return STUDY_SECTIONS[run["study"]]
     if run["objective_kind"] == "mlm" and run["run"] != mlm_reference:
         return MASKING
-    return KIND_SECTIONS.get(run["objective_kind"], OTHER)
+    kind = run["objective_kind"]
+    return kind_of(kind).section if kind in registered_kinds() else OTHER
 
 
 def named_references(runs: pd.DataFrame) -> dict[str, str | None]:
@@ -163,8 +170,8 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
             ]
             masked = (
                 masking(configs, run["objective"], run["run"])
-                if run["objective_kind"] in MASKING_KINDS
-                else dict.fromkeys(MLM_DEFAULTS, math.nan)
+                if masks_tokens(run["objective_kind"])
+                else dict.fromkeys(MASKING_FIELDS, math.nan)
             )
             for section, repeated, share in shown:
                 rows.append({

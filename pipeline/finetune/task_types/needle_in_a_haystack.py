@@ -21,6 +21,7 @@ import torch
 from torch import nn
 from transformers import DynamicCache
 
+from pipeline.batch import collate
 from pipeline.errors import PipelineError
 from pipeline.finetune.framing import tokenize
 from pipeline.finetune.plan import generation_attention
@@ -29,7 +30,7 @@ from pipeline.finetune.task_types.base import TaskType, register
 from pipeline.metrics import Metric
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.backbone import language_model_loss, load_language_model
-from pipeline.objectives import Example, collate
+from pipeline.objectives import Example
 from pipeline.objectives.base import Attention
 from pipeline.objectives.prefix_lm import prefix_example
 

@@ -8,8 +8,9 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from pipeline.batch import Batch
 from pipeline.model.backbone import BackboneSpec
-from pipeline.objectives import Batch, Objective
+from pipeline.objectives import Objective
 
 
 class PretrainingLoss(nn.Module):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from transformers import PreTrainedModel
 
+from pipeline.batch import Batch
 from pipeline.model.backbone import language_model_loss
-from pipeline.objectives import Batch
 from pipeline.pretrain.losses.base import PretrainingLoss, register_loss
 
 

@@ -14,9 +14,10 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
+from pipeline.batch import Batch
 from pipeline.model.backbone import BackboneSpec, encode, labelled_loss
 from pipeline.model.pooling import mean_pool
-from pipeline.objectives import Batch, Objective
+from pipeline.objectives import Objective
 from pipeline.pretrain.losses.base import PretrainingLoss, register_loss
 
 

@@ -32,9 +32,10 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
 
+from pipeline.batch import Batch
 from pipeline.config import SizeSpec
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode, labelled_logits
-from pipeline.objectives import IGNORE, Batch, Objective
+from pipeline.objectives import IGNORE, Objective
 from pipeline.pretrain.losses.base import PretrainingLoss, register_loss
 
 

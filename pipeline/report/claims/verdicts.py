@@ -22,16 +22,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline.objectives import kind_of, registered_kinds
 from pipeline.report.contract import Results
 from pipeline.report.stats import Estimate, linear_combination
 from pipeline.report.text import count_text, interval_text
 
 VERDICTS = ("supported", "contradicted", "inconclusive", "not measured")
-# How evidence names the runs of an objective kind.
-KIND_LABELS = {
-    "clm": "CLM", "mlm": "MLM", "nsp": "MLM+NSP", "meap": "MEAP", "span_corruption": "span corruption",
-    "prefix_lm": "prefix LM", "ul2": "UL2", "electra": "ELECTRA",
-}  # fmt: skip
+# How evidence names the runs of an objective kind: as its registration labels it.
+KIND_LABELS = {kind: kind_of(kind).label for kind in registered_kinds()}
 
 
 @dataclass(frozen=True)

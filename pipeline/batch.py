@@ -1,0 +1,85 @@
+"""A batch of examples as tensors: what the backbone and every loss read.
+
+Objectives (:mod:`pipeline.objectives`) make :class:`~pipeline.objectives.Example` s from
+token blocks with numpy alone, so their registry imports without torch (the report and
+the planner read it); this module stacks examples into a :class:`Batch` for the trainer,
+the evaluation and fine-tuning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from pipeline.objectives.base import IGNORE, Attention, Example, Objective
+from pipeline.tokenization.special_tokens import SpecialIds
+
+
+@dataclass(frozen=True)
+class Batch:
+    input_ids: torch.Tensor  # (B, L) long, right-padded with <pad>
+    labels: torch.Tensor  # (B, L) long, IGNORE where no loss (always on padding)
+    attention: Attention
+    padding_mask: torch.Tensor | None = None  # (B, L) long, 1 = real token; None when nothing is padded
+    prefix_lengths: torch.Tensor | None = None  # (B,) long, for prefix attention
+    extras: Mapping[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...) stacked from the examples
+
+    def to(self, device: torch.device) -> "Batch":
+        """This batch with every tensor on ``device`` (itself on the CPU).
+
+        A batch is built on the CPU (:func:`collate`); copies go through pinned memory
+        without blocking, so building the next batch overlaps the GPU's work on this one.
+        """
+        if device.type == "cpu":
+            return self
+
+        def move(tensor: torch.Tensor | None) -> torch.Tensor | None:
+            return None if tensor is None else tensor.pin_memory().to(device, non_blocking=True)
+
+        return dataclasses.replace(
+            self,
+            input_ids=move(self.input_ids),
+            labels=move(self.labels),
+            padding_mask=move(self.padding_mask),
+            prefix_lengths=move(self.prefix_lengths),
+            extras={key: move(value) for key, value in self.extras.items()},
+        )
+
+    @property
+    def num_loss_positions(self) -> int:
+        return int((self.labels != IGNORE).sum())
+
+    @property
+    def num_tokens(self) -> int:
+        """Real (non-padding) input positions."""
+        return self.input_ids.numel() if self.padding_mask is None else int(self.padding_mask.sum())
+
+
+def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> Batch:
+    """The examples right-padded into one batch, on the CPU whatever the default device
+    (a GPU fine-tuning job sets one); :meth:`Batch.to` moves it."""
+    lengths = [len(e.input_ids) for e in examples]
+    width = max(lengths)
+    input_ids = np.full((len(examples), width), pad_id, dtype=np.int64)
+    labels = np.full((len(examples), width), IGNORE, dtype=np.int64)
+    for row, example in enumerate(examples):
+        input_ids[row, : lengths[row]] = example.input_ids
+        labels[row, : lengths[row]] = example.labels
+    padding_mask = None
+    if min(lengths) < width:
+        padding_mask = torch.from_numpy((np.arange(width)[None, :] < np.array(lengths)[:, None]).astype(np.int64))
+    prefix_lengths = torch.tensor([e.prefix_length for e in examples], dtype=torch.long, device="cpu") if attention == "prefix" else None
+    extras = {key: torch.as_tensor(np.stack([np.asarray(e.extras[key]) for e in examples]), device="cpu") for key in examples[0].extras}
+    return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, extras)
+
+
+def make_batch(objective: Objective, blocks: Sequence[np.ndarray], rngs: Sequence[np.random.Generator], special: SpecialIds) -> Batch:
+    """One example per block, right-padded into a batch. Example i's partner is block i+1 of
+    the same batch: a different stretch of the corpus, fixed by the step, so the batch stays
+    a pure function of (blocks, rngs)."""
+    examples = [objective.example(b, r, special, blocks[(i + 1) % len(blocks)]) for i, (b, r) in enumerate(zip(blocks, rngs))]
+    return collate(examples, objective.attention, special.pad)
