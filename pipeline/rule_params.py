@@ -285,7 +285,7 @@ def report_spec(resolved: Resolved) -> ReportSpec:
 
 @rule("aggregate", "aggregate")
 def aggregate(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
-    return {"spec": jobs.as_json(report_spec(resolved)), "objectives": json.dumps(resolved.config.objectives, sort_keys=True)}
+    return {"spec": jobs.as_json(report_spec(resolved))}
 
 
 @rule("study_results", "study-results")

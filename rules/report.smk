@@ -24,7 +24,6 @@ rule aggregate:
         "{PYTHON:q} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores:q} --outside-scores {input.outside_scores:q}"
         " --curve-scores {input.curve_scores:q}"
         " --bag-of-words {input.bag_of_words:q} --minimal-pairs {input.minimal_pairs:q} --summaries {input.summaries:q} --task-stats {input.task_stats:q}"
-        " --objectives {params.objectives:q}"
         " --out {output:q} > {log:q} 2>&1"
 
 

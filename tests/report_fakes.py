@@ -18,7 +18,9 @@ from typing import Any
 
 import yaml
 
+from pipeline import strict
 from pipeline.finetune.selection import best_on_validation
+from pipeline.objectives import parse_objective
 
 ScoreFunction = Callable[[str, str, str, float, int], tuple[float, float]]  # (task, run name, size, LR, seed) -> (validation, test)
 CurveFunction = Callable[..., tuple[float, float]]  # ScoreFunction's arguments, then fraction= of the budget trained
@@ -28,7 +30,7 @@ CPT_STEPS = 160
 TASK_BASE = {"sentiment": 70.0, "topic": 80.0}  # other tasks: 60
 SIZE_BONUS = {"tiny": 0.0, "small": 2.0}
 PARAMETERS = {"tiny": 1_570_000, "small": 3_900_000}
-# The config's objectives as the report stage gets them (--objectives), like config/default.yaml.
+# The config's objectives, like config/default.yaml; each summary.json records its run's parsed.
 OBJECTIVE_CONFIGS = {
     "clm": {"kind": "clm"},
     "mlm": {"kind": "mlm", "mask_ratio": 0.4, "mask_token_fraction": 0.8, "random_token_fraction": 0.1},
@@ -160,7 +162,7 @@ class FakeTree:
     def aggregate_argv(self, out: Path, confidence: float = 0.95) -> list[str]:
         spec = {"confidence": confidence, "claims_file": str(self.claims)}
         return [
-            "aggregate", "--spec", json.dumps(spec), "--objectives", json.dumps(OBJECTIVE_CONFIGS),
+            "aggregate", "--spec", json.dumps(spec),
             "--scores", *map(str, self.scores), "--curve-scores", *map(str, self.curve_scores),
             "--bag-of-words", *map(str, self.bag_of_words), "--minimal-pairs", *map(str, self.minimal_pairs),
             "--summaries", *map(str, self.summaries),
@@ -378,6 +380,7 @@ def write_pretraining(root: Path, run: FakeRun, size: str) -> Path:
             "run": f"{run.name}-{size}",
             "objective": run.objective,
             "objective_kind": run.kind,
+            "objective_params": strict.to_plain(parse_objective(dict(configured)).params),  # as the pretrain stage records them
             "attention": attention,
             "size": size,
             "study": run.study,

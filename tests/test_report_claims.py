@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from report_fakes import BONUS, LR_PENALTY, OBJECTIVE_CONFIGS, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
+from report_fakes import BONUS, LR_PENALTY, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
 from pipeline.errors import PipelineError
 from pipeline.report.aggregate import build_tables, read_sources
@@ -29,7 +29,7 @@ def check(claim_id: str, results: Results) -> Verdict:
 
 
 def results_of(tree: FakeTree) -> Results:
-    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, OBJECTIVE_CONFIGS, tree.curve_scores))
+    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, tree.curve_scores))
 
 
 def fake(tmp_path: Path, **options: object) -> Results:
@@ -197,11 +197,10 @@ def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
     tree = write_fake_results(tmp_path)
     for path in tree.summaries:
         summary = json.loads(path.read_text())
-        if summary["objective_kind"] == "mlm":
-            path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction}))
-    return build_tables(
-        read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, {**OBJECTIVE_CONFIGS, "mlm": {"kind": "mlm", "mask_ratio": 0.15}})
-    )
+        if summary["objective_kind"] == "mlm":  # trained at BERT's 15%
+            params = {**summary["objective_params"], "mask_ratio": 0.15}
+            path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction, "objective_params": params}))
+    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95))
 
 
 def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:

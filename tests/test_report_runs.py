@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pipeline import strict
+from pipeline.objectives import parse_objective
 from pipeline.report.runs import MASKING, TWO_STAGE, reference_runs, run_placements
 
 OBJECTIVES = {
@@ -13,6 +15,11 @@ OBJECTIVES = {
     "mlm_20": {"kind": "mlm", "mask_ratio": 0.2},
     "meap": {"kind": "meap"},
 }
+
+
+def objective_params(runs: pd.DataFrame) -> dict[str, dict]:
+    """Each run's parsed objective parameters, as its summary.json records them."""
+    return {run: strict.to_plain(parse_objective(OBJECTIVES[objective]).params) for run, objective in zip(runs["run"], runs["objective"])}
 
 
 def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, base: str = "") -> dict[str, object]:
@@ -43,7 +50,7 @@ def test_zoo_runs_of_a_shorter_budget_are_measured_against_clm_and_mlm_decayed_a
 
 
 def test_a_section_repeats_the_references_of_its_runs_budget_only() -> None:
-    placements = run_placements(default_shape(), OBJECTIVES)
+    placements = run_placements(default_shape(), objective_params(default_shape()))
     masking = placements[placements["section"] == MASKING]
     assert list(zip(masking["run"], masking["repeated"])) == [("mlm_20-tiny", False), ("mlm_480steps-tiny", True)]
     assert masking.set_index("run").loc["mlm_480steps-tiny", "mask_ratio"] == 0.4

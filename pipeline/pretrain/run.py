@@ -154,6 +154,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         "run": spec.run,
         "objective": spec.objective_name,
         "objective_kind": objective.kind,
+        "objective_params": strict.to_plain(objective.params),  # as parsed: every default filled in
         "attention": objective.attention,
         "size": spec.size_name,
         "study": plan.study,

@@ -52,9 +52,8 @@ budgets differ.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -67,7 +66,14 @@ from pipeline.report.catalog import TABLES, Sources, build_order
 from pipeline.report.claims.spec import Claim, read_claims
 from pipeline.report.contract import Results
 from pipeline.report.curves import check_curve_tasks
-from pipeline.report.inputs import read_bag_of_words, read_finetune_grid, read_minimal_pairs, read_pretraining, read_tasks
+from pipeline.report.inputs import (
+    read_bag_of_words,
+    read_finetune_grid,
+    read_minimal_pairs,
+    read_objective_params,
+    read_pretraining,
+    read_tasks,
+)
 
 
 def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
@@ -87,7 +93,6 @@ def read_sources(
     summary_paths: Sequence[Path],
     task_stats_paths: Sequence[Path],
     confidence: float,
-    objective_configs: Mapping[str, Mapping[str, Any]],
     curve_paths: Sequence[Path] = (),
     bag_of_words_paths: Sequence[Path] = (),
     minimal_pairs_paths: Sequence[Path] = (),
@@ -118,7 +123,7 @@ def read_sources(
         bag_of_words=read_bag_of_words(bag_of_words_paths, confidence),
         pair_outcomes=read_minimal_pairs(minimal_pairs_paths),
         confidence=confidence,
-        objective_configs=objective_configs,
+        objective_params=read_objective_params(summary_paths),
         claims=claims,
     )
 
@@ -131,7 +136,7 @@ def build_tables(sources: Sources) -> Results:
         if tuple(frame.columns) != table.columns:
             raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, registered with {list(table.columns)}")
         built[table.name] = frame
-    return Results(built, sources.confidence, sources.objective_configs)
+    return Results(built, sources.confidence, sources.objective_params)
 
 
 # ------------------------------------------------------------------ the stage
@@ -165,18 +170,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
     parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
-    parser.add_argument("--objectives", required=True, help="the config's objectives as JSON (masking ratios and replacement rules)")
     parser.add_argument("--out", type=Path, required=True, help="output directory, e.g. results/tables")
 
 
 def run(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
-    objectives = strict.json_argument(args.objectives, "--objectives")
-    if not isinstance(objectives, dict) or not all(isinstance(v, dict) for v in objectives.values()):
-        raise PipelineError("--objectives: expected a JSON object of name -> {kind: ..., ...}")
     claims = read_claims(spec.claims_file) if spec.claims_file else []
     results = build_tables(read_sources(
-        args.scores, args.summaries, args.task_stats, spec.confidence, objectives, args.curve_scores, args.bag_of_words, args.minimal_pairs,
+        args.scores, args.summaries, args.task_stats, spec.confidence, args.curve_scores, args.bag_of_words, args.minimal_pairs,
         args.outside_scores, claims,
     ))  # fmt: skip
     inputs: dict[str, str | Path] = {
@@ -198,4 +199,4 @@ def run(args: argparse.Namespace) -> None:
         out.mkdir()
         for name, frame in results.tables.items():
             frame.to_csv(out / f"{name}.csv", index=False)
-        write_provenance(out, {"report": strict.to_plain(spec), "objectives": objectives}, inputs)
+        write_provenance(out, {"report": strict.to_plain(spec)}, inputs)

@@ -152,7 +152,7 @@ class Results:
 
     tables: Mapping[str, pd.DataFrame]
     confidence: float
-    objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
+    objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
 
 
 def size_parameters(pretraining: pd.DataFrame) -> dict[str, float]:

@@ -31,10 +31,10 @@ SCORES_FIELDS: dict[str, Any] = {
 }  # fmt: skip
 GRID_FIELDS: dict[str, Any] = dict(zip(GRID_COLUMNS, (NUMBER, int, NUMBER, NUMBER, int, NUMBER)))
 SUMMARY_FIELDS: dict[str, Any] = {
-    "run": str, "objective": str, "objective_kind": str, "attention": str, "size": str, "study": str, "description": str,
-    "started_from": dict, "first_step": int, "num_parameters": int, "num_non_embedding_parameters": int, "num_steps": int,
-    "num_tokens": int, "loss_fraction": NUMBER, "final_train_loss": NUMBER, "heldout_loss": NUMBER, "heldout_metric": dict,
-    "wall_seconds": NUMBER, "tokens_per_second": NUMBER,
+    "run": str, "objective": str, "objective_kind": str, "objective_params": dict, "attention": str, "size": str, "study": str,
+    "description": str, "started_from": dict, "first_step": int, "num_parameters": int, "num_non_embedding_parameters": int,
+    "num_steps": int, "num_tokens": int, "loss_fraction": NUMBER, "final_train_loss": NUMBER, "heldout_loss": NUMBER,
+    "heldout_metric": dict, "wall_seconds": NUMBER, "tokens_per_second": NUMBER,
 }  # fmt: skip
 SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
 STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
@@ -162,6 +162,12 @@ def read_pretraining(paths: list[Path]) -> pd.DataFrame:
     if len(repeated):
         raise PipelineError(f"two pretraining summaries for run {repeated.iloc[0]!r}")
     return frame.sort_values(["num_parameters", "run"], ignore_index=True)
+
+
+def read_objective_params(paths: list[Path]) -> dict[str, dict[str, Any]]:
+    """Each run's objective parameters as its ``summary.json`` records them (parsed, every
+    default filled in), by run; the summaries are validated by :func:`read_pretraining`."""
+    return {record["run"]: record["objective_params"] for record in map(read_json, paths)}
 
 
 def read_tasks(paths: list[Path]) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.errors import PipelineError
-from pipeline.objectives import kind_of, parse_objective, registered_kinds
+from pipeline.objectives import kind_of, registered_kinds
 from pipeline.objectives.base import CAUSAL_SECTION, DENOISING_SECTION, MASKED_SECTION
 from pipeline.objectives.mlm import MLMParams
 
@@ -68,15 +68,14 @@ def masks_tokens(kind: str) -> bool:
     return kind in registered_kinds() and issubclass(kind_of(kind).params_type, MLMParams)
 
 
-def masking(configs: Mapping[str, Mapping[str, Any]], objective: str, run: str) -> dict[str, float]:
-    """The masking ratio and [MASK] / random-token fractions an MLMParams objective was
-    configured with, parsed by its registration (defaults filled in). Guessing them for an
-    objective missing from --objectives would put a run at the wrong point of the masking
-    sweep, so that is an error."""
-    if objective not in configs:
-        raise PipelineError(f"--objectives: no objective {objective!r} (run {run!r} trained with it), so its masking is unknown")
-    params = parse_objective(dict(configs[objective]), f"--objectives {objective}").params
-    return {key: float(getattr(params, key)) for key in MASKING_FIELDS}
+def masking(objective_params: Mapping[str, Mapping[str, Any]], run: str) -> dict[str, float]:
+    """The masking ratio and [MASK] / random-token fractions run ``run`` trained with (an
+    MLMParams objective), as its summary.json records them parsed."""
+    params = objective_params[run]
+    missing = [key for key in MASKING_FIELDS if key not in params]
+    if missing:
+        raise PipelineError(f"run {run!r}: its summary.json's objective_params have no {missing[0]!r}, so its masking is unknown")
+    return {key: float(params[key]) for key in MASKING_FIELDS}
 
 
 def home_section(run: pd.Series, mlm_reference: str | None) -> str:
@@ -136,7 +135,7 @@ def clm_share(run: pd.Series, home: str, base_kind: str) -> float:
     return run["first_step"] / run["num_steps"] if base_kind == "clm" else math.nan
 
 
-def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+def run_placements(pretraining: pd.DataFrame, objective_params: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """One row per (pretrained run, section showing it), with what that section plots.
 
     Each run is shown in its home section; at a size where a section of
@@ -169,9 +168,7 @@ def run_placements(pretraining: pd.DataFrame, configs: Mapping[str, Mapping[str,
                 if reference == run["run"]
             ]
             masked = (
-                masking(configs, run["objective"], run["run"])
-                if masks_tokens(run["objective_kind"])
-                else dict.fromkeys(MASKING_FIELDS, math.nan)
+                masking(objective_params, run["run"]) if masks_tokens(run["objective_kind"]) else dict.fromkeys(MASKING_FIELDS, math.nan)
             )
             for section, repeated, share in shown:
                 rows.append({

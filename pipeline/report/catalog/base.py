@@ -33,7 +33,7 @@ class Sources:
     bag_of_words: pd.DataFrame  # the lexical reference per task
     pair_outcomes: pd.DataFrame  # one row per (model, method, minimal pair)
     confidence: float
-    objective_configs: Mapping[str, Mapping[str, Any]]  # the config's objectives, for masking ratios
+    objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
     claims: Sequence[Claim]
 
 

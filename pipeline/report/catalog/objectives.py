@@ -18,7 +18,7 @@ def build(sources: Sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     pretraining = sources.pretraining
     first_replicates = pretraining[arm_names(pretraining["run_name"]) == pretraining["run_name"]]
     objectives = objectives_table(
-        built["scores"], built["family_scores"], run_placements(first_replicates, sources.objective_configs),
+        built["scores"], built["family_scores"], run_placements(first_replicates, sources.objective_params),
         reference_runs(first_replicates), sources.confidence,
     )  # fmt: skip
     ordered = by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"])

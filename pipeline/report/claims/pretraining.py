@@ -24,9 +24,9 @@ class LossFraction:
             raise ValueError(f"claimed_percent must give mlm and clm, got {sorted(self.claimed_percent)}")
 
 
-def mlm_ratio(results: Results, objective: str, run: str) -> float:
-    """The masking ratio the run's MLM objective was configured with."""
-    return masking(results.objective_configs, objective, run)["mask_ratio"]
+def mlm_ratio(results: Results, run: str) -> float:
+    """The masking ratio the run's MLM objective trained with."""
+    return masking(results.objective_params, run)["mask_ratio"]
 
 
 @register("loss_fraction", LossFraction, reads="pretraining.csv")
@@ -42,7 +42,7 @@ def check_loss_fraction(results: Results, params: LossFraction) -> Verdict:
     if not {"mlm", "clm"} <= set(runs["objective_kind"]):
         return Verdict("not measured", "no MLM or no CLM pretraining summary", "MLM and CLM pretraining summaries with loss_fraction")
     expected = {
-        row.run: claimed["clm"] if row.objective_kind == "clm" else mlm_ratio(results, row.objective, row.run)
+        row.run: claimed["clm"] if row.objective_kind == "clm" else mlm_ratio(results, row.run)
         for row in runs.itertuples()
         if row.objective_kind in claimed
     }
