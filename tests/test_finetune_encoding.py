@@ -8,10 +8,12 @@ import torch
 from pipeline.config import TaskSpec
 from pipeline.finetune.framing import frame_truncated, truncate_longest_first
 from pipeline.finetune.sweep import autocast
+from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskContext, get_task_type
-from pipeline.finetune.task_types.extractive_qa import NULL, answer_text, best_span, encode_qa
+from pipeline.finetune.task_types.extractive_qa import NULL, Answer, ExtractiveQA, answer_text, best_span, encode_qa, gold_positions
 from pipeline.finetune.task_types.retrieval import in_batch_negatives_loss, rank_documents
 from pipeline.finetune.task_types.token_classification import first_subtokens
+from pipeline.metrics import get_metric
 from pipeline.objectives.base import IGNORE
 
 BOS, EOS = 1, 2
@@ -120,6 +122,24 @@ def test_best_span_respects_order_length_context_and_null():
     long_start, long_end = torch.zeros(50), torch.zeros(50)
     long_start[5], long_end[40], long_end[30] = 10.0, 10.0, 1.0  # 36 tokens is too long; 26 is fine
     assert best_span(long_start, long_end, 4, 45) == (5, 30)
+
+
+def test_qa_scores_texts_for_squad_and_token_positions_for_encodeval():
+    """One prediction serves both QA metrics: SQuAD's compares answer texts with every gold
+    text, EncodEval's the span's token positions with the first gold answer's (a truncated
+    answer is "no answer", position 0, on the gold side)."""
+    bob = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 11), (BOS, EOS), 64)  # "Bob": position 6
+    cut = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (15, 19), (BOS, EOS), 8)  # "noon", truncated away
+    assert gold_positions(bob) == [6] and gold_positions(cut) == []
+    split = EncodedSplit(rows=[{}, {}], examples=[bob, cut], lengths=[10, 8], references=[["Bob"], ["noon"]])
+    predictions = [Answer("Bob at", (6, 7)), Answer("", ())]
+    qa = ExtractiveQA.__new__(ExtractiveQA)  # metric_inputs reads neither the tokenizer nor the task
+    assert qa.metric_inputs(get_metric("qa_token_position_f1"), split, predictions) == ([[6, 7], []], [[6], []])
+    assert qa.metric_inputs(get_metric("squad_v2"), split, predictions) == (["Bob at", ""], [["Bob"], ["noon"]])
+    positions = qa.scores(get_metric("qa_token_position_f1"), split, predictions)["f1"]
+    assert positions == 100 * (2 * 1 / (2 + 1) + 1.0) / 2  # the "no answer" against the truncated gold scores 1
+    words = qa.scores(get_metric("squad_v2"), split, predictions)["f1"]
+    assert words == 100 * (2 / 3 + 0.0) / 2  # word F1 of "Bob at" vs "Bob"; "" vs "noon" is 0
 
 
 # ------------------------------------------------------------------------------ retrieval

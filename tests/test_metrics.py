@@ -44,6 +44,7 @@ SAMPLES = {
     "exact_match": (["7", "x"], ["7", "y"]),
     "encodeval_ndcg_at_10": ([["d1", "d2"], ["d3", "d1"]], [["d2"], ["d4"]]),
     "sentence_macro_f1": ([["B-PER", "O"], ["O"]], [["B-PER", "O"], ["B-LOC"]]),
+    "qa_token_position_f1": ([[5, 6], []], [[6, 7], []]),
 }
 
 
@@ -62,8 +63,8 @@ def test_registry_lists_every_metric_with_its_headline_among_its_scores():
 def test_unknown_metric_is_a_pipeline_error_naming_it_and_the_registered_ones():
     with pytest.raises(
         PipelineError,
-        match=r"unknown metric 'f2' \(registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, "
-        r"squad_v2\)",
+        match=r"unknown metric 'f2' \(registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, qa_token_position_f1, "
+        r"sentence_macro_f1, span_f1, squad_v2\)",
     ):
         get_metric("f2")
 
@@ -456,3 +457,21 @@ def test_sentence_macro_f1_equals_sklearn_per_sentence_then_the_mean():
         warnings.simplefilter("ignore")  # sklearn warns where a tag has no true positive, then scores it 0
         expected = [sklearn_f1(g, p, average="macro") for g, p in zip(gold, predicted)]
     assert compute("sentence_macro_f1", predicted, gold)["macro_f1"] == pytest.approx(100 * sum(expected) / len(expected))
+
+
+# --- qa_token_position_f1: EncodEval's QA metric ----------------------------------------------
+
+
+def test_qa_token_position_f1_by_hand():
+    f1 = lambda predicted, gold: compute("qa_token_position_f1", [predicted], [gold])["f1"]  # noqa: E731
+    assert f1([10, 11, 12], [10, 11, 12]) == 100.0
+    assert f1([10, 11], [11, 12, 13]) == pytest.approx(100 * 2 * 1 / (2 + 3))  # one position shared of 2 and 3
+    assert f1([20], [10, 11]) == 0.0  # a span elsewhere
+    # "No answer" is position 0 on both sides: an empty prediction, and a gold answer the
+    # question lacks or the truncation cut off.
+    assert f1([], []) == 100.0
+    assert f1([], [10, 11]) == 0.0
+    assert f1([10, 11], []) == 0.0
+    assert f1([0], []) == 100.0  # a span predicted on <s> itself is "no answer"
+    # Each question counts once in the mean, however long its answer.
+    assert compute("qa_token_position_f1", [[1, 2, 3, 4], []], [[1, 2, 3, 4], [7]])["f1"] == pytest.approx(50.0)

@@ -162,7 +162,8 @@ class Sweep:
         headline = self.metric.headline
         result = GridResult(
             learning_rate, seed, scores["validation"][headline], scores["test"][headline], num_steps, time.perf_counter() - started,
-            scores["validation"], scores["test"], self.metric.per_example(predictions["test"], self.splits["test"].references),
+            scores["validation"], scores["test"],
+            self.metric.per_example(*self.task_type.metric_inputs(self.metric, self.splits["test"], predictions["test"])),
         )  # fmt: skip
         tail = losses[-max(1, num_steps // 10) :]
         log.info(

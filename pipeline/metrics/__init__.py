@@ -13,9 +13,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.errors import PipelineError
-from pipeline.metrics import accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, sentence_macro_f1, span_f1, squad_v2
+from pipeline.metrics import (
+    accuracy,
+    encodeval_ndcg_at_10,
+    exact_match,
+    ndcg_at_10,
+    qa_token_position_f1,
+    sentence_macro_f1,
+    span_f1,
+    squad_v2,
+)
 
-InputKind = Literal["id", "text", "texts"]
+InputKind = Literal["id", "text", "texts", "positions"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +34,8 @@ class Metric:
     higher_is_better: bool
     compute: Callable[[Sequence, Sequence], dict[str, float]]  # (predictions, references) -> scores in points 0-100
     # What one prediction and one reference are: "id" (a class id), "text", or "texts" (a list of
-    # strings: tags, ids, gold answers); the evaluate module (harness_metric.py) types its inputs so.
+    # strings: tags, ids, gold answers), or "positions" (a list of token positions); the evaluate module
+    # (harness_metric.py) types its inputs so.
     inputs: tuple[InputKind, InputKind]
     # Whether the headline is the mean over examples of its value on each one (accuracy, SQuAD F1,
     # NDCG per query), so that two models can be compared example by example; entity-level
@@ -52,6 +62,7 @@ METRICS = {
         # set beside the study's must be measured with; each module says how it departs from the standard.
         Metric("encodeval_ndcg_at_10", "ndcg@10", True, encodeval_ndcg_at_10.compute, ("texts", "texts")),
         Metric("sentence_macro_f1", "macro_f1", True, sentence_macro_f1.compute, ("texts", "texts")),
+        Metric("qa_token_position_f1", "f1", True, qa_token_position_f1.compute, ("positions", "positions")),  # answer token positions
     ]
 }
 

@@ -25,7 +25,12 @@ from pipeline.metrics import get_metric
 MODULE_PATH = str(Path(__file__).resolve())
 
 # A registered metric's input kinds (Metric.inputs) as datasets types.
-FEATURE = {"id": datasets.Value("int64"), "text": datasets.Value("string"), "texts": datasets.Sequence(datasets.Value("string"))}
+FEATURE = {
+    "id": datasets.Value("int64"),
+    "text": datasets.Value("string"),
+    "texts": datasets.Sequence(datasets.Value("string")),
+    "positions": datasets.Sequence(datasets.Value("int64")),
+}
 
 
 class HarnessMetric(evaluate.Metric):

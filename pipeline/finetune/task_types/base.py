@@ -101,9 +101,14 @@ class TaskType(ABC):
         """One prediction per example of ``split``, in the form the metric takes; called
         under ``torch.no_grad()`` with the model in eval mode."""
 
+    def metric_inputs(self, metric: Metric, split: EncodedSplit, predictions: list[Any]) -> tuple[list[Any], list[Any]]:
+        """What ``metric`` compares, in the form its ``inputs`` name: by default the predictions
+        and the split's references (a type whose predictions serve several metrics picks)."""
+        return predictions, split.references
+
     def scores(self, metric: Metric, split: EncodedSplit, predictions: list[Any]) -> dict[str, float]:
         """The metric's whole result for a split; a type may add details (NIAH: per-cell accuracy)."""
-        return metric.compute(predictions, split.references)
+        return metric.compute(*self.metric_inputs(metric, split, predictions))
 
 
 def hidden_states(encoder: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

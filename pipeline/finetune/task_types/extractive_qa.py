@@ -6,12 +6,15 @@ Head: a linear layer giving a start and an end logit per token. Position 0 (``<s
 start = end = 0. A prediction is the best valid span (start <= end, at most
 ``MAX_ANSWER_TOKENS``, inside the context) when it scores above the null span (0, 0),
 else "" (no answer); its text is cut from the context by the tokens' character offsets.
+A prediction keeps its token positions too: the official SQuAD F1 (``squad_v2``) compares
+texts, EncodEval's (``qa_token_position_f1``, the study's) the positions of the span.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +23,7 @@ from torch import nn
 from pipeline.finetune.framing import frame
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
+from pipeline.metrics import Metric
 
 MAX_ANSWER_TOKENS = 30  # the usual SQuAD post-processing limit
 NULL = 0  # the position of <s>: start = end = NULL means "no answer"
@@ -88,6 +92,17 @@ def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, first: int, 
     return first + best // n, first + best % n
 
 
+@dataclass(frozen=True)
+class Answer:
+    text: str  # "" for no answer
+    positions: tuple[int, ...]  # the span's token positions in the input; () for no answer
+
+
+def gold_positions(example: QAExample) -> list[int]:
+    """The first gold answer's token positions; [] where there is none or truncation cut it."""
+    return [] if example.start == NULL else list(range(example.start, example.end + 1))
+
+
 def answer_text(example: QAExample, span: tuple[int, int] | None) -> str:
     """The context's characters under the span ("" for no answer), outer spaces stripped."""
     if span is None:
@@ -142,13 +157,19 @@ class ExtractiveQA(TaskType):
         starts, ends = torch.tensor([e.start for e in examples]), torch.tensor([e.end for e in examples])
         return (F.cross_entropy(start_logits, starts) + F.cross_entropy(end_logits, ends)) / 2
 
-    def predict(self, model: SpanExtractor, split: EncodedSplit, batch_size: int) -> list[str]:
-        def answers(indices: list[int]) -> list[str]:
+    def predict(self, model: SpanExtractor, split: EncodedSplit, batch_size: int) -> list[Answer]:
+        def answers(indices: list[int]) -> list[Answer]:
             examples = [split.examples[i] for i in indices]
             start_logits, end_logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))
+            spans = [best_span(start, end, e.context_start, e.context_end) for e, start, end in zip(examples, start_logits, end_logits)]
             return [
-                answer_text(e, best_span(start, end, e.context_start, e.context_end))
-                for e, start, end in zip(examples, start_logits, end_logits)
+                Answer(answer_text(e, span), () if span is None else tuple(range(span[0], span[1] + 1))) for e, span in zip(examples, spans)
             ]
 
         return in_length_order(split.lengths, batch_size, answers)
+
+    def metric_inputs(self, metric: Metric, split: EncodedSplit, predictions: list[Answer]) -> tuple[list[Any], list[Any]]:
+        """Token positions for a metric of positions (EncodEval's), else texts (SQuAD's)."""
+        if metric.inputs[0] == "positions":
+            return [list(answer.positions) for answer in predictions], [gold_positions(example) for example in split.examples]
+        return [answer.text for answer in predictions], split.references
