@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import Config, TokenizerSpec
+from pipeline.data.task_rows import TASK_TYPES
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
 from pipeline.metrics import get_metric
@@ -152,10 +153,18 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     """
     config = strict.parse(Config, without_foreign_budgets(with_task_files(data, origin)), origin)
     for name, task in config.tasks.items():
-        try:
-            get_metric(task.metric)
-        except PipelineError as error:
-            raise PipelineError(f"{origin}.tasks.{name}.metric: {error}") from None
+        for key, metric in [("metric", task.metric), *(("also_metrics", other) for other in task.also_metrics)]:
+            try:
+                get_metric(metric)
+            except PipelineError as error:
+                raise PipelineError(f"{origin}.tasks.{name}.{key}: {error}") from None
+            scorable = TASK_TYPES[task.type].metrics
+            if metric not in scorable:
+                raise PipelineError(
+                    f"{origin}.tasks.{name}.{key}: {task.type} predictions cannot be scored with {metric!r} ({', '.join(scorable)} can)"
+                )
+        if task.metric in task.also_metrics:
+            raise PipelineError(f"{origin}.tasks.{name}.also_metrics: {task.metric!r} is the task's metric already")
     check_vocabulary(config.tokenizer, origin)
     for name, spec in config.objectives.items():
         parse_objective(spec, f"{origin}.objectives.{name}")

@@ -64,13 +64,16 @@ def fetch(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     return {"spec": jobs.as_json(resolved.config.sources[w["source"]]), "out": f"results/sources/{w['source']}"}
 
 
+# Task keys that matter to fine-tuning only: leaving them out of the data's spec keeps a change
+# from re-preparing the data (and, through decontamination, the whole corpus).
+FINETUNING_ONLY_TASK_KEYS = ("max_length", "also_metrics")
+
+
 @rule("prepare_task", "prepare-task")
 def prepare_task(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
-    # max_length matters to fine-tuning only: leaving it out keeps a length change from
-    # re-preparing the data (and, through decontamination, the whole corpus).
     spec = strict.to_plain(resolved.config.tasks[w["task"]])
     return {
-        "spec": json.dumps({key: value for key, value in spec.items() if key != "max_length"}, sort_keys=True),
+        "spec": json.dumps({key: value for key, value in spec.items() if key not in FINETUNING_ONLY_TASK_KEYS}, sort_keys=True),
         "out": f"results/data/tasks/{w['task']}",
     }
 
@@ -236,7 +239,7 @@ def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     finetuning = config.finetuning.for_task(task)
     spec = {
         "task_name": task,
-        "task": config.tasks[task],
+        "task": dataclasses.replace(config.tasks[task], also_metrics=()),  # the reference scores the headline metric only
         "budget": finetuning.budget,
         "attention": finetuning.attention,
         "bag_of_words": config.bag_of_words,

@@ -233,7 +233,13 @@ def test_tasks_come_from_one_file_each_with_the_configs_entries_merged_over_them
         (
             "metric: f2\n",
             "cfg.tasks.bad.metric: unknown metric 'f2' (registered: accuracy, encodeval_ndcg_at_10, exact_match, ndcg_at_10, "
-            "sentence_macro_f1, span_f1, squad_v2)",
+            "qa_token_position_f1, sentence_macro_f1, span_f1, squad_v2)",
+        ),
+        ("metric: squad_v2\n", "cfg.tasks.bad.metric: sequence_classification predictions cannot be scored with 'squad_v2' (accuracy can)"),
+        ("also_metrics: [accuracy]\n", "cfg.tasks.bad.also_metrics: 'accuracy' is the task's metric already"),
+        (
+            "type: retrieval\nmetric: encodeval_ndcg_at_10\nalso_metrics: [span_f1]\n",
+            "cfg.tasks.bad.also_metrics: retrieval predictions cannot be scored with 'span_f1' (ndcg_at_10, encodeval_ndcg_at_10 can)",
         ),
         (
             "type: token_classification\nneedle: {lengths: [8]}\n",

@@ -111,12 +111,13 @@ def make_task(task_type: str, root: Path) -> Path:
     return root
 
 
-def spec_json(task_type: str, objective_kind: str = "random", **finetuning) -> str:
+def spec_json(task_type: str, objective_kind: str = "random", task_keys: dict | None = None, **finetuning) -> str:
     family, metric, _, _ = CASES[task_type]
     task = {
         "family": family,
         "type": task_type,
         "metric": metric,
+        **(task_keys or {}),
         "description": "synthetic",
         "data": {"reader": "none", "artifact": "none"},
         "max_length": MAX_LENGTH,
@@ -180,6 +181,23 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
             assert point[split] == scores[metric.headline]
             assert all(0 <= value <= 100 for value in scores.values()), scores
     assert without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "b")) == without_seconds(first)
+
+
+@pytest.mark.parametrize(
+    ("task_type", "metric", "also"),
+    [("extractive_qa", "qa_token_position_f1", "squad_v2"), ("token_classification", "sentence_macro_f1", "span_f1")],
+)
+def test_the_study_s_metric_heads_and_the_standard_one_is_recorded_beside_it(task_type, metric, also, init_dir, tmp_path):
+    spec = spec_json(task_type, task_keys={"metric": metric, "also_metrics": [also]})
+    scores = finetune(spec, init_dir, make_task(task_type, tmp_path / "task"), tmp_path / "out")
+    headline = get_metric(metric).headline
+    for point in scores["grid"]:
+        assert point["test"] == point["test_scores"][headline]
+        assert (
+            f"{also}.{get_metric(also).headline}" in point["test_scores"]
+            and f"{also}.{get_metric(also).headline}" in point["validation_scores"]
+        )
+    assert scores["metric"] == metric
 
 
 def test_needle_reports_every_cell_and_its_attention(init_dir, tmp_path):

@@ -71,6 +71,12 @@ def test_a_task_s_max_length_reruns_its_fine_tuning_but_not_its_data() -> None:
     assert outputs("prepare_task", task="sentiment").isdisjoint(rerun)
 
 
+def test_a_metric_recorded_beside_the_headline_reruns_that_task_s_fine_tuning_alone() -> None:
+    rerun = rerun_by(lambda data: data.update(tasks={"title_search": {"also_metrics": ["encodeval_ndcg_at_10"]}}))
+    fine_tuned = outputs("finetune", task="title_search") | outputs("finetune_checkpoint", task="title_search")
+    assert rerun == fine_tuned | outputs("finetune_outside", task="title_search") and fine_tuned
+
+
 def test_a_masking_ratio_reruns_the_runs_of_that_objective_and_their_zero_shot_scores() -> None:
     config = resolved()
     mlm_runs = {plan.run for plan in config.plans.values() if plan.objective == "mlm"}

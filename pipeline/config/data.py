@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pipeline.config.bounds import NON_EMPTY, Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import DISTINCT, NON_EMPTY, Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
 
 BARE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
@@ -117,11 +117,14 @@ class TaskSpec:
 
     family: TaskFamily
     type: TaskTypeName
-    metric: str
+    metric: str  # the headline: the one the learning rate is chosen on and the tables show
     data: DataSourceSpec
     description: str
     proxy_for: str | None = None
     derived_labels: str | None = None
+    # Other metrics each grid point records beside it (the report's downstream section shows
+    # them): e.g. the standard metric beside the study's variant, so that both are at hand.
+    also_metrics: Annotated[tuple[str, ...], DISTINCT] = ()
     max_length: Count = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
     test_fraction: ProperFraction = 0.2  # carved from the rows when the source has no test split
     validation_fraction: ProperFraction = 0.05  # of train, as in the study

@@ -72,6 +72,9 @@ class TaskRows:
     text_fields: tuple[str, ...] = ()
     generative: bool = False  # answered by generating text: fine-tunes only causal and prefix-attention models
     lexical_baseline: bool = False  # the bag-of-words reference applies (one label per text)
+    # The registered metrics its predictions can be scored with: the standard one first, then the
+    # study's variant where EncodEval scores it otherwise (pipeline/metrics/).
+    metrics: tuple[str, ...] = ()
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         """The row's checked, cleaned fields; None when a text is empty (the row is dropped)."""
@@ -107,6 +110,7 @@ class SequenceClassification(TaskRows):
     fields = ("text", "label")
     text_fields = ("text", "text_pair")
     lexical_baseline = True
+    metrics = ("accuracy",)
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         fields = {"text": clean_text(_string(row, "text", where))}
@@ -140,6 +144,7 @@ class TokenClassification(TaskRows):
 
     fields = ("tokens", "tags")
     text_fields = ("tokens",)
+    metrics = ("span_f1", "sentence_macro_f1")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         tokens, tags = _string_list(row, "tokens", where), _string_list(row, "tags", where)
@@ -177,6 +182,7 @@ class ExtractiveQA(TaskRows):
 
     fields = ("question", "context", "answers")
     text_fields = ("question", "context")
+    metrics = ("squad_v2", "qa_token_position_f1")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         question, context = _string(row, "question", where), _string(row, "context", where)
@@ -221,6 +227,7 @@ class Retrieval(TaskRows):
 
     fields = ("query", "document")
     text_fields = ("query", "document")
+    metrics = ("ndcg_at_10", "encodeval_ndcg_at_10")
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         fields = {name: clean_text(_string(row, name, where)) for name in self.fields}
@@ -242,6 +249,7 @@ class NeedleInAHaystack(TaskRows):
     fields = ("text",)
     text_fields = ("context", "question")  # the written rows prepare_task builds
     generative = True
+    metrics = ("exact_match",)
 
     def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
         text = clean_text(_string(row, "text", where))

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> None:
     tokenizer = load_saved_tokenizer(args.model)
     task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind))
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
-    sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric)
+    also_metrics = [get_metric(name) for name in spec.task.also_metrics]
+    sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric, also_metrics)
     log.info(
         "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s",
         spec.run, spec.task_name, spec.task.type, *(len(splits[name]) for name in ("train", "validation", "test")),

@@ -16,6 +16,7 @@ import copy
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -95,13 +96,22 @@ def autocast(precision: str, device: torch.device) -> contextlib.AbstractContext
 class Sweep:
     """Holds what every grid point shares: the pretrained weights and the encoded splits."""
 
-    def __init__(self, task_type: TaskType, pretrained: nn.Module, splits: dict[str, EncodedSplit], spec: FinetuningSpec, metric: Metric):
+    def __init__(
+        self,
+        task_type: TaskType,
+        pretrained: nn.Module,
+        splits: dict[str, EncodedSplit],
+        spec: FinetuningSpec,
+        metric: Metric,
+        also_metrics: Sequence[Metric] = (),
+    ):
         self.task_type = task_type
         self.pretrained = pretrained
         self.pretrained_state = copy.deepcopy(pretrained.state_dict())
         self.splits = splits
         self.spec = spec
         self.metric = metric
+        self.also_metrics = also_metrics  # recorded beside the headline metric's scores, as "<metric>.<key>"
         self.device = next(pretrained.parameters()).device
         if spec.precision == "bf16" and self.device.type == "cpu":
             # torch's CPU SDPA kernel is ~5x slower in bf16 than in fp32 (measured on the tiny
@@ -158,7 +168,7 @@ class Sweep:
                     " nothing is written (lower the learning rate, or check the model it starts from)"
                 )
         predictions = {split: self.predict(model, self.splits[split]) for split in EVALUATION_SPLITS}
-        scores = {split: self.task_type.scores(self.metric, self.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
+        scores = {split: self.split_scores(self.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
         headline = self.metric.headline
         result = GridResult(
             learning_rate, seed, scores["validation"][headline], scores["test"][headline], num_steps, time.perf_counter() - started,
@@ -171,6 +181,13 @@ class Sweep:
             learning_rate, seed, headline, result.validation, result.test, num_steps, sum(tail) / len(tail), result.seconds,
         )  # fmt: skip
         return result
+
+    def split_scores(self, split: EncodedSplit, predictions: list) -> dict[str, float]:
+        """The headline metric's whole result, and each other metric's under its name."""
+        scores = self.task_type.scores(self.metric, split, predictions)
+        for other in self.also_metrics:
+            scores |= {f"{other.name}.{key}": value for key, value in self.task_type.scores(other, split, predictions).items()}
+        return scores
 
     def predict(self, model: nn.Module, split: EncodedSplit) -> list:
         """The task's predictions for ``split``, in eval mode."""
