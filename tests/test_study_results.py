@@ -77,6 +77,22 @@ def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
     assert paired["difference_df"] == 4
 
 
+def test_with_seeds_missing_the_learning_rate_is_chosen_on_the_seeds_that_ran_every_one(tmp_path):
+    """The study's grid has gaps (210m-clm-42k/SC/mnli_m/lr5e-04 has seeds 0, 3, 4 only) and does
+    not say how it chose a learning rate then. The rule here: mean validation over the seeds
+    every learning rate has (seed 0 below), then the test mean over every seed at the chosen one."""
+    root = tmp_path / "results"
+    write_point(root, "m", "SC", "sst2", "lr1e-04_sd0", [1, 0, 0, 1, 1], [1, 1, 0, 0])  # validation 60
+    write_point(root, "m", "SC", "sst2", "lr1e-04_sd1", [1, 1, 1, 1, 1], [1, 1, 1, 1])  # 100: seed 1 is not shared
+    write_point(root, "m", "SC", "sst2", "lr5e-04_sd0", [1, 1, 1, 1, 0], [1, 1, 1, 0])  # 80
+    write_point(root, "m", "SC", "sst2", "lr5e-04_sd2", [1, 1, 0, 0, 0], [0, 0, 0, 0])  # 40: seed 2 is not shared
+    assert study_results(root, tmp_path / "study") == 0
+    chosen = read(tmp_path / "study" / "scores.csv").set_index(["model", "dataset"]).loc[("m", "sst2")]
+    assert chosen["best_learning_rate"] == 5e-04  # every seed's mean would have chosen 1e-04 (80 against 60)
+    assert chosen["validation_mean"] == pytest.approx(80.0)
+    assert chosen["test_mean"] == pytest.approx((75 + 0) / 2) and chosen["n_seeds"] == 2  # every seed at 5e-04
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
