@@ -299,6 +299,7 @@ def study_results(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "matches": [f"{name}:{model}" for name, model in sorted(config.study_matches().items())],
         "tasks": [f"{task}:{dataset}" for task, dataset in sorted(config.study_datasets().items())],
         "confidence": config.report.confidence,
+        "claims": ["--claims", report_spec(resolved).claims_file] if resolved.claims_file else [],
     }
 
 

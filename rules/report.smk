@@ -35,6 +35,7 @@ if CFG.study_results is not None:
         input:
             root=CFG.study_results.path,
             ours=targets.study_versus_scores(RESOLVED),
+            claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
         output:
             directory(OUTPUTS["study_results"]),
         params:
@@ -43,7 +44,7 @@ if CFG.study_results is not None:
             "logs/study_results.log",
         shell:
             "{PYTHON:q} -m pipeline study-results --root {input.root:q} --confidence {params.confidence:q} --pairs {params.pairs:q}"
-            " --ours {input.ours:q} --matches {params.matches:q} --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
+            " --ours {input.ours:q} --matches {params.matches:q} --tasks {params.tasks:q} {params.claims:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule report:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline.__main__ import main
+from pipeline.report.claims.spec import read_claims
 
 # validation / test per-example scores of (model, LR, seed): SST-2-like accuracies (0/1) on 4
 # validation and 5 test examples. 210m-clm-42k is best at 5e-05 on mean validation (0.75
@@ -50,6 +51,17 @@ def results(tmp_path) -> Path:
 
 def read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"training_set": str}).fillna({"training_set": ""})
+
+
+def study_section(tmp_path: Path, study: Path) -> str:
+    """The report's study section for a fake run of this harness beside ``study``'s tables."""
+    from report_fakes import write_fake_results
+
+    tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    assert main([*tree.report_argv(tmp_path / "tables", tmp_path / "reports"), "--study", str(study)]) == 0
+    html = (tmp_path / "reports" / "replication.html").read_text()
+    return html[html.index('<section id="study">') :].split("</section>", 1)[0]
 
 
 def study_results(root: Path, out: Path, *pairs: str) -> int:
@@ -182,16 +194,31 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
     assert pd.isna(squad["difference_mean"]) and squad["study_test_mean"] == pytest.approx(100 * (1.0 + 0.5) / 2)
 
-    from report_fakes import write_fake_results
-
-    tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
-    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
-    assert main([*tree.report_argv(tmp_path / "tables", tmp_path / "reports"), "--study", str(tmp_path / "study")]) == 0
-    html = (tmp_path / "reports" / "replication.html").read_text()
-    study = html[html.index('<section id="study">') :].split("</section>", 1)[0]
+    study = study_section(tmp_path, tmp_path / "study")
     assert "The study&#39;s released checkpoints: the study&#39;s numbers and this harness&#39;s" in study
     assert '<td class="key">mlmvsclm_210m_clm</td><td class="">sentiment</td><td class="">sst2</td>' in study
     assert "not paired: 3 test examples here, 5 in the study&#39;s" in study
+    assert "claims against the study" not in study  # no claims file given to study-results
+
+
+def test_the_claims_are_judged_on_the_study_s_own_headline_models(results, tmp_path):
+    """The fixture's sst2 grid (synthetic numbers in EncodEval's format: no released results
+    file is reachable from here) for 210m-clm-42k and 210m-mlm40-42k, through the claim checks.
+    At the chosen LRs the study's CLM scores (80, 60) and its MLM (40, 40) on sst2's 5 examples:
+    MLM − CLM = −30, Welch over two seeds each: an interval too wide to decide anything."""
+    claims_file = Path(__file__).parents[1] / "config" / "claims.yaml"
+    assert main(["study-results", "--root", str(results), "--claims", str(claims_file), "--out", str(tmp_path / "study")]) == 0
+    verdicts = read(tmp_path / "study" / "claims.csv").set_index("id")
+    assert len(verdicts) == len(read_claims(claims_file))
+    c01 = verdicts.loc["c01"]  # "MLM outperforms CLM by 2.3 to 5.7 points on SC and QA": the study's SC says otherwise
+    assert c01["verdict"] == "inconclusive" and "SC 210m −30.0 [−157.1, +97.1]" in c01["evidence"]
+    assert verdicts.loc["c04", "verdict"] == "not measured"  # learning curves: not among the study's headline models
+    assert study_results(results, tmp_path / "without") == 0
+    assert read(tmp_path / "without" / "claims.csv").empty  # no claims file, no verdicts
+
+    study = study_section(tmp_path, tmp_path / "study")  # the report sets them beside this run's verdicts
+    assert "The write-ups&#39; claims against the study&#39;s own released results" in study
+    assert '<td class="verdict verdict-inconclusive">inconclusive</td>' in study
 
 
 def test_the_report_shows_them_in_their_own_section(results, tmp_path):

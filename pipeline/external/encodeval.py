@@ -28,7 +28,6 @@ from pipeline.errors import PipelineError
 SPLITS = ("validation", "test")
 # EncodEval's metric per family (../shared/REFERENCE.md section 7), as this harness's metric
 # registry names it: a per-example list of ours pairs with the study's only under the same one.
-# QA's token-position F1 is not one of this harness's metrics yet.
 STUDY_METRICS = {"SC": "accuracy", "TC": "sentence_macro_f1", "QA": "qa_token_position_f1", "IR": "encodeval_ndcg_at_10"}
 # Datasets whose test examples EncodEval draws anew in each run: their per-example lists are
 # never paired or averaged by position (a dataset's test mean per run still stands).

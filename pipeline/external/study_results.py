@@ -14,6 +14,8 @@ From EncodEval's per-run files (:mod:`.encodeval`), three tables in ``--out``:
   (averaged over each model's seeds at its chosen LR), mean and t-interval over examples:
   a paired test on the same test examples, which Welch's interval between two seed means
   cannot be;
+* ``claims.csv``: with ``--claims``, every claim of the claims file judged on the study's own
+  headline models by this harness's claim checks (:mod:`.study_claims`); empty without;
 * ``versus.csv``: with ``--ours``, the scores.json of outside models fine-tuned here,
   each matched (``--matches name:study_model``, ``--tasks task:dataset``) to the study's
   results for the same checkpoint: both numbers side by side and a paired test
@@ -31,10 +33,12 @@ import pandas as pd
 from pipeline.config import model_pair
 from pipeline.errors import PipelineError
 from pipeline.external.encodeval import UNSEEDED_TEST_SPLITS, example_scores, read_grid
+from pipeline.external.study_claims import study_verdicts
 from pipeline.external.study_versus import read_ours, versus_table
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
-from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_TASK_COLUMNS
+from pipeline.report.claims.spec import read_claims
+from pipeline.report.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_TASK_COLUMNS
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import mean_interval
 
@@ -52,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--matches", nargs="*", default=[], help="name:study_model: the study's model an outside model is")
     parser.add_argument("--tasks", nargs="*", default=[], help="task:dataset: the study's dataset a task of this harness is")
-    parser.add_argument("--out", required=True, type=Path, help="results/study: grid.csv, scores.csv, paired.csv")
+    parser.add_argument("--claims", type=Path, help="the claims file (config/claims.yaml), judged on the study's headline models too")
+    parser.add_argument("--out", required=True, type=Path, help="results/study: grid.csv, scores.csv, paired.csv, versus.csv, claims.csv")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -64,14 +69,17 @@ def run(args: argparse.Namespace) -> None:
         dict(parse_pair(pair, option) for pair in pairs) for option, pairs in (("--matches", args.matches), ("--tasks", args.tasks))
     )
     versus = versus_table(read_ours(args.ours), scores, matches, tasks, args.confidence)
+    claims = study_verdicts(grid, args.confidence, read_claims(args.claims)) if args.claims else pd.DataFrame(columns=CLAIM_COLUMNS)
     with atomic_path(args.out) as out:
         out.mkdir()
         grid.drop(columns="path").to_csv(out / "grid.csv", index=False)
         scores.drop(columns="paths").to_csv(out / "scores.csv", index=False)
         paired.to_csv(out / "paired.csv", index=False)
         versus.to_csv(out / "versus.csv", index=False)
+        claims.to_csv(out / "claims.csv", index=False)
         spec = {"confidence": args.confidence, "pairs": args.pairs, "matches": args.matches, "tasks": args.tasks}
-        write_provenance(out, spec, {"encodeval_results": args.root, **{f"ours_{i}": path for i, path in enumerate(args.ours)}})
+        inputs = {"encodeval_results": args.root, **({"claims": args.claims} if args.claims else {})}
+        write_provenance(out, spec, {**inputs, **{f"ours_{i}": path for i, path in enumerate(args.ours)}})
     logger.info("%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons, %d beside this harness's",
                 len(grid), grid["model"].nunique(), grid["dataset"].nunique(), len(scores), len(paired), len(versus))  # fmt: skip
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.report.stats import Estimate, ci_side
-from pipeline.report.tables import Table, key, num, row
+from pipeline.report.tables import Table, claim_evidence, key, num, row, verdict_cell
 from pipeline.report.text import interval_text
 
 
@@ -121,4 +121,27 @@ def study_versus_table(versus: pd.DataFrame, confidence: float) -> Table | None:
             "it pairs examples by their position in the test split, so it holds where both used the same split in the same "
             "order (the counts are checked, the order cannot be)."
         ),
+    )
+
+
+def study_claims_table(study_claims: pd.DataFrame, this_run_claims: pd.DataFrame) -> Table | None:
+    """Every claim judged on the study's own released results, beside this run's verdict."""
+    if study_claims.empty:
+        return None
+    this_run = this_run_claims.set_index("id")["verdict"]
+    rows = []
+    for _, item in study_claims.iterrows():
+        ours = verdict_cell(this_run.get(item["id"], "—"))
+        rows.append(row(item["id"], item["claim"], verdict_cell(item["verdict"]), ours, claim_evidence(item)))
+    return Table(
+        caption="The write-ups' claims against the study's own released results",
+        header=("ID", "Claim", "The study's results", "This run", "Evidence from the study's results"),
+        rows=tuple(rows),
+        note=(
+            "The study's headline models (<size>-clm-42k as CLM, <size>-mlm40-42k as MLM), every dataset of its released grid "
+            "scored with its own metric, through this harness's protocol and claim checks: intervals over the study's "
+            "fine-tuning seeds of one pretraining run per model. Claims that need other runs (learning curves, the objective "
+            "zoo, two-stage or continued runs) are not measured on this side."
+        ),
+        css="wide-text claims",
     )

@@ -32,9 +32,9 @@ from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures
 from pipeline.report.catalog import TABLES
-from pipeline.report.contract import STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
+from pipeline.report.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
-from pipeline.report.outside_tables import study_paired_table, study_score_tables, study_versus_table
+from pipeline.report.outside_tables import study_claims_table, study_paired_table, study_score_tables, study_versus_table
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
 from pipeline.report.tables import Table
@@ -100,8 +100,8 @@ def read_corpus_stats(path: Path) -> dict[str, Any]:
 
 
 def read_study(directory: Path) -> dict[str, pd.DataFrame]:
-    """scores.csv, paired.csv and versus.csv of ``study-results``; a dataset without a named training set reads as ""."""
-    names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS, "versus": STUDY_VERSUS_COLUMNS}
+    """scores.csv, paired.csv, versus.csv and claims.csv of ``study-results``; a dataset without a named training set reads as ""."""
+    names = {"scores": STUDY_SCORE_COLUMNS, "paired": STUDY_PAIRED_COLUMNS, "versus": STUDY_VERSUS_COLUMNS, "claims": CLAIM_COLUMNS}
     return {
         name: read_csv(directory / f"{name}.csv", columns, dtype={"training_set": str}).fillna({"training_set": ""})
         for name, columns in names.items()
@@ -280,6 +280,7 @@ def run(args: argparse.Namespace) -> None:
         "study_tables": study_score_tables(study["scores"]) if study else [],
         "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
         "study_versus_table": study_versus_table(study["versus"], spec.confidence) if study else None,
+        "study_claims_table": study_claims_table(study["claims"], frames["claims"]) if study else None,
         "verdict_counts": Counter(frames["claims"]["verdict"]),
         "sources_table": appendix_tables.sources_table(manifests),
         "corpus_table": appendix_tables.corpus_table(corpus),

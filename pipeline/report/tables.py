@@ -280,16 +280,23 @@ def lr_sensitivity_table(lr_sensitivity: pd.DataFrame, scores: pd.DataFrame) -> 
     )  # fmt: skip
 
 
+def verdict_cell(verdict: str) -> Cell:
+    return Cell(verdict, f"verdict verdict-{verdict.replace(' ', '-')}")
+
+
+def claim_evidence(item: Mapping[str, Any]) -> str:
+    """A verdict's evidence, and what it needed where it was not measured."""
+    needed = item["needed"] if isinstance(item["needed"], str) and item["needed"] else ""
+    return f"{item['evidence'].rstrip('.')}. Needed: {needed}." if needed else item["evidence"]
+
+
 def claims_table(claims: pd.DataFrame) -> Table:
     """Every claim with its verdict (coloured) and the evidence or what is missing."""
     rows = []
     for _, item in claims.iterrows():
-        needed = item["needed"] if isinstance(item["needed"], str) and item["needed"] else ""
-        evidence = f"{item['evidence'].rstrip('.')}. Needed: {needed}." if needed else item["evidence"]
-        verdict = item["verdict"]
         unit = item["decide_unit"] if isinstance(item["decide_unit"], str) else ""
         power = num(detectable_text(item["detectable"], item["to_decide"], unit) if unit else "—")
-        rows.append(row(item["id"], item["claim"], Cell(verdict, f"verdict verdict-{verdict.replace(' ', '-')}"), power, evidence))
+        rows.append(row(item["id"], item["claim"], verdict_cell(item["verdict"]), power, claim_evidence(item)))
     return Table(
         "Claims checked against this run",
         ("ID", "Claim", "Verdict", "Detectable at 80% power (seeds to decide)", "Evidence"),
