@@ -94,6 +94,37 @@ def pretraining_tokens(plan: RunPlan, config: Config) -> int:
     return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
 
 
+def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
+    """Wall hours of one GPU pretraining job on its ``hardware.gpus_per_run`` GPUs, at the assumed MFU."""
+    hardware = config.hardware
+    flops = training_flops(parameters(config.sizes[plan.size], config.tokenizer.vocab_size).matmul, pretraining_tokens(plan, config))
+    return flops / (hardware.gpus_per_run * hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu) / 3600
+
+
+def pretraining_runtime_minutes(config: Config, plan: RunPlan) -> int:
+    """The time limit a GPU pretraining job asks for: its estimate with the margin, at most the
+    cluster's limit per job (a longer run takes several attempts, each resuming the last)."""
+    hardware = config.hardware
+    return max(1, min(round(60 * hardware.runtime_margin * pretraining_job_hours(config, plan)), round(60 * hardware.max_job_hours)))
+
+
+def check_job_limits(config: Config, plans: Plans) -> None:
+    """A GPU pretraining job that would need more than ``max_job_hours`` x ``job_attempts`` is
+    refused at plan time, before anything is submitted."""
+    hardware = config.hardware
+    if hardware.gpus_per_run == 0:
+        return
+    allowed = hardware.max_job_hours * hardware.job_attempts
+    for plan in plans.values():
+        hours = hardware.runtime_margin * pretraining_job_hours(config, plan)
+        if hours > allowed:
+            raise ValueError(
+                f"hardware: pretraining run {plan.run!r} is estimated at {hours:,.0f} hours on {hardware.gpus_per_run} GPUs (margin"
+                f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise"
+                " gpus_per_run, job_attempts or max_job_hours"
+            )
+
+
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:
     """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
     hardware, vocab = config.hardware, config.tokenizer.vocab_size

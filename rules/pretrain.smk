@@ -23,8 +23,25 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
                        " lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
 
 
+from pipeline.cost import check_job_limits, pretraining_runtime_minutes
+
+try:
+    check_job_limits(CFG, PLANS)  # a job the cluster's limits cannot hold stops the plan, before anything is submitted
+except ValueError as error:
+    sys.exit(f"error: {error}")
+
+
 def pretrain_gpus(wildcards):
     return CFG.hardware.gpus_per_run
+
+
+def pretrain_runtime(wildcards):
+    """Minutes a GPU pretraining job asks for: its cost estimate with the margin, at most hardware.max_job_hours."""
+    return pretraining_runtime_minutes(CFG, PLANS[f"{wildcards.name}-{wildcards.size}"])
+
+
+# On GPUs the time limit comes from the estimate; a CPU run keeps the default resources.
+PRETRAIN_RUNTIME = {"runtime": pretrain_runtime} if CFG.hardware.gpus_per_run > 0 else {}
 
 
 def pretrain_launcher(wildcards, resources):
@@ -73,6 +90,7 @@ rule pretrain:
     priority: 10
     resources:
         gpu=pretrain_gpus,
+        **PRETRAIN_RUNTIME,
     log:
         "logs/pretrain/{name}-{size}.log",
     benchmark:

@@ -164,6 +164,12 @@ class HardwareSpec:
     assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+    # A GPU pretraining job asks for its estimated wall time (cost.pretraining_job_hours) with a
+    # margin, at most the cluster's limit per job; one that would need more than the limit times
+    # the attempts it gets (each resumes the last: the SLURM profile's retries + 1) stops the plan.
+    max_job_hours: Positive = 72.0
+    job_attempts: Count = 3
+    runtime_margin: Positive = 1.25
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
