@@ -97,6 +97,7 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
             if name == "mlm"
         },
         claims=claims,
+        measured_by="the study's released results",
     )
 
 

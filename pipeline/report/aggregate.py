@@ -136,7 +136,7 @@ def build_tables(sources: Sources) -> Results:
         if tuple(frame.columns) != table.columns:
             raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, registered with {list(table.columns)}")
         built[table.name] = frame
-    return Results(built, sources.confidence, sources.objective_params)
+    return Results(built, sources.confidence, sources.objective_params, sources.measured_by)
 
 
 # ------------------------------------------------------------------ the stage

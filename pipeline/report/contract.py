@@ -153,6 +153,8 @@ class Results:
     tables: Mapping[str, pd.DataFrame]
     confidence: float
     objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
+    # Whose runs these are, for the verdicts' evidence: this run's, or the study's released results.
+    measured_by: str = "this run"
 
 
 def size_parameters(pretraining: pd.DataFrame) -> dict[str, float]:

@@ -35,6 +35,7 @@ class Sources:
     confidence: float
     objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
     claims: Sequence[Claim]
+    measured_by: str = "this run"  # whose runs these are (Results.measured_by)
 
 
 # (every table built so far by name, the confidence level) -> the tables one display shows

@@ -14,7 +14,7 @@ JUDGED = ("comparison", "curve_comparison", "learning_curves", "lr_sensitivity",
 
 
 def build(sources: Sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    return check_claims(sources.claims, Results(dict(built), sources.confidence, sources.objective_params))
+    return check_claims(sources.claims, Results(dict(built), sources.confidence, sources.objective_params, sources.measured_by))
 
 
 def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:

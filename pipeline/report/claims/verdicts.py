@@ -83,6 +83,8 @@ def scale(results: Results) -> str:
     """Where the numbers come from, for every evidence sentence."""
     sizes = results.tables["pretraining"].groupby("size", sort=False)["num_parameters"].mean()
     listed = ", ".join(f"{size} {count_text(count)}" for size, count in sizes.items())
+    if results.measured_by != "this run":
+        return f"in {results.measured_by} ({listed} parameters)"
     return f"at this run's scale ({listed} parameters; the study: 210M-1B)"
 
 
