@@ -77,9 +77,17 @@ def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> B
     return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, extras)
 
 
-def make_batch(objective: Objective, blocks: Sequence[np.ndarray], rngs: Sequence[np.random.Generator], special: SpecialIds) -> Batch:
-    """One example per block, right-padded into a batch. Example i's partner is block i+1 of
-    the same batch: a different stretch of the corpus, fixed by the step, so the batch stays
-    a pure function of (blocks, rngs)."""
-    examples = [objective.example(b, r, special, blocks[(i + 1) % len(blocks)]) for i, (b, r) in enumerate(zip(blocks, rngs))]
+def make_batch(
+    objective: Objective,
+    blocks: Sequence[np.ndarray],
+    rngs: Sequence[np.random.Generator],
+    special: SpecialIds,
+    rows: Sequence[int] | None = None,
+) -> Batch:
+    """Examples ``rows`` of ``blocks`` (every block by default), right-padded into a batch, row
+    ``rows[k]`` drawing from ``rngs[k]``. Example i's partner is block i+1 of ``blocks``, whichever
+    rows are taken: a different stretch of the corpus, fixed by the step, so a row is the same
+    example in whichever process or micro-batch it lands (a pure function of blocks and rngs)."""
+    rows = range(len(blocks)) if rows is None else rows
+    examples = [objective.example(blocks[i], rng, special, blocks[(i + 1) % len(blocks)]) for i, rng in zip(rows, rngs)]
     return collate(examples, objective.attention, special.pad)

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from pipeline.batch import Batch, collate
+from pipeline.batch import Batch, make_batch
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError
 from pipeline.files import explained_write_failure
@@ -192,18 +192,12 @@ class Trainer:
     # ------------------------------------------------------------------- loop
 
     def _batch(self, blocks: list[np.ndarray], data_step: int, rows: range) -> Batch:
-        """Examples ``rows`` of the step's global batch of ``blocks``.
-
-        Exactly :func:`pipeline.batch.make_batch` restricted to ``rows``: example ``i`` draws from
+        """Examples ``rows`` of the step's global batch of ``blocks``: example ``i`` draws from
         ``example_rng(seed, data_step, i)`` and its partner (NSP) is block ``i + 1`` of the
-        *global* batch, so a row is the same example in whichever process or micro-batch it lands.
-        """
+        *global* batch (:func:`pipeline.batch.make_batch`)."""
         inputs = self.inputs
-        objective, special = inputs.objective, inputs.special
-        examples = [
-            objective.example(blocks[i], example_rng(inputs.seed, data_step, i), special, blocks[(i + 1) % len(blocks)]) for i in rows
-        ]
-        return collate(examples, objective.attention, special.pad)
+        rngs = [example_rng(inputs.seed, data_step, i) for i in rows]
+        return make_batch(inputs.objective, blocks, rngs, inputs.special, rows)
 
     def _micro_batches(self, step: int) -> list[Batch]:
         """This process's rows of step ``step``'s global batch, in micro-batches of ``compute.micro_batch_size``."""
