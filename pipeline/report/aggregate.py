@@ -70,7 +70,6 @@ from pipeline.report.inputs import (
     read_bag_of_words,
     read_finetune_grid,
     read_minimal_pairs,
-    read_objective_params,
     read_pretraining,
     read_tasks,
 )
@@ -102,7 +101,7 @@ def read_sources(
     """Read every input and check the files of different stages against each other."""
     grid = read_finetune_grid(scores_paths)
     outside_grid = read_finetune_grid(outside_paths)
-    pretraining = read_pretraining(summary_paths)
+    pretraining, objective_params = read_pretraining(summary_paths)
     tasks = read_tasks(task_stats_paths)
     curve_grid = read_finetune_grid(curve_paths, pretraining)
     for scored in (grid, curve_grid):
@@ -123,7 +122,7 @@ def read_sources(
         bag_of_words=read_bag_of_words(bag_of_words_paths, confidence),
         pair_outcomes=read_minimal_pairs(minimal_pairs_paths),
         confidence=confidence,
-        objective_params=read_objective_params(summary_paths),
+        objective_params=objective_params,
         claims=claims,
     )
 

@@ -143,14 +143,16 @@ def metric_scores(point: dict[str, Any], path: Path, index: int) -> dict[str, fl
     return scores
 
 
-def read_pretraining(paths: list[Path]) -> pd.DataFrame:
+def read_pretraining(paths: list[Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     """One row per pretraining ``summary.json``, ``started_from`` and the held-out
-    metric flattened, the run's name beside its objective's config name."""
-    rows = []
+    metric flattened, the run's name beside its objective's config name; and each run's
+    objective parameters as its summary records them (parsed, every default filled in)."""
+    rows, objective_params = [], {}
     for path in paths:
         record = validated(read_json(path), SUMMARY_FIELDS, path, choices=SUMMARY_CHOICES)
         start = validated(record["started_from"], STARTED_FROM_FIELDS, path, "started_from.", STARTED_FROM_CHOICES)
         metric = validated(record["heldout_metric"], HELDOUT_METRIC_FIELDS, path, "heldout_metric.")
+        objective_params[record["run"]] = record["objective_params"]
         rows.append({
             **record,
             "run_name": name_of_run(record["run"], record["size"], path),
@@ -161,13 +163,7 @@ def read_pretraining(paths: list[Path]) -> pd.DataFrame:
     repeated = frame["run"][frame["run"].duplicated()]
     if len(repeated):
         raise PipelineError(f"two pretraining summaries for run {repeated.iloc[0]!r}")
-    return frame.sort_values(["num_parameters", "run"], ignore_index=True)
-
-
-def read_objective_params(paths: list[Path]) -> dict[str, dict[str, Any]]:
-    """Each run's objective parameters as its ``summary.json`` records them (parsed, every
-    default filled in), by run; the summaries are validated by :func:`read_pretraining`."""
-    return {record["run"]: record["objective_params"] for record in map(read_json, paths)}
+    return frame.sort_values(["num_parameters", "run"], ignore_index=True), objective_params
 
 
 def read_tasks(paths: list[Path]) -> pd.DataFrame:
