@@ -7,6 +7,7 @@
 # hash of the code it runs, so that a changed value or a code change reruns exactly the jobs
 # it affects) are pipeline/rule_params.py, tested there without Snakemake.
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -42,12 +43,18 @@ os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
 CLAIMS_FILE = RESOLVED.claims_file and os.path.relpath(RESOLVED.claims_file)
 
 
+@functools.cache
+def job_params(rule, wildcards):
+    """One job's params, built once however many of them the rule asks for (``wildcards``: sorted items)."""
+    return rerun.params(RESOLVED, rule, dict(wildcards))
+
+
 def rule_params(rule):
     """The rule's params (pipeline/rule_params.py), each computed from the job's wildcards. Every
     job of a rule has the same keys, read from any one of its jobs; a rule without a job in
     this config gets none."""
-    keys = rerun.params(RESOLVED, rule, EXAMPLE_JOBS[rule]) if rule in EXAMPLE_JOBS else {}
-    return {key: (lambda wildcards, key=key: rerun.params(RESOLVED, rule, wildcards)[key]) for key in keys}
+    keys = job_params(rule, tuple(sorted(EXAMPLE_JOBS[rule].items()))) if rule in EXAMPLE_JOBS else {}
+    return {key: (lambda wildcards, key=key: job_params(rule, tuple(sorted(wildcards.items())))[key]) for key in keys}
 
 
 wildcard_constraints:
