@@ -40,7 +40,7 @@ def headline_run(model: str) -> tuple[str, str, int] | None:
 
 
 def parameters_of(size: str) -> float:
-    """ "210m" -> 2.1e8, "1b" -> 1e9: what orders the sizes, as the study names them."""
+    """Parameters as the study names a size ("210m" -> 2.1e8, "1b" -> 1e9): what orders the sizes."""
     return float(size[:-1]) * (1e6 if size.endswith("m") else 1e9)
 
 
