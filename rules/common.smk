@@ -95,7 +95,8 @@ for source in targets.used_sources(RESOLVED):
 
 # ---------------------------------------------------------------- inputs
 
-TASK_SPLITS = ("train", "validation", "test")
+# A prepared task: its splits and its judged documents (empty unless a retrieval task ranks a corpus).
+TASK_FILES = ("train", "validation", "test", "documents")
 
 
 def source_inputs(artifacts):
@@ -111,7 +112,7 @@ def corpus_source_inputs(wildcards):
 
 
 def task_split_inputs(wildcards):
-    return [f"results/data/tasks/{wildcards.task}/{split}.jsonl" for split in TASK_SPLITS] + [OUTPUTS["prepare_task"].format(task=wildcards.task)]
+    return [f"results/data/tasks/{wildcards.task}/{split}.jsonl" for split in TASK_FILES] + [OUTPUTS["prepare_task"].format(task=wildcards.task)]
 
 
 def pretrain_start(wildcards):

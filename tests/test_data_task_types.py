@@ -103,37 +103,6 @@ def test_extractive_qa_from_the_squad_v2_schema_moves_answers_with_the_cleaning(
     assert (stats["majority_label"], stats["majority_test_score"]) == ("no answer", 33.3333)  # abstaining scores 1 of 3
 
 
-def test_token_classification_from_the_universal_ner_schema_as_parquet(tmp_path):
-    """config/tasks/paper/uner_en.yaml: universalner/universal_ner `en_ewt`'s columns (what
-    EncodEval's hgissbkh/uner_en keeps: it drops idx, text and annotator and renames ner_tags),
-    the tags a ClassLabel sequence, one parquet file per split as the hub serves it."""
-    import datasets
-    import yaml
-
-    uner_tags = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
-    features = datasets.Features({
-        "idx": datasets.Value("string"), "text": datasets.Value("string"), "tokens": datasets.Sequence(datasets.Value("string")),
-        "ner_tags": datasets.Sequence(datasets.ClassLabel(names=uner_tags)), "annotator": datasets.Sequence(datasets.Value("string")),
-    })  # fmt: skip
-    sentences = {
-        "train": (["Where", "in", "Iraq", "?"], [0, 0, 5, 0]),
-        "validation": (["Bush", "spoke", "to", "NATO"], [1, 0, 0, 3]),
-        "test": (["Al", "Jazeera", "reported", "it"], [3, 4, 0, 0]),
-    }
-    files = {}
-    for split, (tokens, tags) in sentences.items():
-        table = {"idx": [f"en_ewt-ud-{split}-1"], "text": [" ".join(tokens)], "tokens": [tokens], "ner_tags": [tags], "annotator": [["a"]]}
-        datasets.Dataset.from_dict(table, features=features).to_parquet(tmp_path / f"{split}.parquet")
-        files[split] = str(tmp_path / f"{split}.parquet")
-    task = yaml.safe_load((Path(__file__).parents[1] / "config/tasks/paper/uner_en.yaml").read_text())
-    hub = {**task["data"]["hub"], "path": "parquet", "data_files": files}  # the task file's splits and fields, local files
-    assert prepare(tmp_path, "token_classification", hub) == 0
-    names = stats_of(tmp_path)["labels"]
-    assert [[names[i] for i in read_split(tmp_path, split)[0]["tags"]] for split in ("train", "validation", "test")] == [
-        ["O", "O", "B-LOC", "O"], ["B-PER", "O", "O", "B-ORG"], ["B-ORG", "I-ORG", "O", "O"],
-    ]  # fmt: skip
-
-
 def test_a_sentence_pair_task_from_the_mnli_schema(tmp_path):
     files = one_file_per_split(tmp_path, fixture_rows("mnli_validation_matched.jsonl"))
     fields = {"text": "premise", "text_pair": "hypothesis", "label": "label"}

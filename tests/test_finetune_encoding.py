@@ -19,9 +19,9 @@ from pipeline.objectives.base import IGNORE
 BOS, EOS = 1, 2
 
 
-def context_of(tokenizer, task_type: str, max_length: int = 64, labels=("B-NAME", "I-NAME", "O")) -> TaskContext:
+def context_of(tokenizer, task_type: str, max_length: int = 64, labels=("B-NAME", "I-NAME", "O"), input_format="bos_eos") -> TaskContext:
     task = TaskSpec(family="TC", type=task_type, metric="span_f1", data=None, description="test", max_length=max_length)
-    return TaskContext(task, {"labels": list(labels)}, tokenizer, "bidirectional", "random")
+    return TaskContext(task, {"labels": list(labels)}, tokenizer, "bidirectional", "random", input_format)
 
 
 # ------------------------------------------------------------------------------ framing
@@ -45,6 +45,21 @@ def test_sentence_pairs_use_both_texts(tokenizer):
     assert len(a) > len(b)  # so a 2 * len(b) token budget cuts only a
     short = get_task_type("sequence_classification")(context_of(tokenizer, "sequence_classification", max_length=2 * len(b) + 3))
     assert short.encode(rows)[1].input_ids == [BOS, *a[: len(b)], EOS, *b, EOS]
+
+
+def test_the_study_s_format_is_text_and_eos_without_a_leading_bos(tokenizer):
+    """finetuning.input_format: eos (EncodEval's text + eos): the same segments, no <s>, one
+    more token of text in the same budget."""
+    assert frame_truncated([[10, 11], [20]], None, EOS, 10) == [10, 11, EOS, 20, EOS]
+    assert frame_truncated([list(range(10, 20))], None, EOS, 5) == [10, 11, 12, 13, EOS]
+    sc = get_task_type("sequence_classification")(context_of(tokenizer, "sequence_classification", input_format="eos"))
+    assert sc.encode([{"text": "The team won", "label": 0}])[0].input_ids == [
+        *tokenizer("The team won", add_special_tokens=False)["input_ids"],
+        EOS,
+    ]
+    example = encode_qa(QUESTION, CONTEXT_IDS, OFFSETS, CONTEXT, (8, 11), (None, EOS), 64)  # "Bob"
+    assert example.input_ids == [10, 11, EOS, 20, 21, 22, 23, 24, EOS]
+    assert (example.context_start, example.start, example.end) == (3, 5, 5) and answer_text(example, (5, 5)) == "Bob"
 
 
 # --------------------------------------------------------------------- token classification

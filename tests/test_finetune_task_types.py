@@ -234,3 +234,30 @@ def test_bf16_sweep_gives_sane_scores(task_type, init_dir, tmp_path):
     grid = finetune(spec_json(task_type, "prefix_lm", precision="bf16"), init_dir, task, tmp_path / "bf16")["grid"]
     assert [p["num_steps"] for p in grid] == [3, 3] and all(0 <= p["test"] <= 100 for p in grid)
     assert read_json(tmp_path / "bf16" / "provenance.json")["spec"]["finetuning"]["precision"] == "bf16"
+
+
+def test_a_judged_retrieval_task_ranks_its_documents_for_validation_and_test(init_dir, tmp_path):
+    """The study's IR datasets: queries {query, relevant} ranked against documents.jsonl, the
+    same corpus for both splits; every ranking names only corpus documents, and the per-query
+    scores follow the relevant lists (a query with every document relevant scores 100)."""
+    task = make_task("retrieval", tmp_path / "task")
+    corpus = [{"id": f"doc{i}", "document": f"Report {100 + i}: a sentence about item {i}."} for i in range(12)]
+    judged = {
+        "validation": [
+            {"id": "v0", "query": "item 1 report", "relevant": ["doc1"]},
+            {"id": "v1", "query": "item 2", "relevant": ["doc2", "doc3"]},
+        ],
+        "test": [
+            {"id": "t0", "query": "item 4", "relevant": ["doc4"]},
+            {"id": "t1", "query": "anything", "relevant": [d["id"] for d in corpus]},
+        ],
+    }
+    for split, rows in judged.items():
+        write_jsonl(task / f"{split}.jsonl", rows)
+    write_jsonl(task / "documents.jsonl", corpus)
+    record_task_splits(task)
+    spec = spec_json("retrieval", task_keys={"metric": "encodeval_ndcg_at_10", "also_metrics": ["ndcg_at_10"]})
+    scores = finetune(spec, init_dir, task, tmp_path / "out")
+    for point in scores["grid"]:
+        assert len(point["test_examples"]) == 2 and point["test_examples"][1] == 100.0
+        assert 0 <= point["validation"] <= 100 and point["test"] == sum(point["test_examples"]) / 2

@@ -24,6 +24,7 @@ from pipeline.config.data import (
     CorpusSpec,
     DataSourceSpec,
     HubSpec,
+    JudgementsSpec,
     MinimalPairKind,
     MinimalPairsSpec,
     NeedleSpec,
@@ -31,7 +32,7 @@ from pipeline.config.data import (
     TaskSpec,
     TaskTypeName,
 )
-from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, TaskBudgetSpec
+from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, InputFormat, TaskBudgetSpec
 from pipeline.config.pretraining import (
     ComputeOverrides,
     ComputeSpec,
@@ -62,6 +63,7 @@ __all__ = [
     "CorpusSpec",
     "DataSourceSpec",
     "HubSpec",
+    "JudgementsSpec",
     "MinimalPairKind",
     "MinimalPairsSpec",
     "NeedleSpec",
@@ -70,6 +72,7 @@ __all__ = [
     "TaskTypeName",
     "BagOfWordsSpec",
     "FinetuningSpec",
+    "InputFormat",
     "TaskBudgetSpec",
     "ComputeOverrides",
     "ComputeSpec",

@@ -4,12 +4,27 @@ the downstream tasks, declared as data (``config/tasks/<name>.yaml``)."""
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pipeline.config.bounds import DISTINCT, NON_EMPTY, Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
 
 BARE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def placeholders(template: str) -> list[str]:
+    """The field names a task template reads, in order (pipeline/data/templates.py fills them);
+    ValueError for anything but ``{name}``: no attribute or index access, conversion or format
+    spec, so a config cannot reach into the objects it formats."""
+    names = []
+    for _, name, format_spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or format_spec or conversion:
+            raise ValueError(f"template {template!r}: placeholder {{{name}}} must be a bare field name")
+        names.append(name)
+    return names
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,7 @@ class HubSpec:
     # ours -> the names of its integer classes, for files that do not carry the hub's
     # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
     class_names: dict[str, tuple[str, ...]] | None = None
+    delimiter: str | None = None  # local csv files only (``path: csv``): "\t" for tab-separated ones such as BEIR's qrels
 
     def file_lists(self) -> dict[str, list[str]]:
         """``data_files`` with each split's file(s) as a list, the form ``datasets`` reads too."""
@@ -100,6 +116,50 @@ class NeedleSpec:
     num_train_examples: Count = 2000  # random lengths and depths
 
 
+@dataclass(frozen=True)
+class JudgementsSpec:
+    """A retrieval task's validation and test as the study's IR datasets are (BEIR's layout):
+    queries ranked against a corpus, relevance from judgements (qrels). The corpus is every
+    document judged in any of the splits, as EncodEval restricts it; a query counts where it
+    has a document scored at least ``min_score``.
+
+    ``qrels`` gives ``query_id`` and ``document_id`` (and ``score``; without it every listed
+    document is relevant) under our split names; ``document_id`` may be a list of mappings
+    whose ``document_key`` is the id (MLDR's ``positive_passages``). The query text comes
+    from ``queries`` (``query_id``, ``query``) or from the judgements themselves (a ``query``
+    field, MLDR's). ``corpus`` gives ``document_id`` and ``document``; ``templates`` rebuild
+    either from the fields its source maps (nq: ``"Document: {title}. {document}"``).
+    """
+
+    qrels: HubSpec
+    corpus: HubSpec
+    queries: HubSpec | None = None
+    document_key: str | None = None
+    min_score: int = 1  # EncodEval binarises graded judgements at >= 1
+    # Validation queries carved from test's by a seeded hash of their ids, for a dataset that
+    # has judgements for one split only (nq: half, where EncodEval draws an unseeded half).
+    validation_fraction: ProperFraction | None = None
+    templates: dict[str, str] | None = None  # "query" and "document", each applied to the sources that map it
+
+    def validate(self) -> None:
+        needed = {"query_id", "document_id"} | (set() if self.queries else {"query"})
+        missing = sorted(needed - set(self.qrels.fields))
+        if missing:
+            raise ValueError(f"qrels.fields: no column mapped to our {missing[0]!r}")
+        if self.queries is not None and not {"query_id", "query"} <= set(self.queries.fields):
+            raise ValueError("queries.fields: map 'query_id' and 'query'")
+        if not {"document_id", "document"} <= set(self.corpus.fields):
+            raise ValueError("corpus.fields: map 'document_id' and 'document'")
+        if not set(self.qrels.splits) <= {"validation", "test"}:
+            raise ValueError(f"qrels.splits: ours are validation and test, not {sorted(set(self.qrels.splits) - {'validation', 'test'})}")
+        if ("validation" in self.qrels.splits) == (self.validation_fraction is not None):
+            raise ValueError(
+                "validation_fraction carves validation queries from test's: set it when qrels has no validation split, only then"
+            )
+        for template in (self.templates or {}).values():
+            placeholders(template)
+
+
 TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
 # The registered task types (pipeline/data/task_rows.py, pipeline/finetune/task_types/), checked equal by a test.
 TaskTypeName = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
@@ -125,15 +185,25 @@ class TaskSpec:
     # Other metrics each grid point records beside it (the report's downstream section shows
     # them): e.g. the standard metric beside the study's variant, so that both are at hand.
     also_metrics: Annotated[tuple[str, ...], DISTINCT] = ()
+    # Fields built from the row's other fields (after `fields` renames the source's columns), as
+    # the study formats its inputs: {text: "Premise: {premise}\nHypothesis: {hypothesis}"}.
+    templates: dict[str, str] | None = None
     max_length: Count = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
     test_fraction: ProperFraction = 0.2  # carved from the rows when the source has no test split
     validation_fraction: ProperFraction = 0.05  # of train, as in the study
     split_seed: NonNegativeInt = 42
     needle: NeedleSpec | None = None  # needle_in_a_haystack only
+    # retrieval only: validation and test judged against a corpus (the study's IR datasets);
+    # `data` then gives the training pairs alone.
+    judgements: JudgementsSpec | None = None
 
     def validate(self) -> None:
+        if self.judgements is not None and self.type != "retrieval":
+            raise ValueError("a 'judgements' entry goes with type 'retrieval'")
         if (self.type == "needle_in_a_haystack") != (self.needle is not None):
             raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
+        for template in (self.templates or {}).values():
+            placeholders(template)
 
 
 MinimalPairKind = Literal["adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number"]

@@ -10,6 +10,10 @@ from typing import Annotated, Literal
 from pipeline.config.bounds import NON_EMPTY, Count, LearningRate, NonNegativeInt, Positive, ProperFraction
 from pipeline.config.pretraining import OptimizerSpec
 
+# How an input is framed: "<s> a </s> b </s>" (this harness's default) or the study's "a </s> b </s>"
+# (EncodEval: text + eos, no BOS; pairs joined by the task's template into one text).
+InputFormat = Literal["bos_eos", "eos"]
+
 
 @dataclass(frozen=True)
 class TaskBudgetSpec:
@@ -45,6 +49,7 @@ class FinetuningSpec:
     warmup_fraction: ProperFraction = 0.1
     optimizer: OptimizerSpec = OptimizerSpec()
     attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
+    input_format: InputFormat = "bos_eos"
     eval_batch_size: Count = 128
     # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
     precision: Literal["fp32", "bf16"] = "fp32"

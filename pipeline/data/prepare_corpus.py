@@ -33,11 +33,12 @@ from pipeline.data.splits import uniform
 from pipeline.data.task_rows import TASK_TYPES
 from pipeline.data.text import clean_text, count_words, dedup_key
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, json_line, read_jsonl, write_json
+from pipeline.files import atomic_path, iter_jsonl, json_line, write_json
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
-EVALUATION_SPLITS = ("validation", "test")
+# What decontamination keeps out of pretraining: every text a model is evaluated on.
+EVALUATION_FILES = ("validation", "test", "documents")
 SHARD_COUNTS = ("documents_read", "too_short", "contaminated", "contaminated_lines", "kept")
 
 
@@ -160,9 +161,9 @@ def build_index(task_dirs: list[Path], n: int) -> tuple[ContaminationIndex, dict
         if task_dir.name in index.tasks:
             raise PipelineError(f"--tasks: two task directories are named {task_dir.name!r}")
         texts = []
-        for split in EVALUATION_SPLITS:
+        for split in EVALUATION_FILES:
             path = task_dir / f"{split}.jsonl"
-            for number, row in enumerate(read_jsonl(path), 1):
+            for number, row in enumerate(iter_jsonl(path, allow_empty=split == "documents"), 1):
                 row_texts = evaluation_texts(row)
                 if not row_texts:
                     raise PipelineError(f"{path}:{number}: row has none of the text fields {', '.join(text_fields())}")

@@ -23,10 +23,12 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import TaskSpec
+from pipeline.data.judgements import JudgedSplits, read_judgements
 from pipeline.data.needle import needle_rows
 from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
-from pipeline.data.task_rows import TASK_TYPES, Example, TaskRows
+from pipeline.data.task_rows import RETRIEVAL_ROWS, TASK_TYPES, Baseline, Example, TaskRows, random_ranking
+from pipeline.data.templates import apply_templates
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance
@@ -36,6 +38,9 @@ SPLITS = ("train", "validation", "test")
 # When two rows are duplicates, the one kept is in the split listed first: an official
 # test set stays whole and its duplicates leave train instead.
 DEDUP_ORDER = ("test", "validation", "train")
+# The judged documents of a retrieval task whose validation and test rank against a corpus
+# (TaskSpec.judgements); an empty file for every other task.
+DOCUMENTS = "documents"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,15 +55,23 @@ def run(args: argparse.Namespace) -> None:
     where = f"tasks.{args.name}.data"
     task_type = TASK_TYPES[spec.type]
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
-        missing = [name for name in task_type.fields if name not in spec.data.hub.fields]
+        missing = [name for name in task_type.fields if name not in spec.data.hub.fields and name not in (spec.templates or {})]
         if missing:
             raise PipelineError(f"{where}.hub.fields: no column mapped to our {missing[0]!r}")
     group_split = GroupSplit(spec.test_fraction, spec.validation_fraction, spec.split_seed)
     rows = read_source(spec.data, args.sources, where, group_split)
+    if spec.templates:
+        rows = (apply_templates(row, spec.templates, f"{where}: row {row.get('id')!r}") for row in rows)
     examples, num_empty = clean_examples(rows, task_type, where)
     if not examples:
         raise PipelineError(f"{where}: the source yields no non-empty rows")
-    splits, num_duplicates = deduplicate(split_examples(examples, spec), task_type)
+    if spec.judgements is not None:
+        judged = read_judgements(spec.judgements, spec.split_seed, f"tasks.{args.name}.judgements")
+        splits, num_duplicates = deduplicate(judged_splits(examples, judged), task_type, judged_document_keys(judged))
+        documents = judged.documents
+    else:
+        splits, num_duplicates = deduplicate(split_examples(examples, spec), task_type)
+        documents = []
     if spec.needle is not None:
         splits = build_needle_splits(splits, spec)
     for split, rows_of_split in splits.items():
@@ -66,15 +79,20 @@ def run(args: argparse.Namespace) -> None:
             raise PipelineError(f"{where}: split {split!r} has 0 rows ({sum(map(len, splits.values()))} rows in all)")
     labels = sorted({name for rows_of_split in splits.values() for e in rows_of_split for name in task_type.names(e.fields)})
     source, inputs = describe_source(spec.data, args.sources)
-    stats = task_stats(args.name, spec, task_type, splits, labels, num_duplicates, source)
+    test = [e.fields for e in splits["test"]]
+    baseline = random_ranking(test, len(documents)) if documents else task_type.baseline([e.fields for e in splits["train"]], test, labels)
+    stats = task_stats(args.name, spec, task_type, splits, labels, num_duplicates, baseline, source)
+    if spec.judgements is not None:
+        stats["num_documents"] = len(documents)
     with atomic_path(args.out) as temporary:
         temporary.mkdir()
         ids = {name: i for i, name in enumerate(labels)}
         for split, rows_of_split in splits.items():
             write_jsonl(temporary / f"{split}.jsonl", ({"id": e.id, **task_type.written(e.fields, ids)} for e in rows_of_split))
+        write_jsonl(temporary / f"{DOCUMENTS}.jsonl", documents)
         write_json(temporary / "stats.json", stats)
         write_provenance(
-            temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{split}.jsonl" for split in splits], name=args.name
+            temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{name}.jsonl" for name in (*splits, DOCUMENTS)], name=args.name
         )
     sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
@@ -119,10 +137,26 @@ def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Ex
     return splits
 
 
-def deduplicate(splits: dict[str, list[Example]], task_type: TaskRows) -> tuple[dict[str, list[Example]], int]:
+def judged_splits(examples: list[Example], judged: JudgedSplits) -> dict[str, list[Example]]:
+    """A judged retrieval task's splits: every pair of the source to train, the judged queries
+    (``{query, relevant}``) to validation and test."""
+    queries = {split: [Example(row["id"], row["id"], split, {"query": row["query"], "relevant": row["relevant"]}) for row in rows]
+               for split, rows in judged.queries.items()}  # fmt: skip
+    return {"train": examples, **queries}
+
+
+def judged_document_keys(judged: JudgedSplits) -> set[str]:
+    """The dedup keys of the judged corpus: a training pair with one of its documents goes."""
+    return {key for document in judged.documents for key in RETRIEVAL_ROWS.dedup_keys({"document": document["document"]})}
+
+
+def deduplicate(
+    splits: dict[str, list[Example]], task_type: TaskRows, seen: set[str] | None = None
+) -> tuple[dict[str, list[Example]], int]:
     """Each split without the rows that repeat a key of a row kept before them (test
-    first, then validation, then train; source order within a split), and how many went."""
-    seen: set[str] = set()
+    first, then validation, then train; source order within a split) or one of ``seen``,
+    and how many went."""
+    seen = set(seen or ())
     kept: dict[str, list[Example]] = {}
     for split in DEDUP_ORDER:
         kept[split] = []
@@ -166,11 +200,11 @@ def task_stats(
     splits: dict[str, list[Example]],
     labels: list[str],
     num_duplicates: int,
+    baseline: Baseline,
     source: dict[str, Any],
 ) -> dict[str, Any]:
     """stats.json: what the task is, its sizes and counts, and its trivial baseline."""
     counts = {split: Counter(name for e in rows for name in task_type.counted(e.fields)) for split, rows in splits.items()}
-    baseline = task_type.baseline([e.fields for e in splits["train"]], [e.fields for e in splits["test"]], labels)
     return {
         "task": name,
         "family": spec.family,

@@ -223,7 +223,9 @@ class ExtractiveQA(TaskRows):
 
 class Retrieval(TaskRows):
     """``{query, document}``: the document is the query's one relevant document. Queries
-    and documents are each unique, so every query has exactly one right answer."""
+    and documents are each unique, so every query has exactly one right answer. A judged
+    task's validation and test rows are ``{query, relevant}`` instead, ranked against its
+    judged documents (:mod:`pipeline.data.judgements`)."""
 
     fields = ("query", "document")
     text_fields = ("query", "document")
@@ -234,12 +236,24 @@ class Retrieval(TaskRows):
         return fields if all(fields.values()) else None
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
-        return (_QUERY + dedup_key(fields["query"]), _DOCUMENT + dedup_key(fields["document"]))
+        prefixes = {"query": _QUERY, "document": _DOCUMENT}
+        return tuple(prefix + dedup_key(fields[name]) for name, prefix in prefixes.items() if name in fields)
 
     def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
-        # the relevant document is at each rank with probability 1/N
-        score = 100 * sum(1 / math.log2(rank + 1) for rank in range(1, min(10, len(test)) + 1)) / len(test)
-        return Baseline(None, round(score, 4), f"a random ranking of the {len(test)} test documents: expected nDCG@10")
+        return random_ranking([{"relevant": [str(i)]} for i in range(len(test))], len(test))
+
+
+def random_ranking(queries: list[Fields], num_documents: int) -> Baseline:
+    """The expected standard nDCG@10 of ranking ``num_documents`` at random, for queries
+    ``{relevant: [...]}``: a document is relevant at each rank with probability R/N."""
+
+    def expected(num_relevant: int) -> float:
+        ranks = range(1, min(10, num_documents) + 1)
+        ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(10, num_relevant) + 1))
+        return sum(num_relevant / num_documents / math.log2(rank + 1) for rank in ranks) / ideal
+
+    score = 100 * sum(expected(len(query["relevant"])) for query in queries) / len(queries)
+    return Baseline(None, round(score, 4), f"a random ranking of the {num_documents} test documents: expected nDCG@10")
 
 
 class NeedleInAHaystack(TaskRows):
@@ -265,11 +279,12 @@ class NeedleInAHaystack(TaskRows):
         return Baseline(None, round(100 / (NUMBERS[1] - NUMBERS[0] + 1), 4), "a uniform guess of the 4-digit number")
 
 
+RETRIEVAL_ROWS = Retrieval()
 TASK_TYPES: dict[str, TaskRows] = {
     "sequence_classification": SequenceClassification(),
     "token_classification": TokenClassification(),
     "extractive_qa": ExtractiveQA(),
-    "retrieval": Retrieval(),
+    "retrieval": RETRIEVAL_ROWS,
     "needle_in_a_haystack": NeedleInAHaystack(),
 }
 

@@ -1,4 +1,6 @@
-"""How fine-tuning inputs are laid out: ``<s> a </s>`` and ``<s> a </s> b </s>``.
+"""How fine-tuning inputs are laid out: ``<s> a </s>`` and ``<s> a </s> b </s>``, or, in the
+study's format (``finetuning.input_format: eos``, EncodEval's ``text + eos``), the same without
+the leading ``<s>``.
 
 The tokenizer's post-processor frames single texts only (pretraining packs raw text), so
 pairs (sentence pairs, question + context) are framed here from segments tokenized
@@ -15,9 +17,9 @@ def tokenize(tokenizer, texts: Sequence[str]) -> list[list[int]]:
     return tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
 
 
-def frame(segments: Sequence[Sequence[int]], bos: int, eos: int) -> list[int]:
-    """``<s> seg_1 </s> seg_2 </s> ...``: ``len(segments) + 1`` special tokens."""
-    ids = [bos]
+def frame(segments: Sequence[Sequence[int]], bos: int | None, eos: int) -> list[int]:
+    """``<s> seg_1 </s> seg_2 </s> ...``, without the ``<s>`` when ``bos`` is None."""
+    ids = leading(bos)
     for segment in segments:
         ids += [*segment, eos]
     return ids
@@ -40,6 +42,11 @@ def truncate_longest_first(segments: Sequence[Sequence[int]], budget: int) -> li
     return [list(s[:n]) for s, n in zip(segments, keep)]
 
 
-def frame_truncated(segments: Sequence[Sequence[int]], bos: int, eos: int, max_length: int) -> list[int]:
+def leading(bos: int | None) -> list[int]:
+    """What goes before the first segment: ``[bos]``, or nothing in the study's format."""
+    return [] if bos is None else [bos]
+
+
+def frame_truncated(segments: Sequence[Sequence[int]], bos: int | None, eos: int, max_length: int) -> list[int]:
     """The framed segments, at most ``max_length`` tokens with the special tokens."""
-    return frame(truncate_longest_first(segments, max_length - len(segments) - 1), bos, eos)
+    return frame(truncate_longest_first(segments, max_length - len(segments) - len(leading(bos))), bos, eos)

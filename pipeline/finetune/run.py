@@ -22,7 +22,7 @@ from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
 from pipeline.files import atomic_path, write_json
 from pipeline.finetune.sweep import Sweep
-from pipeline.finetune.task_data import read_task
+from pipeline.finetune.task_data import read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
@@ -81,7 +81,11 @@ def run(args: argparse.Namespace) -> None:
     metric = get_metric(spec.task.metric)
     stats, rows = read_task(args.task_dir)
     tokenizer = load_saved_tokenizer(args.model)
-    task_type = get_task_type(spec.task.type)(TaskContext(spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind))
+    task_type = get_task_type(spec.task.type)(
+        TaskContext(
+            spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind, finetuning.input_format, read_documents(args.task_dir)
+        )
+    )
     splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
     also_metrics = [get_metric(name) for name in spec.task.also_metrics]
     sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric, also_metrics)

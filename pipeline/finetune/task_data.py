@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from pipeline.files import read_json, read_jsonl
+from pipeline.files import iter_jsonl, read_json, read_jsonl
 from pipeline.integrity import verify_recorded
 
 SPLITS = ("train", "validation", "test")
@@ -37,6 +37,13 @@ def read_task(task_dir: str | Path) -> tuple[dict, dict[str, list[dict]]]:
         if (task_dir / f"{split}.jsonl").is_file():  # a missing one is read_jsonl's error to name
             verify_recorded(task_dir / f"{split}.jsonl")
     return read_json(task_dir / "stats.json"), {split: read_jsonl(task_dir / f"{split}.jsonl") for split in SPLITS}
+
+
+def read_documents(task_dir: str | Path) -> tuple[dict, ...]:
+    """A judged retrieval task's corpus (``documents.jsonl``, empty for other tasks)."""
+    path = Path(task_dir) / "documents.jsonl"
+    verify_recorded(path)
+    return tuple(iter_jsonl(path, allow_empty=True))
 
 
 def pad_sequences(sequences: Sequence[Sequence[int]], value: int) -> torch.Tensor:

@@ -51,7 +51,8 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
         if Path(listed).is_file() and Path(listed).stat().st_size == 0:
             raise PipelineError(f"{where}: {listed}: file is empty (data of split {split!r})")
     try:
-        dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True)
+        options = {} if spec.delimiter is None else {"delimiter": spec.delimiter}
+        dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True, **options)
         num_files = dataset.num_shards
         files = range(num_files)
         if shard is not None:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from pipeline.config import TaskSpec
+from pipeline.config import InputFormat, TaskSpec
 from pipeline.errors import PipelineError
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.metrics import Metric
@@ -36,14 +36,17 @@ class TaskContext:
     tokenizer: Any  # the checkpoint's fast tokenizer
     attention: Attention  # finetuning.attention: "bidirectional", or "causal" for the CLM-side ablation
     objective_kind: str  # the pretraining objective's kind, or "random" for the untrained baseline
+    input_format: InputFormat = "bos_eos"  # finetuning.input_format: "eos" frames as the study, without <s>
+    documents: tuple[dict, ...] = ()  # a judged retrieval task's corpus ({id, document}); empty for every other task
 
     @property
     def pad_id(self) -> int:
         return self.tokenizer.pad_token_id
 
     @property
-    def bos_id(self) -> int:
-        return self.tokenizer.bos_token_id
+    def bos_id(self) -> int | None:
+        """The token before an input's first segment; None in the study's format (text + eos)."""
+        return None if self.input_format == "eos" else self.tokenizer.bos_token_id
 
     @property
     def eos_id(self) -> int:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline.finetune.framing import frame
+from pipeline.finetune.framing import frame, leading
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.metrics import Metric
@@ -50,21 +50,22 @@ def encode_qa(
     offsets: list[tuple[int, int]],
     text: str,
     answer: tuple[int, int] | None,
-    special: tuple[int, int],
+    special: tuple[int | None, int],
     max_length: int,
 ) -> QAExample:
     """Frame one question + context and place the answer's character span [a, b) on tokens.
 
     question/context: ids without specials; offsets: the context tokens' character spans;
-    special: (bos, eos). The question keeps at most half of ``max_length``, the context
+    special: (bos or None, eos). The question keeps at most half of ``max_length``, the context
     what is left. The answer starts on the first token ending after ``a`` and ends on the
     last token starting before ``b``; if the truncated context does not hold it all, the
     target is the null span.
     """
     question = question[: max_length // 2]
-    kept = max(0, max_length - len(question) - 3)
+    lead = len(leading(special[0]))
+    kept = max(0, max_length - len(question) - 2 - lead)
     context, offsets = context[:kept], [tuple(o) for o in offsets[:kept]]
-    context_start = len(question) + 2
+    context_start = lead + len(question) + 1
     start = end = NULL
     if answer is not None and offsets and answer[1] <= offsets[-1][1]:
         a, b = answer

@@ -23,7 +23,7 @@ from transformers import DynamicCache
 
 from pipeline.batch import collate
 from pipeline.errors import PipelineError
-from pipeline.finetune.framing import tokenize
+from pipeline.finetune.framing import leading, tokenize
 from pipeline.finetune.plan import generation_attention
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, register
@@ -99,7 +99,8 @@ class NeedleInAHaystack(TaskType):
         prompt_budget = max(1, context.task.max_length - MAX_NEW_TOKENS - 1)  # <s> and the longest answer fit
         return [
             prefix_example(
-                np.asarray([context.bos_id, *prompt[-prompt_budget:]]), np.asarray([*answer[: MAX_NEW_TOKENS - 1], context.eos_id])
+                np.asarray([*leading(context.bos_id), *prompt[-prompt_budget:]]),
+                np.asarray([*answer[: MAX_NEW_TOKENS - 1], context.eos_id]),
             )
             for prompt, answer in zip(prompts, answers)
         ]

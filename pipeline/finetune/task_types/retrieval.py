@@ -4,7 +4,9 @@ A text's embedding is the mean of its final hidden states over real tokens, L2-n
 so a query-document score is their cosine. Training is contrastive with in-batch
 negatives: each query's document is the positive, the batch's other documents the
 negatives; cross-entropy over cosines / ``TEMPERATURE``. Evaluation ranks every document
-of the split for every query (document ids = row ids) and keeps the top ``RANK_DEPTH``.
+of the split for every query (document ids = row ids) and keeps the top ``RANK_DEPTH``; a
+judged split (rows ``{query, relevant}``, the study's IR datasets) ranks the task's judged
+documents instead (``TaskContext.documents``), the same corpus for validation and test.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ RANK_DEPTH = 10  # what ndcg@10 / mrr@10 read
 @dataclass(frozen=True)
 class RetrievalExample:
     query_ids: list[int]  # <s> query </s>
-    document_ids: list[int]  # <s> document </s>
+    document_ids: list[int]  # <s> document </s>; empty for a judged query (its documents are the corpus's)
 
 
 class MeanPoolEmbedder(nn.Module):
@@ -58,20 +60,22 @@ def rank_documents(queries: torch.Tensor, documents: torch.Tensor, document_ids:
 @register("retrieval")
 class Retrieval(TaskType):
     def encode(self, rows: list[dict]) -> list[RetrievalExample]:
+        queries = self.framed([row["query"] for row in rows])
+        if is_judged(rows):
+            return [RetrievalExample(query, []) for query in queries]
+        return [RetrievalExample(query, document) for query, document in zip(queries, self.framed([row["document"] for row in rows]))]
+
+    def framed(self, texts: list[str]) -> list[list[int]]:
         context = self.context
-        special, max_length = (context.bos_id, context.eos_id), context.task.max_length
-        queries = tokenize(context.tokenizer, [row["query"] for row in rows])
-        documents = tokenize(context.tokenizer, [row["document"] for row in rows])
         return [
-            RetrievalExample(frame_truncated([q], *special, max_length), frame_truncated([d], *special, max_length))
-            for q, d in zip(queries, documents)
+            frame_truncated([ids], context.bos_id, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)
         ]
 
     def length(self, example: RetrievalExample) -> int:
         return max(len(example.query_ids), len(example.document_ids))
 
     def references(self, rows: list[dict]) -> list[list[str]]:
-        return [[row["id"]] for row in rows]
+        return [row["relevant"] for row in rows] if is_judged(rows) else [[row["id"]] for row in rows]
 
     def build_model(self, pretrained: nn.Module) -> MeanPoolEmbedder:
         return MeanPoolEmbedder(pretrained)
@@ -91,5 +95,13 @@ class Retrieval(TaskType):
             return torch.stack(in_length_order([len(t) for t in texts], batch_size, batch))
 
         queries = embed([e.query_ids for e in split.examples])
+        if is_judged(split.rows):
+            corpus = self.context.documents
+            return rank_documents(queries, embed(self.framed([d["document"] for d in corpus])), [d["id"] for d in corpus])
         documents = embed([e.document_ids for e in split.examples])
         return rank_documents(queries, documents, [row["id"] for row in split.rows])
+
+
+def is_judged(rows: list[dict]) -> bool:
+    """Whether a split's queries rank against the task's judged documents (rows ``{query, relevant}``)."""
+    return bool(rows) and "relevant" in rows[0]
