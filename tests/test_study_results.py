@@ -152,9 +152,15 @@ def test_a_point_directory_or_pair_that_cannot_be_read_is_refused(results, tmp_p
     assert "absent: no such directory" in capsys.readouterr().err
 
 
-def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list | None]], metric: str = "accuracy") -> Path:
+def our_scores(
+    path: Path,
+    task: str,
+    points: list[tuple[float, int, float, list | None]],
+    metric: str = "accuracy",
+    source: str = "nyu-mll/glue/sst2 validation",
+) -> Path:
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
-    validation, per-example test scores in points)."""
+    validation, per-example test scores in points), tested on ``source``."""
     grid = [
         {
             "learning_rate": rate,
@@ -166,7 +172,7 @@ def our_scores(path: Path, task: str, points: list[tuple[float, int, float, list
         for rate, seed, validation, examples in points
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "grid": grid}))
+    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "grid": grid}))
     return path
 
 
@@ -178,8 +184,12 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     qa = our_scores(tmp_path / "ours" / "qa.json", "qa", [(5e-05, 0, 70.0, [100.0, 0.0])], metric="squad_v2")
     # accuracy as the study's SC, but 3 examples: not the study's split
     short = our_scores(tmp_path / "ours" / "short.json", "short", [(5e-05, 0, 70.0, [100.0, 0.0, 100.0])])
-    argv = ["--ours", str(sentiment), str(qa), str(short), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
-            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2"]  # fmt: skip
+    # as many examples, but carved from another source: not the study's test split either
+    carved = our_scores(
+        tmp_path / "ours" / "carved.json", "carved", [(5e-05, 0, 70.0, [100.0] * 5)], source="carved from json by a seeded hash"
+    )
+    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
+            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2"]  # fmt: skip
     assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
     sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]
@@ -192,6 +202,9 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     # the official word-level F1 is not the study's token-position F1, however many examples match
     assert squad["examples"] == 0 and squad["not_paired_because"] == "metric squad_v2 here, the study's QA metric is qa_token_position_f1"
     assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
+    assert versus.loc["carved", "not_paired_because"] == (
+        "test split carved from json by a seeded hash here, the study's is nyu-mll/glue/sst2 validation"
+    )
     assert pd.isna(squad["difference_mean"]) and squad["study_test_mean"] == pytest.approx(100 * (1.0 + 0.5) / 2)
 
     study = study_section(tmp_path, tmp_path / "study")

@@ -197,6 +197,21 @@ class TaskSpec:
     # `data` then gives the training pairs alone.
     judgements: JudgementsSpec | None = None
 
+    @property
+    def test_source(self) -> str:
+        """Where the test examples come from, in one line: ``<hub path>[/<name>] <split>`` (a
+        judged task's: its qrels'), the files of a split read from ``data_files``, or how the
+        test rows were carved. What the study-vs-ours table compares before pairing examples."""
+        if self.judgements is not None:
+            hub, split = self.judgements.qrels, "test"
+            half = ", a seeded half of its queries" if self.judgements.validation_fraction is not None else ""
+            return f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits[split]}{half}"
+        hub = self.data.hub
+        if hub is None or "test" not in hub.splits:
+            return f"carved from {hub.path if hub else self.data.reader} by a seeded hash of {self.test_fraction} of the rows"
+        listed = hub.file_lists().get(hub.splits["test"])
+        return " ".join(listed) if listed else f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits['test']}"
+
     def validate(self) -> None:
         if self.judgements is not None and self.type != "retrieval":
             raise ValueError("a 'judgements' entry goes with type 'retrieval'")

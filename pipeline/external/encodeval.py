@@ -29,6 +29,21 @@ SPLITS = ("validation", "test")
 # EncodEval's metric per family (../shared/REFERENCE.md section 7), as this harness's metric
 # registry names it: a per-example list of ours pairs with the study's only under the same one.
 STUDY_METRICS = {"SC": "accuracy", "TC": "sentence_macro_f1", "QA": "qa_token_position_f1", "IR": "encodeval_ndcg_at_10"}
+# Where EncodEval takes each dataset's test examples (encodeval/datasets.py, as TaskSpec.test_source
+# names them): a per-example list of ours pairs with the study's only when it is of the same split.
+STUDY_TEST_SOURCES = {
+    "sst2": ("nyu-mll/glue/sst2 validation",),
+    "mnli_m": ("nyu-mll/glue/mnli validation_matched",),
+    "qqp": ("nyu-mll/glue/qqp validation",),
+    "conll2003_en": ("hgissbkh/conll2003-en test",),
+    "ontonotes": ("hgissbkh/ontonotes5 test", "hf://datasets/hgissbkh/ontonotes5@~parquet/default/test/*.parquet"),
+    "uner_en": ("hgissbkh/uner_en test",),
+    "squad": ("rajpurkar/squad validation",),
+    "squad_v2": ("rajpurkar/squad_v2 validation",),
+    "record": ("hgissbkh/record validation",),
+    "msmarco": ("BeIR/msmarco-qrels test",),
+    "mldr_en": ("hgissbkh/mldr-en/default test",),
+}
 # Datasets whose test examples EncodEval draws anew in each run: their per-example lists are
 # never paired or averaged by position (a dataset's test mean per run still stands).
 UNSEEDED_TEST_SPLITS = {"nq": "its test queries are an unseeded random half of BeIR nq's, drawn anew in each run"}

@@ -7,8 +7,10 @@ t-intervals over fine-tuning seeds, each side's LR chosen on its own mean valida
 per-example test scores for as many examples, their difference example by example (ours −
 the study's, each averaged over its seeds at its LR) with a t-interval over examples: a
 paired test. The two sides pair by position in the test split, so the pairing means
-something only where both fine-tuned on the same test split in the same order; the count
-is what can be checked here, and a count that differs is said in the row, not paired. So is
+something only where both fine-tuned on the same test split in the same order: the test split
+each side read (``test_source`` of ours, :data:`.encodeval.STUDY_TEST_SOURCES` of the study's)
+and the count are what can be checked here (the study's files carry no example ids), and either
+differing is said in the row, not paired. So is
 a metric other than the study's for that family (EncodEval's variants: ``STUDY_METRICS``), and a
 dataset whose test examples the study draws anew each run (nq): like is paired with like only.
 """
@@ -22,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import PipelineError
-from pipeline.external.encodeval import STUDY_METRICS, UNSEEDED_TEST_SPLITS, example_scores
+from pipeline.external.encodeval import STUDY_METRICS, STUDY_TEST_SOURCES, UNSEEDED_TEST_SPLITS, example_scores
 from pipeline.report.contract import STUDY_VERSUS_COLUMNS
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
@@ -39,7 +41,7 @@ def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
             record = json.loads(path.read_text())
             key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
             grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
-            grid.attrs["metric"] = record["metric"]
+            grid.attrs["metric"], grid.attrs["test_source"] = record["metric"], record.get("test_source")
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
             raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
         found[key] = grid
@@ -55,13 +57,18 @@ def our_example_scores(points: pd.DataFrame) -> np.ndarray | None:
     return np.mean(lists, axis=0)
 
 
-def refusal(metric: str, theirs: pd.Series, mine: np.ndarray | None) -> str:
+def refusal(points: pd.DataFrame, theirs: pd.Series, mine: np.ndarray | None) -> str:
     """Why our per-example test scores cannot be paired with the study's for this row; "" if they can."""
+    metric, source, dataset = points.attrs["metric"], points.attrs["test_source"], theirs["dataset"]
     study_metric = STUDY_METRICS.get(theirs["family"])
-    if theirs["dataset"] in UNSEEDED_TEST_SPLITS:
-        return f"{theirs['dataset']}: {UNSEEDED_TEST_SPLITS[theirs['dataset']]}"
+    if dataset in UNSEEDED_TEST_SPLITS:
+        return f"{dataset}: {UNSEEDED_TEST_SPLITS[dataset]}"
     if metric != study_metric:
         return f"metric {metric} here, the study's {theirs['family']} metric is {study_metric}"
+    if dataset not in STUDY_TEST_SOURCES:
+        return f"the study's test split of {dataset} is not known here"
+    if source not in STUDY_TEST_SOURCES[dataset]:
+        return f"test split {source or '(not recorded)'} here, the study's is {STUDY_TEST_SOURCES[dataset][0]}"
     if mine is None:
         return "no per-example scores on this side (the metric is not a mean over examples)"
     if len(mine) != theirs["test_examples"]:
@@ -81,7 +88,7 @@ def versus_table(
         learning_rate, _, test = chosen_on_validation(points, "learning_rate")
         mine = our_example_scores(points[points["learning_rate"] == learning_rate])
         for _, theirs in study.iterrows():
-            paired, why = None, refusal(points.attrs["metric"], theirs, mine)
+            paired, why = None, refusal(points, theirs, mine)
             if not why:
                 paired = mean_interval(mine - POINTS * example_scores(theirs["paths"]), confidence)
             rows.append({

@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> None:
                 "attention": task_type.attention,  # NIAH: the objective's generative pattern
                 "pretraining_step": spec.pretraining_step,
                 # Which test examples, in which order, the per-example scores are of: two lists
-                # pair example by example only under the same identity (and the same metric).
+                # pair example by example only under the same identity (and the same metric),
+                # and with the study's only where the test split is the study's.
+                "test_source": spec.task.test_source,
                 "test_examples_identity": examples_identity(rows["test"]),
                 "grid": results,
             },
