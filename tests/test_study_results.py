@@ -314,3 +314,48 @@ def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(re
     assert row["examples"] == 0
     assert row["not_paired_because"] == "nq: its test queries are an unseeded random half of BeIR nq's, drawn anew in each run"
     assert row["study_test_mean"] == pytest.approx(40.0)  # each run's own mean still stands
+
+
+# ------------------------------------------------- the study's own numbers (tests/fixtures/encodeval)
+
+
+@pytest.fixture
+def released(tmp_path) -> Path:
+    """The four real results.json of tests/fixtures/encodeval/README.md, as EncodEval wrote them
+    but for the validation per-query lists, which carry their mean alone."""
+    copied = json.loads((Path(__file__).parent / "fixtures" / "encodeval" / "msmarco_210m.json").read_text())
+    root = tmp_path / "EncodEval" / "results"
+    for point in copied["points"]:
+        assert point["test_score"] == pytest.approx(sum(point["test_scores_i"]) / len(point["test_scores_i"]), abs=1e-15)
+        model, family, dataset, name = Path(point["path"]).parts[1:5]
+        write_point(root, model, family, dataset, name, [point["validation_score"]], point["test_scores_i"])
+    return root
+
+
+def test_the_study_s_released_msmarco_numbers_recomputed(released, tmp_path):
+    """REFERENCE.md section 7's numbers, checked there with an independent script: 210m-clm-42k
+    86.62 +- 3.28 and 210m-mlm40-42k 89.35 +- 10.44 on TREC-DL 2019 over two seeds (t intervals,
+    one degree of freedom), and CLM - MLM query by query -2.73 [-6.40, +0.95]."""
+    assert study_results(released, tmp_path / "study", "210m-clm-42k:210m-mlm40-42k") == 0
+    scores = read(tmp_path / "study" / "scores.csv").set_index(["model", "dataset"])
+    clm, mlm = scores.loc[("210m-clm-42k", "msmarco")], scores.loc[("210m-mlm40-42k", "msmarco")]
+    assert (clm["best_learning_rate"], mlm["best_learning_rate"]) == (5e-05, 1e-04)
+    assert (round(clm["test_mean"], 2), round(clm["test_high"] - clm["test_mean"], 2)) == (86.62, 3.28)
+    assert (round(mlm["test_mean"], 2), round(mlm["test_high"] - mlm["test_mean"], 2)) == (89.35, 10.44)
+    [paired] = read(tmp_path / "study" / "paired.csv").to_dict("records")
+    assert (paired["dataset"], paired["examples"], paired["difference_df"]) == ("msmarco", 43, 42)
+    rounded = [round(paired[f"difference_{key}"], 2) for key in ("mean", "low", "high")]
+    assert rounded == [-2.73, -6.4, 0.95]
+
+
+def test_the_claims_judged_on_the_study_s_released_msmarco_numbers(released, tmp_path):
+    """On the real files, the study's own results give no verdict yet on the claims they bear on:
+    MLM - CLM on IR at 210M is +2.73 over two seeds a side, an interval too wide to decide."""
+    claims_file = Path(__file__).parents[1] / "config" / "claims.yaml"
+    assert main(["study-results", "--root", str(released), "--claims", str(claims_file), "--out", str(tmp_path / "study")]) == 0
+    verdicts = read(tmp_path / "study" / "claims.csv").set_index("id")
+    c18 = verdicts.loc["c18"]  # "MLM models are better for classification, search and NER": the search part, at 210M
+    assert c18["verdict"] == "inconclusive"
+    assert "IR 210m +2.7 [−4.8, +10.2] points in the study's released results" in c18["evidence"]  # Welch, two seeds a side
+    assert verdicts.loc["c12", "verdict"] == "not measured"  # the study released no loss fractions
+    assert set(verdicts.drop(index="c18")["verdict"]) == {"not measured"}  # one dataset, one size, one LR: nothing else to judge

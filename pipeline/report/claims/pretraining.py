@@ -39,8 +39,13 @@ def check_loss_fraction(results: Results, params: LossFraction) -> Verdict:
     """
     claimed = {kind: value / 100 for kind, value in params.claimed_percent.items()}
     runs = results.tables["pretraining"]
+    runs = runs[runs["loss_fraction"].notna()]  # the study's released runs, for one, record none
     if not {"mlm", "clm"} <= set(runs["objective_kind"]):
-        return Verdict("not measured", "no MLM or no CLM pretraining summary", "MLM and CLM pretraining summaries with loss_fraction")
+        return Verdict(
+            "not measured",
+            "no MLM or no CLM pretraining summary with its loss fraction",
+            "MLM and CLM pretraining summaries with loss_fraction",
+        )
     expected = {
         row.run: claimed["clm"] if row.objective_kind == "clm" else mlm_ratio(results, row.run)
         for row in runs.itertuples()
