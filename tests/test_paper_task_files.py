@@ -163,9 +163,9 @@ def test_qa_tasks_keep_the_answers_and_test_on_the_validation_split(tmp_path, na
 PAIRS = {"query": [f"what is thing {i}" for i in range(30)], "positive": [f"Thing {i} is a thing." for i in range(30)]}
 
 
-def ir_task(tmp_path: Path, name: str, judgements: dict) -> dict:
+def ir_task(tmp_path: Path, name: str, judgements: dict, pairs: dict | None = None) -> dict:
     task = task_file(name)
-    task["data"]["hub"] = local(task["data"]["hub"], "parquet", {"train": parquet(tmp_path / "pairs.parquet", PAIRS)})
+    task["data"]["hub"] = local(task["data"]["hub"], "parquet", {"train": parquet(tmp_path / "pairs.parquet", pairs or PAIRS)})
     for source, replacement in judgements.items():
         task["judgements"][source] = local(task["judgements"][source], *replacement)
     return task
@@ -243,6 +243,18 @@ def test_mldr_takes_its_judgements_and_queries_from_the_nested_positive_passages
     assert [document["id"] for document in rows["documents"]] == ["d0", "d1", "d2", "d3", "d4"]  # positives only, as EncodEval keeps
     # 5 documents, 1 relevant each, at each rank with probability 1/5: (1 + 1/log2 3 + 1/2 + 1/log2 5 + 1/log2 6) / 5
     assert stats["majority_test_score"] == 58.9692
+
+
+def test_training_pairs_repeating_a_judged_query_or_passage_go_and_judged_queries_all_stay(tmp_path):
+    corpus = [{"_id": "100", "title": "", "text": "Passage 100."}, {"_id": "101", "title": "", "text": "Passage 101."}]
+    queries = [{"_id": "1", "text": "question one"}, {"_id": "2", "text": "question one"}]  # two judged queries, one text
+    qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", [(2, 101, 1)])}
+    pairs = {"query": ["question one", "another question", "a third one"], "positive": ["Unrelated.", "Passage 101.", "Kept."]}
+    task = ir_task(tmp_path, "msmarco", {**beir_files(tmp_path, corpus, queries), "qrels": ("csv", qrels, {"delimiter": "\t"})}, pairs)
+    stats, rows = prepare(tmp_path, "msmarco", task)
+    assert [row["query"] for row in rows["train"]] == ["Query: a third one"]
+    assert [row["id"] for row in rows["validation"] + rows["test"]] == ["1", "2"]
+    assert stats["duplicates_removed"] == 2
 
 
 def test_a_judged_passage_missing_from_the_corpus_is_one_line_naming_it(tmp_path, capsys):

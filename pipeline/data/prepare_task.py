@@ -67,8 +67,10 @@ def run(args: argparse.Namespace) -> None:
         raise PipelineError(f"{where}: the source yields no non-empty rows")
     if spec.judgements is not None:
         judged = read_judgements(spec.judgements, spec.split_seed, f"tasks.{args.name}.judgements")
-        splits, num_duplicates = deduplicate(judged_splits(examples, judged), task_type, judged_document_keys(judged))
-        documents = judged.documents
+        queries = judged_queries(judged)
+        # every pair of the source trains, less those that repeat a judged query or document
+        train, num_duplicates = deduplicate({"train": examples, "validation": [], "test": []}, task_type, judged_keys(queries, judged))
+        splits, documents = {**train, **queries}, judged.documents
     else:
         splits, num_duplicates = deduplicate(split_examples(examples, spec), task_type)
         documents = []
@@ -137,17 +139,19 @@ def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Ex
     return splits
 
 
-def judged_splits(examples: list[Example], judged: JudgedSplits) -> dict[str, list[Example]]:
-    """A judged retrieval task's splits: every pair of the source to train, the judged queries
-    (``{query, relevant}``) to validation and test."""
-    queries = {split: [Example(row["id"], row["id"], split, {"query": row["query"], "relevant": row["relevant"]}) for row in rows]
-               for split, rows in judged.queries.items()}  # fmt: skip
-    return {"train": examples, **queries}
+def judged_queries(judged: JudgedSplits) -> dict[str, list[Example]]:
+    """A judged retrieval task's validation and test: its judged queries (``{query, relevant}``)
+    as the source has them, repeats included (the study's sets, example for example)."""
+    return {
+        split: [Example(row["id"], row["id"], split, {"query": row["query"], "relevant": row["relevant"]}) for row in rows]
+        for split, rows in judged.queries.items()
+    }
 
 
-def judged_document_keys(judged: JudgedSplits) -> set[str]:
-    """The dedup keys of the judged corpus: a training pair with one of its documents goes."""
-    return {key for document in judged.documents for key in RETRIEVAL_ROWS.dedup_keys({"document": document["document"]})}
+def judged_keys(queries: dict[str, list[Example]], judged: JudgedSplits) -> set[str]:
+    """The dedup keys of the judged queries and documents: a training pair with one of them goes."""
+    fields = [e.fields for rows in queries.values() for e in rows] + [{"document": d["document"]} for d in judged.documents]
+    return {key for field in fields for key in RETRIEVAL_ROWS.dedup_keys(field)}
 
 
 def deduplicate(
