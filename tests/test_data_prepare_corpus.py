@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -198,6 +199,35 @@ def test_any_number_of_shards_gives_the_corpus_of_one(tmp_path):
     assert [row for shard in range(3) for row in read_corpus(three, "train", shard=shard)] == read_rows(three, "train")
 
 
+def test_gathering_in_bounded_memory_finds_the_same_duplicates_in_as_many_passes_as_it_takes(tmp_path):
+    """gather-corpus holds the hashes of --max-documents-in-memory documents at a time (one hash
+    partition per pass): at 1, 2 or 5 documents a pass over the three shards, the index and
+    stats are those of one pass, byte for byte."""
+    prepare(tmp_path, [BBC], out="three", num_shards=3)
+    corpus = tmp_path / "three" / "corpus"
+    one_pass = [(corpus / name).read_bytes() for name in ("index.json", "stats.json")]
+    for limit in (1, 2, 5):
+        out = tmp_path / f"limit{limit}"
+        shutil.copytree(corpus / "shards", out / "shards")
+        assert (
+            main(
+                [
+                    "gather-corpus",
+                    "--shards",
+                    *[str(out / "shards" / str(i)) for i in range(3)],
+                    "--out",
+                    str(out),
+                    "--max-documents-in-memory",
+                    str(limit),
+                ]
+            )
+            == 0
+        )
+        assert [(out / name).read_bytes() for name in ("index.json", "stats.json")] == one_pass
+    provenance = json.loads((corpus / "provenance.json").read_text())
+    assert sorted(provenance["inputs"])[:2] == ["shard:0/counts.json", "shard:0/source-0.keys"]  # the keys, not the shards' text
+
+
 def test_hub_rows_without_ids_give_the_corpus_of_one_shard_for_any_number_of_shards(tmp_path):
     """FineWeb-Edu's schema without its id column, in four data files: a row is named by its
     file and its row within it, so its held-out split, the duplicate dropped (file 3 repeats
@@ -222,6 +252,8 @@ def test_hub_rows_without_ids_give_the_corpus_of_one_shard_for_any_number_of_sha
     assert kept == ["hf:json/train/0-0", "hf:json/train/0-1", "hf:json/train/1-0", "hf:json/train/2-1"]
     stats = [json.loads((corpus / "stats.json").read_text())["sources"]["hf:json"] for corpus in (one, four)]
     assert stats[0] == stats[1] and (stats[0]["duplicates"], stats[0]["contaminated"]) == (1, 1)
+    inputs = json.loads((four / "shards" / "2" / "provenance.json").read_text())["inputs"]
+    assert [name for name in inputs if name.startswith("data_files:")] == [f"data_files:{files[2]}"]  # its own file, not all four
 
 
 def test_a_hub_source_is_sharded_by_its_files_and_refuses_more_shards_than_files(tmp_path, capsys):

@@ -39,14 +39,15 @@ def keys_file(directory: Path, source: int) -> Path:
     return directory / f"source-{source}.keys"
 
 
-def read_keys(path: Path) -> np.ndarray:
-    """The key records of one (shard, source) file; a truncated file is an error naming it."""
+def count_keys(path: Path) -> int:
+    """How many key records one (shard, source) file holds; a truncated file is an error naming it."""
     size = path.stat().st_size if path.is_file() else -1
     if size < 0 or size % KEY.itemsize:
         raise PipelineError(
             f"{path}: {'missing' if size < 0 else f'{size} bytes, not whole {KEY.itemsize}-byte records'}; rerun prepare_corpus"
         )
-    return np.fromfile(path, dtype=KEY)
+    return size // KEY.itemsize
+
 
 
 def corpus_index(corpus_dir: str | Path) -> dict[str, Any]:

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> None:
         for number, (source, name) in enumerate(zip(spec.documents, names)):
             where = f"corpus.documents[{number}]"
             rows = shard_rows(source, args.sources, where, spec.num_shards, args.shard)
-            source_records[name], source_inputs = describe_source(source, args.sources)
+            source_records[name], source_inputs = describe_source(source, args.sources, (spec.num_shards, args.shard))
             inputs.update(source_inputs)
             shard.write_source(out, number, name, rows, source.decontaminate_by)
         if not any(counts["documents_read"] for counts in shard.counts.values()):

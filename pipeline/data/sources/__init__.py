@@ -27,6 +27,7 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import DataSourceSpec
+from pipeline.data.contiguous import contiguous_range
 from pipeline.data.sources.hub import load_rows
 from pipeline.data.splits import SplitOf
 from pipeline.errors import PipelineError
@@ -93,11 +94,19 @@ def artifact_dir(source: DataSourceSpec, sources_dir: Path) -> Path:
     return root
 
 
-def describe_source(source: DataSourceSpec, sources_dir: Path) -> tuple[dict[str, Any], dict[str, Path]]:
-    """What a stage records about a source: (its manifest or hub spec, input files by role)."""
+def describe_source(
+    source: DataSourceSpec, sources_dir: Path, shard: tuple[int, int] | None = None
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """What a stage records about a source: (its manifest or hub spec, input files by role).
+    A shard job (``shard`` = (N, i)) of a hub source records only the local data files it
+    reads (its contiguous slice of each split's files), not every shard's."""
     if source.reader == HUB_READER:
         assert source.hub is not None
-        files = [file for listed in source.hub.file_lists().values() for file in listed]
+        files = []
+        for listed in source.hub.file_lists().values():
+            if shard is not None and len(listed) >= shard[0] and all(Path(file).is_file() for file in listed):
+                listed = [listed[i] for i in contiguous_range(len(listed), *shard)]
+            files += listed
         local = {f"data_files:{file}": Path(file) for file in files if Path(file).is_file()}
         return {"hub": strict.to_plain(source.hub)}, local
     manifest = Path(sources_dir) / str(source.artifact) / "manifest.json"

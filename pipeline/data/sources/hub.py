@@ -47,25 +47,31 @@ def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -
 def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None) -> Iterator[dict[str, Any]]:
     import datasets  # late: only hub sources pay for importing it
 
-    for listed in spec.file_lists().get(split, []):  # datasets would fail on an empty one with a bare StopIteration
-        if Path(listed).is_file() and Path(listed).stat().st_size == 0:
-            raise PipelineError(f"{where}: {listed}: file is empty (data of split {split!r})")
+    listed = spec.file_lists().get(split, [])
+    for file in listed:  # datasets would fail on an empty one with a bare StopIteration
+        if Path(file).is_file() and Path(file).stat().st_size == 0:
+            raise PipelineError(f"{where}: {file}: file is empty (data of split {split!r})")
     try:
-        options = {} if spec.delimiter is None else {"delimiter": spec.delimiter}
-        dataset = datasets.load_dataset(spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True, **options)
-        num_files = dataset.num_shards
-        files = range(num_files)
+        if spec.path == "parquet" and listed and all(Path(file).is_file() for file in listed):
+            source: _Files = _ParquetFiles(listed)
+        else:
+            source = _Streamed(
+                datasets.load_dataset(
+                    spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True, **_options(spec)
+                )
+            )
+        files = range(source.num_files)
         if shard is not None:
             num_shards, index = shard
-            if num_files < num_shards:
+            if source.num_files < num_shards:
                 raise PipelineError(
-                    f"{where}: corpus.num_shards is {num_shards} but {spec.path!r} split {split!r} has {num_files} data "
-                    f"file(s), the unit a shard reads; set corpus.num_shards to at most {num_files}"
+                    f"{where}: corpus.num_shards is {num_shards} but {spec.path!r} split {split!r} has {source.num_files} data "
+                    f"file(s), the unit a shard reads; set corpus.num_shards to at most {source.num_files}"
                 )
-            files = contiguous_range(num_files, num_shards, index)
-        names = _class_names(spec, dataset.features or {}, datasets.ClassLabel)
-        labels = _file_labels(spec, split, num_files)
-        records = itertools.chain.from_iterable(_numbered(dataset, num_files, file, f"{where}: {labels[file]}") for file in files)
+            files = contiguous_range(source.num_files, num_shards, index)
+        names = _class_names(spec, source.features, datasets.ClassLabel)
+        labels = _file_labels(spec, split, source.num_files)
+        records = itertools.chain.from_iterable(_numbered(source, file, f"{where}: {labels[file]}") for file in files)
         for name, location, record in itertools.islice(records, spec.max_rows):
             row = _rename(record, spec.fields, names, where, location)
             yield {**row, "id": f"{split}/{row.get('id', name)}"}
@@ -75,21 +81,67 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
         raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {_first_line(error)}") from None
 
 
+def _options(spec: HubSpec) -> dict[str, str]:
+    return {} if spec.delimiter is None else {"delimiter": spec.delimiter}
+
+
+class _Files:
+    """A split as numbered data files: how many, their features, and one file's records."""
+
+    num_files: int
+    features: Any
+
+    def records(self, file: int) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
+
+
+class _Streamed(_Files):
+    """Whatever ``datasets`` streams (the hub, json, csv, remote files), a data file being one of its shards."""
+
+    def __init__(self, dataset: Any):
+        self.dataset, self.num_files, self.features = dataset, dataset.num_shards, dataset.features or {}
+
+    def records(self, file: int) -> Iterator[dict[str, Any]]:
+        return iter(self.dataset.shard(self.num_files, file, contiguous=True))
+
+
+class _ParquetFiles(_Files):
+    """Local Parquet files read one record batch at a time with pyarrow, without pre-buffering:
+    memory stays flat whatever the file's size (``datasets``' streaming holds far more of a
+    large file), the rows and features (ClassLabel names from the file's metadata) the same."""
+
+    BATCH_ROWS = 1024
+
+    def __init__(self, paths: list[str]):
+        import datasets
+        import pyarrow.parquet as pq
+
+        self.paths, self.num_files = paths, len(paths)
+        self.features = datasets.Features.from_arrow_schema(pq.read_schema(paths[0]))
+
+    def records(self, file: int) -> Iterator[dict[str, Any]]:
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(self.paths[file], pre_buffer=False) as parquet:
+            for batch in parquet.iter_batches(batch_size=self.BATCH_ROWS):
+                yield from batch.to_pylist()
+
+
 def _file_labels(spec: HubSpec, split: str, num_files: int) -> list[str]:
     """How errors name each data file of ``split``: its path where the config lists its files, else its number."""
     listed = spec.file_lists().get(split, [])
     return listed if len(listed) == num_files else [f"{spec.path!r} split {split!r} data file {file}" for file in range(num_files)]
 
 
-def _numbered(dataset: Any, num_files: int, file: int, label: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def _numbered(source: _Files, file: int, label: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(name, location, record) for every record of one data file. The name is the row's
     number in the file, after the file's (``3-41``) when the split has several: the name of a
     row without an id of its own, which no number of shards changes. The location
     (``file:row``) is what an error about the row names; a file that cannot be read (not
     UTF-8, not JSON) is an error naming the file."""
-    prefix = f"{file}-" if num_files > 1 else ""
+    prefix = f"{file}-" if source.num_files > 1 else ""
     try:
-        for number, record in enumerate(dataset.shard(num_files, file, contiguous=True)):
+        for number, record in enumerate(source.records(file)):
             yield f"{prefix}{number}", f"{label}:{number + 1}", record
     except PipelineError:
         raise
