@@ -25,6 +25,7 @@ from pipeline.metrics import get_metric
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
 from pipeline.report.claims.spec import Claim, read_claims
+from pipeline.staging.mirror import mirrored
 from pipeline.tokenization.special_tokens import special_token_list
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -152,6 +153,8 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     entries merged over them, so an overlay such as the smoke config changes one field.
     """
     config = strict.parse(Config, without_foreign_budgets(with_task_files(data, origin)), origin)
+    if config.hub_mirror is not None:
+        config = mirrored(config, config.hub_mirror, origin)
     for name, task in config.tasks.items():
         for key, metric in [("metric", task.metric), *(("also_metrics", other) for other in task.also_metrics)]:
             try:

@@ -39,6 +39,10 @@ except PipelineError as error:
 CFG = RESOLVED.config
 # Through the environment, not params: turning verification on or off reruns nothing (pipeline/integrity.py).
 os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
+# With a hub mirror every job reads local paths (the config was rewritten to them); offline, so that
+# nothing the mirror lacks is fetched behind its back on a node that can reach the hub.
+if CFG.hub_mirror is not None:
+    os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
 # The report's claims file, an input of the aggregate stage (rule_params.report_spec says why relative).
 CLAIMS_FILE = RESOLVED.claims_file and os.path.relpath(RESOLVED.claims_file)
 

@@ -173,6 +173,9 @@ class Config:
     outside_models: tuple[OutsideModelSpec, ...] = ()
     hardware: HardwareSpec = HardwareSpec()  # where pretraining and fine-tuning run; read by the rules and the cost estimate only
     task_dir: str | None = None  # a directory of <task>.yaml files, relative to the repository
+    # A directory `python -m pipeline stage` filled: every hub dataset, tokenizer and model is read
+    # from there instead of the hub (offline compute nodes); one not staged stops the plan.
+    hub_mirror: str | None = None
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
 
     def outside_model(self, name: str) -> OutsideModelSpec:

@@ -49,7 +49,6 @@ def count_keys(path: Path) -> int:
     return size // KEY.itemsize
 
 
-
 def corpus_index(corpus_dir: str | Path) -> dict[str, Any]:
     path = Path(corpus_dir) / INDEX
     if not path.is_file():

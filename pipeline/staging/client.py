@@ -1,0 +1,83 @@
+"""Where staging reads repositories from: the Hugging Face hub (``huggingface_hub``), or a
+directory laid out as the hub is (``--from-directory``: another machine's mirror, or the
+schema-exact local fixtures the tests and the rehearsal stage from)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import PipelineError
+from pipeline.files import sha256_file
+from pipeline.staging.references import HubReference
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str  # within the repository
+    size: int  # bytes
+    sha256: str | None  # what the source vouches for (the hub's LFS files), None where it does not
+
+
+class HubClient:
+    def list_files(self, reference: HubReference) -> list[RemoteFile]:
+        """Every file of the repository at the reference's revision."""
+        raise NotImplementedError
+
+    def download(self, reference: HubReference, path: str, destination: Path) -> None:
+        """One file of the repository to ``destination``."""
+        raise NotImplementedError
+
+
+# Revision aliases of hf:// paths, as the hub's API names them.
+REVISION_ALIASES = {"~parquet": "refs/convert/parquet"}
+
+
+class HuggingFaceHub(HubClient):
+    """The hub itself; credentials as huggingface_hub finds them (``huggingface-cli login`` for gated repositories)."""
+
+    def list_files(self, reference: HubReference) -> list[RemoteFile]:
+        from huggingface_hub import HfApi
+        from huggingface_hub.hf_api import RepoFile
+
+        try:
+            revision = REVISION_ALIASES.get(reference.revision, reference.revision)
+            tree = HfApi().list_repo_tree(reference.repo, repo_type=reference.kind, revision=revision, recursive=True)
+            return [
+                RemoteFile(entry.path, entry.size, entry.lfs.sha256 if entry.lfs else None) for entry in tree if isinstance(entry, RepoFile)
+            ]
+        except Exception as error:  # network, gated, missing repository or revision
+            raise PipelineError(f"{reference.label}: cannot list its files: {str(error).strip().splitlines()[0]}") from None
+
+    def download(self, reference: HubReference, path: str, destination: Path) -> None:
+        from huggingface_hub import hf_hub_download
+
+        try:
+            revision = REVISION_ALIASES.get(reference.revision, reference.revision)
+            fetched = hf_hub_download(reference.repo, path, repo_type=reference.kind, revision=revision)
+        except Exception as error:
+            raise PipelineError(f"{reference.label}: cannot download {path}: {str(error).strip().splitlines()[0]}") from None
+        shutil.copyfile(fetched, destination)
+
+
+class DirectoryHub(HubClient):
+    """``<root>/datasets/<org>/<name>[@<revision>]/...`` and ``<root>/models/...``, as a mirror is laid out."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def repository(self, reference: HubReference) -> Path:
+        name = reference.repo + (f"@{reference.revision}" if reference.revision else "")
+        path = self.root / f"{reference.kind}s" / name
+        if not path.is_dir():
+            raise PipelineError(f"{reference.label}: not in {self.root} (no directory {path})")
+        return path
+
+    def list_files(self, reference: HubReference) -> list[RemoteFile]:
+        root = self.repository(reference)
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        return [RemoteFile(p.relative_to(root).as_posix(), p.stat().st_size, sha256_file(p)) for p in files]
+
+    def download(self, reference: HubReference, path: str, destination: Path) -> None:
+        shutil.copyfile(self.repository(reference) / path, destination)

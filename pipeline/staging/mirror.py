@@ -1,0 +1,60 @@
+"""``hub_mirror: DIR``: every hub repository a config reads, read from a mirror that
+``python -m pipeline stage`` filled instead (a cluster's compute nodes are usually offline).
+
+The layout is the hub's: ``DIR/datasets/<org>/<name>`` and ``DIR/models/<org>/<name>``
+(``@<revision>`` appended to the name where a config pins one), so a dataset repository loads
+as a local directory (its card's configs included) and ``hf://datasets/...`` data files become
+paths under it. The config is rewritten when it is resolved: every job then gets local paths,
+and a repository that was not staged stops the plan in one line naming it and the key that
+reads it. ``DIR/manifest.json`` lists what was staged, each file with its size and sha256.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pipeline.config import Config, HubSpec
+from pipeline.errors import PipelineError
+from pipeline.staging.references import HF_URL, Kind, is_hub_id, with_hub_paths
+
+MANIFEST = "manifest.json"
+
+
+def mirror_dir(mirror: str | Path, kind: Kind, repo: str, revision: str | None) -> Path:
+    """Where a repository lies in the mirror."""
+    return Path(mirror) / f"{kind}s" / (repo + (f"@{revision}" if revision else ""))
+
+
+def mirrored(config: Config, mirror: str, origin: str) -> Config:
+    """The config reading every hub repository from ``mirror``; PipelineError for one not staged."""
+    if not (Path(mirror) / MANIFEST).is_file():
+        raise PipelineError(f"{origin}.hub_mirror: {mirror} holds no {MANIFEST}; stage it first: python -m pipeline stage --to {mirror}")
+
+    def staged(kind: Kind, repo: str, revision: str | None, where: str) -> Path:
+        path = mirror_dir(mirror, kind, repo, revision)
+        if not path.is_dir():
+            raise PipelineError(
+                f"{origin}.{where}: {kind} {repo}{'@' + revision if revision else ''} is not in the mirror {mirror}; "
+                f"stage it on a machine with hub access: python -m pipeline stage --to {mirror} --configfile ..."
+            )
+        return path
+
+    def dataset(where: str, spec: HubSpec) -> HubSpec:
+        path = str(staged("dataset", spec.path, None, f"{where}.path")) if is_hub_id(spec.path) else spec.path
+        files = {}
+        for split, listed in spec.file_lists().items():
+            local = []
+            for file in listed:
+                matched = HF_URL.match(file)
+                if matched:
+                    repo_dir = staged("dataset", matched["repo"], matched["revision"], f"{where}.data_files.{split}")
+                    file = str(repo_dir / matched["pattern"])
+                local.append(file)
+            files[split] = local
+        return dataclasses.replace(spec, path=path, data_files=files or None)
+
+    def model(where: str, path: str, revision: str | None) -> str:
+        return str(staged("model", path, revision, where)) if is_hub_id(path) else path
+
+    return with_hub_paths(config, dataset, model)

@@ -1,0 +1,151 @@
+"""``python -m pipeline stage``: what a configuration's workflow reads from the Hugging Face hub,
+listed with its size, then downloaded into a mirror directory and verified.
+
+    python -m pipeline stage --configfile config/paper.yaml --to /scratch/hub-mirror --list   # what, and how big
+    python -m pipeline stage --configfile config/paper.yaml --to /scratch/hub-mirror          # download and verify
+
+Run on a machine with hub access (a cluster's login node); then add ``hub_mirror:
+/scratch/hub-mirror`` to the config (:mod:`.mirror`) and every job reads the mirror, offline.
+A dataset read by config name stages the files its card's ``configs`` give that config
+(FineWeb-Edu's ``sample-100BT`` is ``sample/100BT/*``, not the whole repository), plus its card;
+``hf://`` data files stage those files; a ready-made tokenizer stages its tokenizer files; an
+outside model, its whole repository. Every file is checked against the sha256 the source
+vouches for (the hub's, for its large files) and recorded in ``manifest.json`` with its size
+and sha256; a file already staged with the same sha256 is not fetched again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.configure import read_configs, resolve_files
+from pipeline.errors import PipelineError
+from pipeline.files import atomic_path, read_json, sha256_file, write_json
+from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
+from pipeline.staging.mirror import MANIFEST, mirror_dir
+from pipeline.staging.references import HubReference, references
+
+logger = logging.getLogger(__name__)
+CARD = "README.md"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--configfile", nargs="+", default=[], help="config overlays, as snakemake takes them")
+    parser.add_argument("--to", required=True, type=Path, help="the mirror directory (created if absent)")
+    parser.add_argument("--list", action="store_true", help="list what would be staged, with sizes; download nothing")
+    parser.add_argument(
+        "--from-directory", type=Path, help="stage from a directory laid out as the hub (another mirror) instead of the hub"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    data = read_configs(args.configfile)
+    data.pop("hub_mirror", None)  # staging reads the hub, not a mirror
+    config = resolve_files(data, args.configfile).config
+    client: HubClient = DirectoryHub(args.from_directory) if args.from_directory else HuggingFaceHub()
+    found = references(config)
+    print(f"{len(found)} repositories read from the hub:")
+    for reference in found:
+        print(f"  {reference.label}  ({', '.join(reference.where)})")
+    plan = [(reference, selected_files(client, reference)) for reference in found]
+    total = 0
+    for reference, files in plan:
+        size = sum(f.size for f in files)
+        total += size
+        print(f"{reference.label}: {len(files)} files, {gigabytes(size)}  ({', '.join(reference.where)})")
+    print(f"total: {len(plan)} repositories, {sum(len(files) for _, files in plan)} files, {gigabytes(total)}")
+    if args.list:
+        return
+    manifest_path = args.to / MANIFEST
+    manifest: dict[str, Any] = read_json(manifest_path) if manifest_path.is_file() else {"repositories": {}}
+    for reference, files in plan:
+        staged = manifest["repositories"].setdefault(mirror_key(reference), {"files": {}})
+        for remote in files:
+            staged["files"][remote.path] = stage_file(client, reference, remote, args.to)
+        logger.info("%s: %d files staged", reference.label, len(files))
+    args.to.mkdir(parents=True, exist_ok=True)
+    write_json(manifest_path, manifest)
+
+
+def gigabytes(size: int) -> str:
+    return f"{size / 1e9:,.2f} GB"
+
+
+def mirror_key(reference: HubReference) -> str:
+    return f"{reference.kind}s/{reference.repo}" + (f"@{reference.revision}" if reference.revision else "")
+
+
+def selected_files(client: HubClient, reference: HubReference) -> list[RemoteFile]:
+    """The repository's files the config reads: its patterns', its config's (by the card), or all."""
+    files = client.list_files(reference)
+    patterns = list(reference.patterns)
+    if reference.config_name is not None:
+        patterns += config_patterns(client, reference, files)
+    if not patterns:
+        return files
+    chosen = [f for f in files if f.path == CARD or any(fnmatch.fnmatch(f.path, pattern) for pattern in patterns)]
+    if not any(f.path != CARD for f in chosen):
+        raise PipelineError(f"{reference.label}: no file matches {', '.join(patterns)} ({', '.join(reference.where)})")
+    return chosen
+
+
+def config_patterns(client: HubClient, reference: HubReference, files: list[RemoteFile]) -> list[str]:
+    """The data files the card's ``configs`` give ``reference.config_name``; every file if the
+    card names no configs (datasets then reads the repository as a whole)."""
+    card = next((f for f in files if f.path == CARD), None)
+    if card is None:
+        return []
+    configs = card_configs(client, reference)
+    if not configs:
+        return []
+    for entry in configs:
+        if entry.get("config_name") == reference.config_name:
+            data_files = entry.get("data_files", [])
+            entries = data_files if isinstance(data_files, list) else [data_files]
+            patterns = []
+            for item in entries:
+                paths = item.get("path", []) if isinstance(item, dict) else item
+                patterns += [paths] if isinstance(paths, str) else list(paths)
+            return patterns
+    names = ", ".join(str(entry.get("config_name")) for entry in configs)
+    raise PipelineError(
+        f"{reference.label}: its card has no config {reference.config_name!r} (configs: {names}); {', '.join(reference.where)}"
+    )
+
+
+def card_configs(client: HubClient, reference: HubReference) -> list[dict[str, Any]]:
+    """The ``configs`` list of the card's YAML header, [] without one."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / CARD
+        client.download(reference, CARD, path)
+        text = path.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---"):
+        return []
+    header = text.split("---", 2)[1]
+    try:
+        configs = (yaml.safe_load(header) or {}).get("configs", [])
+    except yaml.YAMLError as error:
+        raise PipelineError(f"{reference.label}: its card's YAML header does not parse ({error})") from None
+    return configs if isinstance(configs, list) else []
+
+
+def stage_file(client: HubClient, reference: HubReference, remote: RemoteFile, mirror: Path) -> dict[str, Any]:
+    """Download one file into the mirror (unless there with the same sha256) and check it."""
+    destination = mirror_dir(mirror, reference.kind, reference.repo, reference.revision) / remote.path
+    if destination.is_file() and remote.sha256 is not None and sha256_file(destination) == remote.sha256:
+        return {"size": remote.size, "sha256": remote.sha256}
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(destination) as temporary:
+        client.download(reference, remote.path, temporary)
+        digest = sha256_file(temporary)
+        if remote.sha256 is not None and digest != remote.sha256:
+            raise PipelineError(f"{reference.label}: {remote.path} downloaded with sha256 {digest}, the source vouches for {remote.sha256}")
+    return {"size": destination.stat().st_size, "sha256": digest}

@@ -1,0 +1,131 @@
+"""Offline staging on a fake hub (a directory laid out as the hub is): what a config reads is
+listed with its size, a config's files only are mirrored and verified, and a config with
+``hub_mirror`` reads the mirror, refusing in one line what was not staged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.__main__ import main
+from pipeline.configure import read_configs, resolve_files
+from pipeline.errors import PipelineError
+from pipeline.staging.references import references
+
+CARD = """---
+configs:
+- config_name: plain
+  data_files:
+  - split: train
+    path: plain/train-*.parquet
+  - split: validation
+    path: plain/validation-*.parquet
+- config_name: other
+  data_files: other/*.parquet
+---
+# A dataset
+"""
+
+
+@pytest.fixture
+def hub(tmp_path) -> Path:
+    """datasets/org/reviews (two configs, by its card), datasets/org/corpus (files read by hf:// URL), models/org/llama."""
+    import datasets
+
+    root = tmp_path / "hub"
+    reviews = root / "datasets" / "org" / "reviews"
+    for config, split in (("plain", "train"), ("plain", "validation"), ("other", "all")):
+        (reviews / config).mkdir(parents=True, exist_ok=True)
+        rows = {"sentence": [f"a {split} review number {i} of some length." for i in range(20)], "label": [i % 2 for i in range(20)]}
+        features = datasets.Features({"sentence": datasets.Value("string"), "label": datasets.ClassLabel(names=["negative", "positive"])})
+        datasets.Dataset.from_dict(rows, features=features).to_parquet(reviews / config / f"{split}-00000.parquet")
+    (reviews / "README.md").write_text(CARD)
+    corpus = root / "datasets" / "org" / "corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "queries.jsonl").write_text("".join(json.dumps({"_id": str(i), "text": f"query {i}"}) + "\n" for i in range(3)))
+    (corpus / "unread.jsonl").write_text("{}\n")
+    model = root / "models" / "org" / "llama"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"\0" * 1000)
+    return root
+
+
+def overlay(tmp_path: Path, **extra) -> str:
+    task = {
+        "family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "Reviews.",
+        "data": {"reader": "hf", "hub": {"path": "org/reviews", "name": "plain", "splits": {"train": "train", "test": "validation"},
+                                         "fields": {"text": "sentence", "label": "label"}}},
+    }  # fmt: skip
+    queries = {"path": "json", "data_files": {"train": "hf://datasets/org/corpus/queries.jsonl"}, "fields": {"text": "text"}}
+    data = {
+        "finetuning": {"tasks": ["reviews", "queries"]},
+        "tasks": {"reviews": task, "queries": {**task, "description": "Queries.", "data": {"reader": "hf", "hub": queries}}},
+        # the default's own outside model (a local directory, never staged) beside a hub one
+        "outside_models": [
+            {"name": "clm_reimported", "path": "results/pretrain/clm-tiny/model", "objective": "clm", "size": "tiny"},
+            {"name": "llama", "path": "org/llama", "objective": "clm"},
+        ],
+        **extra,
+    }
+    path = tmp_path / f"overlay-{len(extra)}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def resolved(*paths: str):
+    return resolve_files(read_configs(list(paths)), list(paths)).config
+
+
+def test_the_references_name_each_repository_once_with_the_keys_that_read_it(tmp_path):
+    labels = [(r.label, r.where) for r in references(resolved(overlay(tmp_path)))]
+    assert labels == [
+        ("dataset org/reviews (plain)", ("tasks.reviews.data.hub.path",)),
+        ("dataset org/corpus", ("tasks.queries.data.hub.data_files.train",)),
+        ("model org/llama", ("outside_models[1].path",)),
+    ]
+
+
+def test_staging_lists_sizes_then_mirrors_only_what_the_config_reads(hub, tmp_path, capsys):
+    mirror = tmp_path / "mirror"
+    argv = ["stage", "--configfile", overlay(tmp_path), "--to", str(mirror), "--from-directory", str(hub)]
+    assert main([*argv, "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "dataset org/reviews (plain): 3 files" in listing  # its card and the plain config's two files, not `other`
+    assert "model org/llama: 2 files" in listing and "total: 3 repositories, 6 files" in listing
+    assert not mirror.exists()
+    assert main(argv) == 0
+    manifest = json.loads((mirror / "manifest.json").read_text())["repositories"]
+    assert sorted(manifest["datasets/org/reviews"]["files"]) == ["README.md", "plain/train-00000.parquet", "plain/validation-00000.parquet"]
+    assert sorted(manifest["datasets/org/corpus"]["files"]) == ["queries.jsonl"]
+    assert manifest["models/org/llama"]["files"]["model.safetensors"]["size"] == 1000
+    assert main(argv) == 0  # again: every file already there with its sha256
+
+
+def test_a_config_with_a_mirror_reads_it_and_refuses_what_was_not_staged(hub, tmp_path):
+    mirror = tmp_path / "mirror"
+    assert main(["stage", "--configfile", overlay(tmp_path), "--to", str(mirror), "--from-directory", str(hub)]) == 0
+    config = resolved(overlay(tmp_path), overlay(tmp_path, hub_mirror=str(mirror)))
+    assert config.tasks["reviews"].data.hub.path == str(mirror / "datasets" / "org" / "reviews")
+    assert config.tasks["queries"].data.hub.data_files == {"train": [str(mirror / "datasets" / "org" / "corpus" / "queries.jsonl")]}
+    assert [m.path for m in config.outside_models] == ["results/pretrain/clm-tiny/model", str(mirror / "models" / "org" / "llama")]
+    # the task prepared from the mirror alone: the local repository, its card's config and ClassLabel names
+    spec = json.dumps(dataclass_plain(config.tasks["reviews"]))
+    assert main(["prepare-task", "--name", "reviews", "--spec", spec, "--sources", str(tmp_path), "--out", str(tmp_path / "reviews")]) == 0
+    assert json.loads((tmp_path / "reviews" / "stats.json").read_text())["labels"] == ["negative", "positive"]
+
+    shutil.rmtree(mirror / "models" / "org" / "llama")
+    with pytest.raises(PipelineError) as error:
+        resolved(overlay(tmp_path), overlay(tmp_path, hub_mirror=str(mirror)))
+    assert f"outside_models[1].path: model org/llama is not in the mirror {mirror}; stage it" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def dataclass_plain(spec):
+    from pipeline import strict
+
+    return strict.to_plain(spec)
