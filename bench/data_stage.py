@@ -176,26 +176,26 @@ def write_task(out: Path, held_out: list[str]) -> Path:
     return out
 
 
-def run_stage(root: Path, files: list[Path], task: Path, file_format: str) -> dict:
-    """The data stage's jobs over ``files``, one shard per file; per-job measurements."""
-    corpus, tokens, tokenizer, log = root / "corpus", root / "tokens", root / "tokenizer", root / "jobs.log"
-    spec = {
-        "documents": [
-            {
-                "reader": "hf",
-                "hub": {
-                    "path": {"jsonl": "json", "parquet": "parquet"}[file_format],
-                    "data_files": {"train": [str(f) for f in files]},
-                    "fields": {"text": "text", "id": "id"},
-                },
-            }
-        ],
+def corpus_spec(files: list[str], file_format: str, num_shards: int) -> dict:
+    hub = {
+        "path": {"jsonl": "json", "parquet": "parquet"}[file_format],
+        "data_files": {"train": files},
+        "fields": {"text": "text", "id": "id"},
+    }
+    return {
+        "documents": [{"reader": "hf", "hub": hub}],
         "heldout_fraction": 0.001,
         "min_characters": 200,
         "decontamination_ngram": 8,
         "split_seed": 0,
-        "num_shards": len(files),
+        "num_shards": num_shards,
     }
+
+
+def run_stage(root: Path, files: list[Path], task: Path, file_format: str) -> dict:
+    """The data stage's jobs over ``files``, one shard per file; per-job measurements."""
+    corpus, tokens, tokenizer, log = root / "corpus", root / "tokens", root / "tokenizer", root / "jobs.log"
+    spec = corpus_spec([str(f) for f in files], file_format, len(files))
     prepare = ["prepare-corpus", "--spec", json.dumps(spec), "--sources", str(root), "--tasks", str(task)]
     jobs = [
         run_job(f"prepare_corpus {i}", [*prepare, "--shard", str(i), "--out", str(corpus / "shards" / str(i))], log)
@@ -215,7 +215,12 @@ def run_stage(root: Path, files: list[Path], task: Path, file_format: str) -> di
         )
     jobs.append(run_job("index_tokens", ["index-tokens", "--shards", *packed, "--out", str(tokens)], log))
     meta = json.loads((tokens / "meta.json").read_text())
-    return {"jobs": jobs, "tokens": sum(split["num_tokens"] for split in meta["splits"].values())}
+    stage = {"jobs": jobs, "tokens": sum(split["num_tokens"] for split in meta["splits"].values())}
+    if file_format == "parquet":  # beside it: the first file named by a glob, which goes through datasets' streaming
+        glob = corpus_spec([str(files[0].parent / f"{files[0].stem}*.parquet")], "parquet", 1)
+        argv = ["prepare-corpus", "--spec", json.dumps(glob), "--sources", str(root), "--tasks", str(task), "--shard", "0"]
+        stage["datasets_reader"] = run_job("prepare_corpus (datasets)", [*argv, "--out", str(root / "datasets-reader")], log)
+    return stage
 
 
 def shard_texts(corpus: Path, shard: int) -> list[str]:
@@ -323,6 +328,15 @@ def report(results: dict) -> None:
     last = results[sizes[-1]]
     seconds_per_token = sum(j.cpu_s for j in last["jobs"]) / last["tokens"]
     print(f"CPU-hours per 1e11 tokens at the {sizes[-1]:g} GB rate: {seconds_per_token * 1e11 / 3600:,.0f}")
+    for gigabytes, stage in results.items():
+        if "datasets_reader" in stage:
+            ours = next(j for j in stage["jobs"] if j.name == "prepare_corpus 0")
+            theirs = stage["datasets_reader"].max_rss_mb
+            print(
+                print(
+                    f"{gigabytes:g} GB, first file: prepare_corpus peak RSS {ours.max_rss_mb:,.0f} MB; datasets' streaming {theirs:,.0f} MB"
+                )
+            )
 
 
 if __name__ == "__main__":
