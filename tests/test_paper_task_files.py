@@ -7,7 +7,6 @@ task file's own. Values are made up; columns and nesting are the hub's."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -16,27 +15,10 @@ import yaml
 
 from pipeline.__main__ import main
 from tests.conftest import REPO
+from tests.paper_hub import jsonl_gz, parquet, tsv
 
 TASK_DIR = REPO / "config" / "tasks" / "paper"
 CONLL_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
-
-
-def parquet(path: Path, table: dict, features: dict | None = None) -> str:
-    import datasets
-
-    datasets.Dataset.from_dict(table, features=datasets.Features(features) if features else None).to_parquet(path)
-    return str(path)
-
-
-def jsonl_gz(path: Path, rows: list[dict]) -> str:
-    with gzip.open(path, "wt") as handle:
-        handle.writelines(json.dumps(row) + "\n" for row in rows)
-    return str(path)
-
-
-def tsv(path: Path, rows: list[tuple]) -> str:
-    path.write_text("query-id\tcorpus-id\tscore\n" + "".join("\t".join(map(str, row)) + "\n" for row in rows))
-    return str(path)
 
 
 def local(hub: dict, path: str, files: dict[str, str], extra: dict | None = None) -> dict:

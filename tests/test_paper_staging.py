@@ -1,0 +1,55 @@
+"""config/paper.yaml staged from a fake hub (tests/paper_hub.py) and read back offline: every
+repository it names is found and mirrored (a config's files only), the config resolves to the
+mirror, and each of the study's 12 datasets is prepared from the mirror by its own task file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline import strict
+from pipeline.__main__ import main
+from pipeline.configure import read_configs, resolve_files
+from pipeline.staging.references import references
+from tests.conftest import REPO
+from tests.paper_hub import write_paper_hub, write_placeholder_models
+
+PAPER = str(REPO / "config" / "paper.yaml")
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("paper-hub")
+    hub = write_paper_hub(root / "hub")
+    config = resolve_files(read_configs([PAPER]), [PAPER]).config
+    write_placeholder_models(hub, [r.repo for r in references(config) if r.kind == "model"])
+    assert main(["stage", "--configfile", PAPER, "--to", str(root / "mirror"), "--from-directory", str(hub)]) == 0
+    return root / "mirror"
+
+
+def test_every_repository_the_paper_reads_is_staged_and_only_what_it_reads(mirror):
+    staged = json.loads((mirror / "manifest.json").read_text())["repositories"]
+    assert len(staged) == 34  # 37 references: glue's three configs share one repository, mldr-en's two another
+    assert sorted(staged["datasets/HuggingFaceFW/fineweb-edu"]["files"]) == ["README.md", "sample/100BT/000_00000.parquet"]
+    assert sorted(staged["datasets/BeIR/msmarco"]["files"]) == ["corpus.jsonl.gz", "queries.jsonl.gz"]
+    assert sorted(staged["models/meta-llama/Meta-Llama-3-8B"]["files"]) == ["config.json", "tokenizer.json"]
+
+
+def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mirror, tmp_path):
+    overlay = tmp_path / "offline.yaml"
+    overlay.write_text(yaml.safe_dump({"hub_mirror": str(mirror)}))
+    config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
+    assert config.corpus.documents[0].hub.path == str(mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu")
+    assert config.tokenizer.ready_made.path == str(mirror / "models" / "meta-llama" / "Meta-Llama-3-8B")
+    sizes = {}
+    for name in config.finetuning.tasks:
+        spec = json.dumps(strict.to_plain(config.tasks[name]))
+        out = tmp_path / name
+        assert main(["prepare-task", "--name", name, "--spec", spec, "--sources", str(tmp_path), "--out", str(out)]) == 0, name
+        sizes[name] = json.loads((out / "stats.json").read_text())["num_rows"]
+    assert sizes["mnli"]["test"] == 24 and sizes["conll2003"]["test"] == 24 and sizes["record"]["test"] == 24
+    assert sizes["msmarco"]["test"] == 8 and sizes["mldr_en"] == {"train": 24, "validation": 6, "test": 6}
+    assert sizes["nq"]["validation"] + sizes["nq"]["test"] == 24
