@@ -13,6 +13,7 @@ import yaml
 from pipeline import strict
 from pipeline.__main__ import main
 from pipeline.configure import read_configs, resolve_files
+from pipeline.staging.mirror import local_source
 from pipeline.staging.references import references
 from tests.conftest import REPO
 from tests.paper_hub import write_paper_hub, write_placeholder_models
@@ -42,10 +43,14 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     overlay = tmp_path / "offline.yaml"
     overlay.write_text(yaml.safe_dump({"hub_mirror": str(mirror)}))
     config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
-    assert config.corpus.documents[0].hub.path == str(mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu")
+    corpus = config.corpus.documents[0].hub  # names what it reads, and where it reads it from
+    assert (corpus.path, corpus.mirror) == ("HuggingFaceFW/fineweb-edu", str(mirror))
+    assert local_source(corpus)[0] == str(mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu")
     assert config.tokenizer.ready_made.path == str(mirror / "models" / "meta-llama" / "Meta-Llama-3-8B")
+    as_written = resolve_files(read_configs([PAPER]), [PAPER]).config
     sizes = {}
     for name in config.finetuning.tasks:
+        assert config.tasks[name].test_source == as_written.tasks[name].test_source  # what study-results pairs on does not move
         spec = json.dumps(strict.to_plain(config.tasks[name]))
         out = tmp_path / name
         assert main(["prepare-task", "--name", name, "--spec", spec, "--sources", str(tmp_path), "--out", str(out)]) == 0, name

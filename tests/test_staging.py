@@ -14,6 +14,7 @@ import yaml
 from pipeline.__main__ import main
 from pipeline.configure import read_configs, resolve_files
 from pipeline.errors import PipelineError
+from pipeline.staging.mirror import local_source
 from pipeline.staging.references import references
 
 CARD = """---
@@ -110,8 +111,8 @@ def test_a_config_with_a_mirror_reads_it_and_refuses_what_was_not_staged(hub, tm
     mirror = tmp_path / "mirror"
     assert main(["stage", "--configfile", overlay(tmp_path), "--to", str(mirror), "--from-directory", str(hub)]) == 0
     config = resolved(overlay(tmp_path), overlay(tmp_path, hub_mirror=str(mirror)))
-    assert config.tasks["reviews"].data.hub.path == str(mirror / "datasets" / "org" / "reviews")
-    assert config.tasks["queries"].data.hub.data_files == {"train": [str(mirror / "datasets" / "org" / "corpus" / "queries.jsonl")]}
+    assert local_source(config.tasks["reviews"].data.hub)[0] == str(mirror / "datasets" / "org" / "reviews")
+    assert local_source(config.tasks["queries"].data.hub)[1] == {"train": [str(mirror / "datasets" / "org" / "corpus" / "queries.jsonl")]}
     assert [m.path for m in config.outside_models] == ["results/pretrain/clm-tiny/model", str(mirror / "models" / "org" / "llama")]
     # the task prepared from the mirror alone: the local repository, its card's config and ClassLabel names
     spec = json.dumps(dataclass_plain(config.tasks["reviews"]))

@@ -65,6 +65,9 @@ class HubSpec:
     # ClassLabel features (json, csv): CoNLL-2003's ner_tags, MNLI's label
     class_names: dict[str, tuple[str, ...]] | None = None
     delimiter: str | None = None  # local csv files only (``path: csv``): "\t" for tab-separated ones such as BEIR's qrels
+    # Set by hub_mirror (pipeline/staging/mirror.py), never by hand: the mirror the repository and
+    # hf:// files named here are read from. What the spec names (its test_source) stays the same.
+    mirror: str | None = None
 
     def file_lists(self) -> dict[str, list[str]]:
         """``data_files`` with each split's file(s) as a list, the form ``datasets`` reads too."""
@@ -203,9 +206,9 @@ class TaskSpec:
         judged task's: its qrels'), the files of a split read from ``data_files``, or how the
         test rows were carved. What the study-vs-ours table compares before pairing examples."""
         if self.judgements is not None:
-            hub, split = self.judgements.qrels, "test"
+            hub = self.judgements.qrels
             half = ", a seeded half of its queries" if self.judgements.validation_fraction is not None else ""
-            return f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits[split]}{half}"
+            return f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits['test']}{half}"
         hub = self.data.hub
         if hub is None or "test" not in hub.splits:
             return f"carved from {hub.path if hub else self.data.reader} by a seeded hash of {self.test_fraction} of the rows"

@@ -4,9 +4,11 @@
 The layout is the hub's: ``DIR/datasets/<org>/<name>`` and ``DIR/models/<org>/<name>``
 (``@<revision>`` appended to the name where a config pins one), so a dataset repository loads
 as a local directory (its card's configs included) and ``hf://datasets/...`` data files become
-paths under it. The config is rewritten when it is resolved: every job then gets local paths,
-and a repository that was not staged stops the plan in one line naming it and the key that
-reads it. ``DIR/manifest.json`` lists what was staged, each file with its size and sha256.
+paths under it. The config is rewritten when it is resolved: a dataset source keeps what it
+names and learns where to read it (``HubSpec.mirror``, :func:`local_source` at load time), a
+model's path becomes its local directory; a repository that was not staged stops the plan in
+one line naming it and the key that reads it. ``DIR/manifest.json`` lists what was staged, each
+file with its size and sha256.
 """
 
 from __future__ import annotations
@@ -41,20 +43,32 @@ def mirrored(config: Config, mirror: str, origin: str) -> Config:
         return path
 
     def dataset(where: str, spec: HubSpec) -> HubSpec:
-        path = str(staged("dataset", spec.path, None, f"{where}.path")) if is_hub_id(spec.path) else spec.path
-        files = {}
+        if is_hub_id(spec.path):
+            staged("dataset", spec.path, None, f"{where}.path")
         for split, listed in spec.file_lists().items():
-            local = []
             for file in listed:
                 matched = HF_URL.match(file)
                 if matched:
-                    repo_dir = staged("dataset", matched["repo"], matched["revision"], f"{where}.data_files.{split}")
-                    file = str(repo_dir / matched["pattern"])
-                local.append(file)
-            files[split] = local
-        return dataclasses.replace(spec, path=path, data_files=files or None)
+                    staged("dataset", matched["repo"], matched["revision"], f"{where}.data_files.{split}")
+        return dataclasses.replace(spec, mirror=mirror)
 
     def model(where: str, path: str, revision: str | None) -> str:
         return str(staged("model", path, revision, where)) if is_hub_id(path) else path
 
     return with_hub_paths(config, dataset, model)
+
+
+def local_source(spec: HubSpec) -> tuple[str, dict[str, list[str]]]:
+    """(path, data files) to load ``spec`` from: its own, or under its mirror where it has one."""
+    if spec.mirror is None:
+        return spec.path, spec.file_lists()
+    path = str(mirror_dir(spec.mirror, "dataset", spec.path, None)) if is_hub_id(spec.path) else spec.path
+    files = {}
+    for split, listed in spec.file_lists().items():
+        files[split] = [
+            str(mirror_dir(spec.mirror, "dataset", matched["repo"], matched["revision"]) / matched["pattern"])
+            if (matched := HF_URL.match(file))
+            else file
+            for file in listed
+        ]
+    return path, files

@@ -32,6 +32,7 @@ from pipeline.data.sources.hub import load_rows
 from pipeline.data.splits import SplitOf
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
+from pipeline.staging.mirror import local_source
 
 Row = dict[str, Any]
 HUB_READER = "hf"
@@ -103,7 +104,7 @@ def describe_source(
     if source.reader == HUB_READER:
         assert source.hub is not None
         files = []
-        for listed in source.hub.file_lists().values():
+        for listed in local_source(source.hub)[1].values():
             if shard is not None and len(listed) >= shard[0] and all(Path(file).is_file() for file in listed):
                 listed = [listed[i] for i in contiguous_range(len(listed), *shard)]
             files += listed

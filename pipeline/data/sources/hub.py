@@ -21,6 +21,7 @@ from typing import Any
 from pipeline.config import HubSpec
 from pipeline.data.contiguous import contiguous_range
 from pipeline.errors import PipelineError
+from pipeline.staging.mirror import local_source
 
 logger = logging.getLogger(__name__)
 
@@ -47,18 +48,17 @@ def load_rows(spec: HubSpec, where: str, shard: tuple[int, int] | None = None) -
 def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None) -> Iterator[dict[str, Any]]:
     import datasets  # late: only hub sources pay for importing it
 
-    listed = spec.file_lists().get(split, [])
+    path, data_files = local_source(spec)  # under the hub mirror, where the config has one
+    listed = data_files.get(split, [])
     for file in listed:  # datasets would fail on an empty one with a bare StopIteration
         if Path(file).is_file() and Path(file).stat().st_size == 0:
             raise PipelineError(f"{where}: {file}: file is empty (data of split {split!r})")
     try:
-        if spec.path == "parquet" and listed and all(Path(file).is_file() for file in listed):
+        if path == "parquet" and listed and all(Path(file).is_file() for file in listed):
             source: _Files = _ParquetFiles(listed)
         else:
             source = _Streamed(
-                datasets.load_dataset(
-                    spec.path, spec.name, data_files=spec.file_lists() or None, split=split, streaming=True, **_options(spec)
-                )
+                datasets.load_dataset(path, spec.name, data_files=data_files or None, split=split, streaming=True, **_options(spec))
             )
         files = range(source.num_files)
         if shard is not None:
