@@ -132,3 +132,36 @@ def write_placeholder_models(root: Path, repos: list[str]) -> None:
         (root / "models" / repo).mkdir(parents=True, exist_ok=True)
         (root / "models" / repo / "config.json").write_text("{}")
         (root / "models" / repo / "tokenizer.json").write_text("{}")
+
+
+LLAMA3_TEXT_TOKENS = 128_000
+LLAMA3_VOCABULARY = 128_256
+
+
+def write_llama3_standin(out: Path) -> Path:
+    """A tokenizer laid out as Llama-3's at its full size (what the paper's tokenizer handling
+    meets): a byte-level BPE of 128,000 text ids, then <|begin_of_text|> (128000),
+    <|end_of_text|> (128001) and <|reserved_special_token_K|> up to id 128255. Its merges are
+    made up (byte pairs, then a byte before each pair), so its tokens are not Llama-3's; its
+    ids, size and special layout are."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {character: i for i, character in enumerate(alphabet)}
+    merges = []
+    pairs = [(a, b) for a in alphabet for b in alphabet]
+    for left, right in [*pairs, *((a, b + c) for b, c in pairs for a in alphabet)]:
+        if len(vocab) == LLAMA3_TEXT_TOKENS:
+            break
+        vocab[left + right] = len(vocab)
+        merges.append((left, right))
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    reserved = [f"<|reserved_special_token_{i}|>" for i in range(LLAMA3_VOCABULARY - LLAMA3_TEXT_TOKENS - 2)]
+    backend.add_special_tokens(["<|begin_of_text|>", "<|end_of_text|>", *reserved])
+    begin = backend.token_to_id("<|begin_of_text|>")
+    backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
+    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
+    return out

@@ -16,7 +16,7 @@ from pipeline.configure import read_configs, resolve_files
 from pipeline.staging.mirror import local_source
 from pipeline.staging.references import references
 from tests.conftest import REPO
-from tests.paper_hub import write_paper_hub, write_placeholder_models
+from tests.paper_hub import write_llama3_standin, write_paper_hub, write_placeholder_models
 
 PAPER = str(REPO / "config" / "paper.yaml")
 
@@ -26,7 +26,9 @@ def mirror(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("paper-hub")
     hub = write_paper_hub(root / "hub")
     config = resolve_files(read_configs([PAPER]), [PAPER]).config
-    write_placeholder_models(hub, [r.repo for r in references(config) if r.kind == "model"])
+    models = [r.repo for r in references(config) if r.kind == "model"]
+    write_placeholder_models(hub, [repo for repo in models if repo != config.tokenizer.ready_made.path])
+    write_llama3_standin(hub / "models" / config.tokenizer.ready_made.path)
     assert main(["stage", "--configfile", PAPER, "--to", str(root / "mirror"), "--from-directory", str(hub)]) == 0
     return root / "mirror"
 
@@ -36,7 +38,7 @@ def test_every_repository_the_paper_reads_is_staged_and_only_what_it_reads(mirro
     assert len(staged) == 34  # 37 references: glue's three configs share one repository, mldr-en's two another
     assert sorted(staged["datasets/HuggingFaceFW/fineweb-edu"]["files"]) == ["README.md", "sample/100BT/000_00000.parquet"]
     assert sorted(staged["datasets/BeIR/msmarco"]["files"]) == ["corpus.jsonl.gz", "queries.jsonl.gz"]
-    assert sorted(staged["models/meta-llama/Meta-Llama-3-8B"]["files"]) == ["config.json", "tokenizer.json"]
+    assert sorted(staged["models/meta-llama/Meta-Llama-3-8B"]["files"]) == ["tokenizer.json", "tokenizer_config.json"]  # no weights
 
 
 def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mirror, tmp_path):
@@ -58,3 +60,19 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     assert sizes["mnli"]["test"] == 24 and sizes["conll2003"]["test"] == 24 and sizes["record"]["test"] == 24
     assert sizes["msmarco"]["test"] == 8 and sizes["mldr_en"] == {"train": 24, "validation": 6, "test": 6}
     assert sizes["nq"]["validation"] + sizes["nq"]["test"] == 24
+
+
+def test_the_paper_s_tokenizer_is_taken_from_the_mirror_with_the_study_s_ids(mirror, tmp_path):
+    """Llama-3's layout at its full size (tests/paper_hub.py's stand-in): 128,256 ids, the study's
+    <|mask|> at 128002 (its first reserved token), bos 128000, eos 128001, pad the next reserved."""
+    from transformers import AutoTokenizer
+
+    from pipeline.tokenization.special_tokens import SpecialIds
+
+    overlay = tmp_path / "offline.yaml"
+    overlay.write_text(yaml.safe_dump({"hub_mirror": str(mirror)}))
+    config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
+    spec = json.dumps(strict.to_plain(config.tokenizer))
+    assert main(["train-tokenizer", "--spec", spec, "--out", str(tmp_path / "tokenizer")]) == 0
+    special = SpecialIds.from_tokenizer(AutoTokenizer.from_pretrained(tmp_path / "tokenizer"))
+    assert (special.vocab_size, special.bos, special.eos, special.mask, special.pad) == (128256, 128000, 128001, 128002, 128003)
