@@ -36,9 +36,9 @@ def read_judgements(spec: JudgementsSpec, split_seed: int, where: str) -> Judged
     texts: dict[str, str] = {}  # query id -> its text (from the judgements, or the queries below)
     for row in _rows(spec, spec.qrels, f"{where}.qrels"):
         query = row["query_id"]
-        documents = scores[row["split"]].setdefault(query, {})
+        documents, score = scores[row["split"]].setdefault(query, {}), _score(row, where)
         for document in _document_ids(row, spec.document_key, f"{where}.qrels: row {row['id']!r}"):
-            documents[document] = max(documents.get(document, _score(row, where)), _score(row, where))
+            documents[document] = max(documents.get(document, score), score)
         if "query" in row:
             texts[query] = row["query"]
     if spec.validation_fraction is not None:
