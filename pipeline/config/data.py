@@ -3,6 +3,7 @@ the downstream tasks, declared as data (``config/tasks/<name>.yaml``)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from dataclasses import dataclass, field
@@ -13,7 +14,8 @@ from pipeline.config.bounds import DISTINCT, NON_EMPTY, Count, Fraction, NonNega
 BARE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
-def placeholders(template: str) -> list[str]:
+@functools.cache  # parsed once per template, though every row of a task is formatted with it
+def placeholders(template: str) -> tuple[str, ...]:
     """The field names a task template reads, in order (pipeline/data/templates.py fills them);
     ValueError for anything but ``{name}``: no attribute or index access, conversion or format
     spec, so a config cannot reach into the objects it formats."""
@@ -24,7 +26,7 @@ def placeholders(template: str) -> list[str]:
         if not name.isidentifier() or format_spec or conversion:
             raise ValueError(f"template {template!r}: placeholder {{{name}}} must be a bare field name")
         names.append(name)
-    return names
+    return tuple(names)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ class HubSpec:
     # Set by hub_mirror (pipeline/staging/mirror.py), never by hand: the mirror the repository and
     # hf:// files named here are read from. What the spec names (its test_source) stays the same.
     mirror: str | None = None
+
+    @property
+    def dataset_name(self) -> str:
+        """``<path>[/<name>]``: the dataset and config it reads, as errors and records name it."""
+        return f"{self.path}/{self.name}" if self.name else self.path
 
     def file_lists(self) -> dict[str, list[str]]:
         """``data_files`` with each split's file(s) as a list, the form ``datasets`` reads too."""
@@ -208,12 +215,12 @@ class TaskSpec:
         if self.judgements is not None:
             hub = self.judgements.qrels
             half = ", a seeded half of its queries" if self.judgements.validation_fraction is not None else ""
-            return f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits['test']}{half}"
+            return f"{hub.dataset_name} {hub.splits['test']}{half}"
         hub = self.data.hub
         if hub is None or "test" not in hub.splits:
             return f"carved from {hub.path if hub else self.data.reader} by a seeded hash of {self.test_fraction} of the rows"
         listed = hub.file_lists().get(hub.splits["test"])
-        return " ".join(listed) if listed else f"{hub.path}{'/' + hub.name if hub.name else ''} {hub.splits['test']}"
+        return " ".join(listed) if listed else f"{hub.dataset_name} {hub.splits['test']}"
 
     def validate(self) -> None:
         if self.judgements is not None and self.type != "retrieval":

@@ -196,7 +196,7 @@ def evaluation_texts(row: dict[str, Any]) -> list[str]:
 def source_name(source: DataSourceSpec) -> str:
     """The reader's name; for the hub, which dataset (two hub sources must not clash)."""
     if source.reader == HUB_READER and source.hub is not None:
-        return f"hf:{source.hub.path}" + (f"/{source.hub.name}" if source.hub.name else "")
+        return f"hf:{source.hub.dataset_name}"
     return source.reader
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pipeline.config import Config, HubSpec
 from pipeline.errors import PipelineError
-from pipeline.staging.references import HF_URL, Kind, is_hub_id, with_hub_paths
+from pipeline.staging.references import HF_URL, Kind, hf_files, is_hub_id, with_hub_paths
 
 MANIFEST = "manifest.json"
 
@@ -45,15 +45,13 @@ def mirrored(config: Config, mirror: str, origin: str) -> Config:
     def dataset(where: str, spec: HubSpec) -> HubSpec:
         if is_hub_id(spec.path):
             staged("dataset", spec.path, None, f"{where}.path")
-        for split, listed in spec.file_lists().items():
-            for file in listed:
-                matched = HF_URL.match(file)
-                if matched:
-                    staged("dataset", matched["repo"], matched["revision"], f"{where}.data_files.{split}")
+        for split, matched in hf_files(spec):
+            staged("dataset", matched["repo"], matched["revision"], f"{where}.data_files.{split}")
         return dataclasses.replace(spec, mirror=mirror)
 
-    def model(where: str, path: str, revision: str | None) -> str:
-        return str(staged("model", path, revision, where)) if is_hub_id(path) else path
+    def model(where: str, path: str, revision: str | None) -> tuple[str, str | None]:
+        """A staged model's local directory, which is at its revision already; others as they are."""
+        return (str(staged("model", path, revision, where)), None) if is_hub_id(path) else (path, revision)
 
     return with_hub_paths(config, dataset, model)
 

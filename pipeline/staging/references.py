@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pipeline.config import Config, HubSpec
 
@@ -78,6 +78,14 @@ def model_paths(config: Config) -> Iterator[tuple[str, str, str | None, tuple[st
         yield f"outside_models[{number}].path", outside.path, outside.revision, ()
 
 
+def hf_files(spec: HubSpec) -> Iterator[tuple[str, re.Match[str]]]:
+    """(split, match: repo, revision, pattern) of every ``hf://datasets/...`` data file of ``spec``."""
+    for split, files in spec.file_lists().items():
+        for file in files:
+            if matched := HF_URL.match(file):
+                yield split, matched
+
+
 def references(config: Config) -> list[HubReference]:
     """Every hub repository the config reads, once each (its keys and patterns merged)."""
     found: dict[tuple, HubReference] = {}
@@ -93,24 +101,26 @@ def references(config: Config) -> list[HubReference]:
     for where, spec in hub_specs(config):
         if is_hub_id(spec.path):
             add(HubReference("dataset", spec.path, None, spec.name, (), (f"{where}.path",)))
-        for split, files in spec.file_lists().items():
-            for file in files:
-                matched = HF_URL.match(file)
-                if matched:
-                    add(
-                        HubReference(
-                            "dataset", matched["repo"], matched["revision"], None, (matched["pattern"],), (f"{where}.data_files.{split}",)
-                        )
-                    )
+        for split, matched in hf_files(spec):
+            add(
+                HubReference("dataset", matched["repo"], matched["revision"], None, (matched["pattern"],), (f"{where}.data_files.{split}",))
+            )
     for where, path, revision, patterns in model_paths(config):
         if is_hub_id(path):
             add(HubReference("model", path, revision, None, patterns, (where,)))
     return list(found.values())
 
 
-def with_hub_paths(config: Config, dataset: Callable[[str, HubSpec], HubSpec], model: Callable[[str, str, str | None], str]) -> Config:
-    """The config with every dataset source replaced by ``dataset(key, spec)`` and every model
-    path by ``model(key, path, revision)`` (the mirror's rewrite)."""
+def with_hub_paths(
+    config: Config, dataset: Callable[[str, HubSpec], HubSpec], model: Callable[[str, str, str | None], tuple[str, str | None]]
+) -> Config:
+    """The config with every dataset source replaced by ``dataset(key, spec)`` and every model's
+    path and revision by ``model(key, path, revision)`` (the mirror's rewrite)."""
+
+    def relocated(where: str, spec: Any) -> Any:  # a ReadyMadeTokenizer or an OutsideModelSpec
+        path, revision = model(where, spec.path, spec.revision)
+        return dataclasses.replace(spec, path=path, revision=revision)
+
     corpus = config.corpus
     documents = tuple(
         dataclasses.replace(source, hub=dataset(f"corpus.documents[{number}].hub", source.hub)) if source.hub is not None else source
@@ -131,20 +141,8 @@ def with_hub_paths(config: Config, dataset: Callable[[str, HubSpec], HubSpec], m
         tasks[name] = dataclasses.replace(task, data=data, judgements=judgements)
     tokenizer = config.tokenizer
     if tokenizer.ready_made is not None:
-        ready_made = tokenizer.ready_made
-        path = model("tokenizer.ready_made.path", ready_made.path, ready_made.revision)
-        tokenizer = dataclasses.replace(
-            tokenizer,
-            ready_made=dataclasses.replace(ready_made, path=path, revision=None if path != ready_made.path else ready_made.revision),
-        )
-    outside = tuple(
-        dataclasses.replace(
-            spec,
-            path=(path := model(f"outside_models[{number}].path", spec.path, spec.revision)),
-            revision=None if path != spec.path else spec.revision,
-        )
-        for number, spec in enumerate(config.outside_models)
-    )
+        tokenizer = dataclasses.replace(tokenizer, ready_made=relocated("tokenizer.ready_made.path", tokenizer.ready_made))
+    outside = tuple(relocated(f"outside_models[{number}].path", spec) for number, spec in enumerate(config.outside_models))
     return dataclasses.replace(
         config, corpus=dataclasses.replace(corpus, documents=documents), tasks=tasks, tokenizer=tokenizer, outside_models=outside
     )
