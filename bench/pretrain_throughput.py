@@ -143,16 +143,16 @@ class Bench:
         return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory()
 
     def trainer(self, kind: str) -> tuple[float, float]:
-        from datasets import Dataset
         from transformers import DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments, default_data_collator
 
         args, device = self.args, self.device
         rows = [b.astype(np.int64).tolist() for step in range(self.total_steps) for b in self.blocks.blocks_for_step(step, args.batch_size)]
+        # A list of feature dicts is all the Trainer's sampler and collators need (no `datasets`: GPU machines may lack it)
         if kind == "clm":  # run_clm.py: group_texts() copies input_ids to labels; the model shifts them
-            dataset, collator = Dataset.from_dict({"input_ids": rows, "labels": rows}), default_data_collator
+            dataset, collator = [{"input_ids": row, "labels": row} for row in rows], default_data_collator
         else:  # run_mlm.py: tokenised with return_special_tokens_mask=True, masked on the fly by the collator
             specials = [(np.asarray(r) < self.special.num_special).astype(np.int64).tolist() for r in rows]
-            dataset = Dataset.from_dict({"input_ids": rows, "special_tokens_mask": specials})
+            dataset = [{"input_ids": row, "special_tokens_mask": mask} for row, mask in zip(rows, specials)]
             collator = DataCollatorForLanguageModeling(self.tokenizer, mlm_probability=OBJECTIVES["mlm"]["mask_ratio"])
         model = load_language_model(self.init_dir, parse_objective(OBJECTIVES[kind]).attention)
         times: dict[str, float] = {}
