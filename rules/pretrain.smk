@@ -5,8 +5,9 @@
 #
 # A pretraining job asks for hardware.gpus_per_run GPUs (`resources: gpu=`; 0 on the CPU
 # default). With more than one it runs under torchrun, one process per GPU (DDP, or FSDP
-# where pretraining.compute says so); with one or none, in-process. The launcher and device
-# derive from the job's resources, so `--set-resources pretrain:gpu=4` changes them and, like
+# where pretraining.compute says so); with one, in-process; with none, in-process too unless
+# hardware.cpu_processes_per_run asks for several gloo processes (config/rehearsal.yaml).
+# The launcher and device derive from the job's resources, so `--set-resources pretrain:gpu=4` changes them and, like
 # any resource, reruns nothing: results do not depend on the process count beyond rounding.
 
 from snakemake_interface_executor_plugins.settings import ExecMode
@@ -44,10 +45,20 @@ def pretrain_runtime(wildcards):
 PRETRAIN_RUNTIME = {"runtime": pretrain_runtime} if CFG.hardware.gpus_per_run > 0 else {}
 
 
+def pretrain_processes(resources) -> int:
+    """Processes of a pretraining job: one per GPU, or hardware.cpu_processes_per_run on CPUs."""
+    return resources.gpu if resources.gpu > 0 else CFG.hardware.cpu_processes_per_run
+
+
+def pretrain_threads(wildcards):
+    """Cores a pretraining job holds: one per CPU process (a GPU job's process feeds its GPU from one)."""
+    return CFG.hardware.cpu_processes_per_run if CFG.hardware.gpus_per_run == 0 else 1
+
+
 def pretrain_launcher(wildcards, resources):
-    """torchrun with one process per GPU when the job has several, else this Python (words, each quoted by the rule)."""
-    if resources.gpu > 1:
-        return [PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(resources.gpu)]
+    """torchrun with one process per GPU (or CPU process) when the job has several, else this Python (words, each quoted by the rule)."""
+    if pretrain_processes(resources) > 1:
+        return [PYTHON, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(pretrain_processes(resources))]
     return [PYTHON]
 
 
@@ -84,7 +95,7 @@ rule pretrain:
         **rule_params("pretrain"),
         launcher=pretrain_launcher,
         device=job_device,
-    threads: 1
+    threads: pretrain_threads
     # Pretraining is the critical path: with a core free, start the next run before the
     # fine-tuning jobs of finished ones (priority reruns nothing).
     priority: 10

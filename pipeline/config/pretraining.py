@@ -61,6 +61,9 @@ class OutsideModelSpec:
     size: str | None = None  # the config size it matches (210m), for the cost estimate; None: not costed
     revision: str | None = None
     trust_remote_code: bool = False
+    # Set when the config is resolved (pipeline/staging/references.py), never by hand: the path as
+    # written, a hub id, which names the study's checkpoint after hub_mirror made ``path`` a directory.
+    hub_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,9 @@ class HardwareSpec:
     """
 
     gpus_per_run: NonNegativeInt = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
+    # pretraining on CPUs (gpus_per_run 0): >1 runs torchrun with this many gloo processes (DDP),
+    # one core each: the multi-process path of a GPU job, rehearsed without one (config/rehearsal.yaml)
+    cpu_processes_per_run: Count = 1
     # fine-tuning: 0: CPU; 1: one GPU. A sweep is one process, so a job never takes more; jobs
     # run side by side on a node's GPUs as far as `--resources gpu=N` lets Snakemake start them.
     finetune_gpus: int = 0
