@@ -114,6 +114,7 @@ def test_a_config_with_a_mirror_reads_it_and_refuses_what_was_not_staged(hub, tm
     assert local_source(config.tasks["reviews"].data.hub)[0] == str(mirror / "datasets" / "org" / "reviews")
     assert local_source(config.tasks["queries"].data.hub)[1] == {"train": [str(mirror / "datasets" / "org" / "corpus" / "queries.jsonl")]}
     assert [m.path for m in config.outside_models] == ["results/pretrain/clm-tiny/model", str(mirror / "models" / "org" / "llama")]
+    assert [m.hub_id for m in config.outside_models] == [None, "org/llama"]  # what names a released checkpoint of the study
     # the task prepared from the mirror alone: the local repository, its card's config and ClassLabel names
     spec = json.dumps(dataclass_plain(config.tasks["reviews"]))
     assert main(["prepare-task", "--name", "reviews", "--spec", spec, "--sources", str(tmp_path), "--out", str(tmp_path / "reviews")]) == 0

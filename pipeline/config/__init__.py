@@ -188,7 +188,8 @@ class Config:
         """Outside model -> the study's model it is (``study_results.models``, else by hub id)."""
         if self.study_results is None:
             return {}
-        by_hub_id = {spec.name: spec.path.removeprefix(STUDY_HUB) for spec in self.outside_models if spec.path.startswith(STUDY_HUB)}
+        hub_ids = {spec.name: spec.hub_id or spec.path for spec in self.outside_models}  # the id as written, mirrored or not
+        by_hub_id = {name: hub_id.removeprefix(STUDY_HUB) for name, hub_id in hub_ids.items() if hub_id.startswith(STUDY_HUB)}
         return {**by_hub_id, **self.study_results.models}
 
     def study_datasets(self) -> dict[str, str]:

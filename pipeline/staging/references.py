@@ -142,7 +142,10 @@ def with_hub_paths(
     tokenizer = config.tokenizer
     if tokenizer.ready_made is not None:
         tokenizer = dataclasses.replace(tokenizer, ready_made=relocated("tokenizer.ready_made.path", tokenizer.ready_made))
-    outside = tuple(relocated(f"outside_models[{number}].path", spec) for number, spec in enumerate(config.outside_models))
+    outside = tuple(
+        dataclasses.replace(relocated(f"outside_models[{number}].path", spec), hub_id=spec.path if is_hub_id(spec.path) else None)
+        for number, spec in enumerate(config.outside_models)
+    )
     return dataclasses.replace(
         config, corpus=dataclasses.replace(corpus, documents=documents), tasks=tasks, tokenizer=tokenizer, outside_models=outside
     )
