@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,3 +202,25 @@ def write_llama_like_tokenizer(out: Path, num_reserved: int = 30) -> Path:
     backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
     PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
     return out
+
+
+def run_snakemake(workdir: Path, configfiles: tuple[Path, ...], *args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
+    """The repository's Snakefile in ``workdir`` on 2 cores (downloads cached in ``cache``)."""
+    env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--configfile", *map(str, configfiles), "--cores", "2", *args]  # fmt: skip
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
+
+
+def job_counts(stdout: str) -> dict[str, int]:
+    """Jobs per rule of a Snakemake run or dry run (its job-stats table)."""
+    counts, in_table = {}, False
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            in_table = True
+        elif in_table and len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
+            counts[parts[0]] = int(parts[1])
+        elif in_table and parts and parts[0] == "total":
+            break
+    return counts

@@ -2,15 +2,28 @@
 the hub serves it (as far as this project could learn without hub access: EncodEval's loaders,
 the repositories' cards and file names): GLUE's per-config Parquet directories, FineWeb-Edu's
 `sample/100BT`, the hgissbkh copies' `data/<split>-*.parquet`, OntoNotes' Parquet conversion,
-BEIR's gzipped JSON Lines with tab-separated qrels, MLDR's configs by card, and placeholder
-model repositories. A few made-up rows each; columns, nesting and features are the real ones.
-Staged with ``python -m pipeline stage --from-directory`` (tests/test_paper_staging.py)."""
+BEIR's gzipped JSON Lines with tab-separated qrels, MLDR's configs by card, and model
+repositories: placeholders, a tokenizer with Llama-3's layout, or tiny EuroBERT stand-ins of
+the study's released checkpoints that ship their own modelling code. A few made-up rows each;
+columns, nesting and features are the real ones. Beside it, the study's released results
+(EncodEval's files, real numbers: tests/fixtures/encodeval/) laid out as EncodEval's tree.
+Staged with ``python -m pipeline stage --from-directory`` (tests/test_paper_staging.py); the
+rehearsal (config/rehearsal.yaml, ``make rehearsal``) builds its hub with this module's main:
+
+    python -m tests.paper_hub --configfile config/paper.yaml config/rehearsal.yaml --out DIR/hub --encodeval DIR/encodeval
+"""
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
+import random
+import shutil
+import sys
 from pathlib import Path
+
+ENCODEVAL_FIXTURE = Path(__file__).parent / "fixtures" / "encodeval" / "msmarco_210m.json"
 
 
 def parquet(path: Path, table: dict, features: dict | None = None) -> str:
@@ -44,8 +57,31 @@ def card(path: Path, configs: dict[str, dict[str, str]]) -> None:
     path.write_text("\n".join([*lines, "---", "# fake"]) + "\n")
 
 
+# Sentences with what every minimal-pair kind corrupts (articles, he/they + verb, this/these + noun).
+SUBJECTS = ["The farmer", "A teacher", "This student", "The old miller", "An engineer", "My neighbour", "The young doctor"]
+PLURALS = ["These students", "The farmers", "Many teachers", "These engineers", "Our neighbours"]
+VERBS = [("reads", "read"), ("plants", "plant"), ("studies", "study"), ("has studied", "have studied"), ("is reading", "are reading")]
+OBJECTS = ["a book about rivers", "an apple tree near the school", "the light of distant stars", "a map of the old harbour",
+           "an essay on water and soil", "the seeds of a tall plant", "a report about the quiet valley"]  # fmt: skip
+PLACES = ["in the morning", "after the long winter", "at the village library", "before an important exam", "with great care"]
+
+
+def fineweb_text(rng: random.Random) -> str:
+    """A made-up educational document of 8-12 sentences (FineWeb-Edu's `text`)."""
+    sentences = []
+    for _ in range(rng.randint(8, 12)):
+        singular, plural = rng.choice(VERBS)
+        if rng.random() < 0.4:
+            subject, verb = rng.choice([("He", singular), ("She", singular), ("They", plural), *((p, plural) for p in PLURALS)])
+        else:
+            subject, verb = rng.choice(SUBJECTS), singular
+        sentences.append(f"{subject} {verb} {rng.choice(OBJECTS)} {rng.choice(PLACES)}.")
+    return " ".join(sentences)
+
+
 NER_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
 N = 24  # rows of a train split
+FINEWEB_DOCUMENTS = 400
 
 
 def write_paper_hub(root: Path) -> Path:
@@ -58,8 +94,11 @@ def write_paper_hub(root: Path) -> Path:
         data / "HuggingFaceFW/fineweb-edu/README.md",
         {"sample-100BT": {"train": "sample/100BT/*"}, "sample-10BT": {"train": "sample/10BT/*"}},
     )
-    texts = {"text": [f"Document {i} on plants, light and water. " * 8 for i in range(N)], "id": [f"<urn:uuid:{i}>" for i in range(N)]}
-    parquet(data / "HuggingFaceFW/fineweb-edu/sample/100BT/000_00000.parquet", texts)
+    rng = random.Random(0)
+    texts = {"text": [fineweb_text(rng) for _ in range(FINEWEB_DOCUMENTS)], "id": [f"<urn:uuid:{i}>" for i in range(FINEWEB_DOCUMENTS)]}
+    half = FINEWEB_DOCUMENTS // 2  # two data files: the unit a corpus shard reads
+    for number, rows in enumerate((slice(0, half), slice(half, None))):
+        parquet(data / f"HuggingFaceFW/fineweb-edu/sample/100BT/00{number}_00000.parquet", {k: v[rows] for k, v in texts.items()})
     parquet(data / "HuggingFaceFW/fineweb-edu/sample/10BT/000_00000.parquet", texts)  # not read: not staged
     # GLUE: one directory per config
     glue = {
@@ -165,3 +204,105 @@ def write_llama3_standin(out: Path) -> Path:
     backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
     PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
     return out
+
+
+# What the released checkpoints ship beside their weights: EuroBERT's modelling code (here
+# subclasses of transformers' own, so a test can tell whose code ran) named by the config's auto_map.
+REMOTE_CODE = {
+    "configuration_eurobert.py": "from transformers.models.eurobert import configuration_eurobert as stock\n\n\n"
+    "class EuroBertConfig(stock.EuroBertConfig):\n    pass\n",
+    "modeling_eurobert.py": "from transformers.models.eurobert import modeling_eurobert as stock\n\n\n"
+    "class EuroBertModel(stock.EuroBertModel):\n    pass\n\n\n"
+    "class EuroBertForMaskedLM(stock.EuroBertForMaskedLM):\n    pass\n",
+}
+AUTO_MAP = {
+    "AutoConfig": "configuration_eurobert.EuroBertConfig",
+    "AutoModel": "modeling_eurobert.EuroBertModel",
+    "AutoModelForMaskedLM": "modeling_eurobert.EuroBertForMaskedLM",
+}
+
+
+def with_remote_code(out: Path) -> Path:
+    """A saved EuroBERT checkpoint turned into one that runs only with its repository's code."""
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "auto_map": AUTO_MAP}))
+    for name, code in REMOTE_CODE.items():
+        (out / name).write_text(code)
+    return out
+
+
+def write_release_standin(out: Path, tokenizer: Path, size, seed: int) -> Path:
+    """A stand-in of one of the study's released checkpoints: a EuroBERT masked LM of config size
+    ``size`` (a SizeSpec) over ``tokenizer``'s vocabulary (its ids: bos, eos, the <|mask|> at the first
+    reserved token), shipping its own modelling code, with the tokenizer beside the weights."""
+    import torch
+    from transformers import AutoTokenizer, EuroBertConfig, EuroBertForMaskedLM
+
+    ids = AutoTokenizer.from_pretrained(tokenizer)
+    torch.manual_seed(seed)
+    config = EuroBertConfig(
+        vocab_size=len(ids), hidden_size=size.hidden_size, intermediate_size=size.ffn_size,
+        num_hidden_layers=size.num_layers, num_attention_heads=size.num_heads, num_key_value_heads=size.num_kv_heads,
+        max_position_embeddings=2048, bos_token_id=ids.bos_token_id, eos_token_id=ids.eos_token_id,
+        pad_token_id=ids.eos_token_id, mask_token_id=ids.convert_tokens_to_ids("<|reserved_special_token_0|>"),
+    )  # fmt: skip
+    EuroBertForMaskedLM(config).save_pretrained(out)
+    for file in tokenizer.iterdir():
+        shutil.copy(file, out / file.name)
+    return with_remote_code(out)
+
+
+def write_results_json(root: Path, model: str, family: str, dataset: str, point: str, validation: list, test: list) -> Path:
+    """One results.json exactly as EncodEval writes it (indent 4, score then scores_i)."""
+    path = root / model / family / dataset / point / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        split: {"score": sum(values) / len(values), "scores_i": values} for split, values in (("validation", validation), ("test", test))
+    }
+    path.write_text(json.dumps(data, indent=4))
+    return path
+
+
+def write_released_results(root: Path) -> Path:
+    """tests/fixtures/encodeval/'s four real results.json as EncodEval's results/ tree under ``root``
+    (the validation per-query lists carry their mean alone, as copied)."""
+    for point in json.loads(ENCODEVAL_FIXTURE.read_text())["points"]:
+        model, family, dataset, name = Path(point["path"]).parts[1:5]
+        write_results_json(root, model, family, dataset, name, [point["validation_score"]], point["test_scores_i"])
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The fake hub of a configuration: every dataset, the tokenizer, and its outside models as
+    release stand-ins (at their config size); with --encodeval, the study's released results."""
+    from pipeline.configure import read_configs, resolve_files
+    from pipeline.staging.references import references
+
+    parser = argparse.ArgumentParser(prog="python -m tests.paper_hub", description=main.__doc__)
+    parser.add_argument("--configfile", nargs="+", required=True, help="config overlays, as snakemake takes them")
+    parser.add_argument("--out", required=True, type=Path, help="the fake hub directory (replaced)")
+    parser.add_argument("--encodeval", type=Path, help="also write the study's released results here (EncodEval's results/)")
+    args = parser.parse_args(argv)
+    data = read_configs(args.configfile)
+    data.pop("hub_mirror", None)  # the hub, not a mirror of it
+    config = resolve_files(data, args.configfile).config
+    shutil.rmtree(args.out, ignore_errors=True)
+    hub = write_paper_hub(args.out)
+    tokenizer = write_llama3_standin(hub / "models" / config.tokenizer.ready_made.path)
+    outside = {model.path: model for model in config.outside_models}
+    others = []
+    for seed, repo in enumerate(r.repo for r in references(config) if r.kind == "model" and r.repo != config.tokenizer.ready_made.path):
+        if repo in outside:
+            write_release_standin(hub / "models" / repo, tokenizer, config.sizes[outside[repo].size], seed)
+        else:
+            others.append(repo)
+    write_placeholder_models(hub, others)
+    if args.encodeval is not None:
+        shutil.rmtree(args.encodeval, ignore_errors=True)
+        write_released_results(args.encodeval / "results")
+    print(f"fake hub of {', '.join(args.configfile)} in {hub}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -30,6 +30,7 @@ from pipeline.__main__ import main
 from pipeline.files import read_json
 from pipeline.model.backbone import load_language_model, read_backbone_spec
 from tests.conftest import REPO, write_llama_like_tokenizer
+from tests.paper_hub import AUTO_MAP, with_remote_code
 
 SHAPE = {
     "hidden_size": 32,
@@ -38,20 +39,6 @@ SHAPE = {
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
     "max_position_embeddings": 128,
-}
-# What the released EuroBERT checkpoints ship beside their weights (here subclasses of
-# transformers' own, so a test can tell whose code ran).
-REMOTE_CODE = {
-    "configuration_eurobert.py": "from transformers.models.eurobert import configuration_eurobert as stock\n\n\n"
-    "class EuroBertConfig(stock.EuroBertConfig):\n    pass\n",
-    "modeling_eurobert.py": "from transformers.models.eurobert import modeling_eurobert as stock\n\n\n"
-    "class EuroBertModel(stock.EuroBertModel):\n    pass\n\n\n"
-    "class EuroBertForMaskedLM(stock.EuroBertForMaskedLM):\n    pass\n",
-}
-AUTO_MAP = {
-    "AutoConfig": "configuration_eurobert.EuroBertConfig",
-    "AutoModel": "modeling_eurobert.EuroBertModel",
-    "AutoModelForMaskedLM": "modeling_eurobert.EuroBertForMaskedLM",
 }
 
 
@@ -83,10 +70,7 @@ def outside_checkpoint(root: Path, family: str) -> tuple[Path, torch.nn.Module]:
         model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=1, n_head=2, n_inner=64, n_positions=128, **ids))
     model.save_pretrained(out)
     if family == "eurobert_remote":
-        config = read_json(out / "config.json")
-        (out / "config.json").write_text(json.dumps({**config, "auto_map": AUTO_MAP}))
-        for name, code in REMOTE_CODE.items():
-            (out / name).write_text(code)
+        with_remote_code(out)
     return out, model.eval()
 
 

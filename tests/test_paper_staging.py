@@ -36,7 +36,8 @@ def mirror(tmp_path_factory) -> Path:
 def test_every_repository_the_paper_reads_is_staged_and_only_what_it_reads(mirror):
     staged = json.loads((mirror / "manifest.json").read_text())["repositories"]
     assert len(staged) == 34  # 37 references: glue's three configs share one repository, mldr-en's two another
-    assert sorted(staged["datasets/HuggingFaceFW/fineweb-edu"]["files"]) == ["README.md", "sample/100BT/000_00000.parquet"]
+    fineweb = ["README.md", "sample/100BT/000_00000.parquet", "sample/100BT/001_00000.parquet"]  # not sample/10BT's
+    assert sorted(staged["datasets/HuggingFaceFW/fineweb-edu"]["files"]) == fineweb
     assert sorted(staged["datasets/BeIR/msmarco"]["files"]) == ["corpus.jsonl.gz", "queries.jsonl.gz"]
     assert sorted(staged["models/meta-llama/Meta-Llama-3-8B"]["files"]) == ["tokenizer.json", "tokenizer_config.json"]  # no weights
 

@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.__main__ import main
 from pipeline.report.claims.spec import read_claims
+from tests.paper_hub import ENCODEVAL_FIXTURE, write_released_results, write_results_json
 
 # validation / test per-example scores of (model, LR, seed): SST-2-like accuracies (0/1) on 4
 # validation and 5 test examples. 210m-clm-42k is best at 5e-05 on mean validation (0.75
@@ -27,25 +28,14 @@ SST2 = {
 }
 
 
-def write_point(root: Path, model: str, family: str, dataset: str, point: str, validation: list, test: list) -> Path:
-    """One results.json exactly as EncodEval writes it (indent 4, score then scores_i)."""
-    path = root / model / family / dataset / point / "results.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {
-        split: {"score": sum(values) / len(values), "scores_i": values} for split, values in (("validation", validation), ("test", test))
-    }
-    path.write_text(json.dumps(data, indent=4))
-    return path
-
-
 @pytest.fixture
 def results(tmp_path) -> Path:
     root = tmp_path / "EncodEval" / "results"
     for (model, rate, seed), (validation, test) in SST2.items():
-        write_point(root, model, "SC", "sst2", f"lr{rate}_sd{seed}", validation, test)
+        write_results_json(root, model, "SC", "sst2", f"lr{rate}_sd{seed}", validation, test)
     # IR names its training pairs before the LR; QA F1s are fractions
-    write_point(root, "210m-clm-42k", "IR", "msmarco", "msmarco_pairs_lr2e-05_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
-    write_point(root, "210m-clm-42k", "QA", "squad", "lr1e-05_sd3", [0.9354838709677419, 0], [1.0, 0.5])
+    write_results_json(root, "210m-clm-42k", "IR", "msmarco", "msmarco_pairs_lr2e-05_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
+    write_results_json(root, "210m-clm-42k", "QA", "squad", "lr1e-05_sd3", [0.9354838709677419, 0], [1.0, 0.5])
     return root
 
 
@@ -94,10 +84,10 @@ def test_with_seeds_missing_the_learning_rate_is_chosen_on_the_seeds_that_ran_ev
     not say how it chose a learning rate then. The rule here: mean validation over the seeds
     every learning rate has (seed 0 below), then the test mean over every seed at the chosen one."""
     root = tmp_path / "results"
-    write_point(root, "m", "SC", "sst2", "lr1e-04_sd0", [1, 0, 0, 1, 1], [1, 1, 0, 0])  # validation 60
-    write_point(root, "m", "SC", "sst2", "lr1e-04_sd1", [1, 1, 1, 1, 1], [1, 1, 1, 1])  # 100: seed 1 is not shared
-    write_point(root, "m", "SC", "sst2", "lr5e-04_sd0", [1, 1, 1, 1, 0], [1, 1, 1, 0])  # 80
-    write_point(root, "m", "SC", "sst2", "lr5e-04_sd2", [1, 1, 0, 0, 0], [0, 0, 0, 0])  # 40: seed 2 is not shared
+    write_results_json(root, "m", "SC", "sst2", "lr1e-04_sd0", [1, 0, 0, 1, 1], [1, 1, 0, 0])  # validation 60
+    write_results_json(root, "m", "SC", "sst2", "lr1e-04_sd1", [1, 1, 1, 1, 1], [1, 1, 1, 1])  # 100: seed 1 is not shared
+    write_results_json(root, "m", "SC", "sst2", "lr5e-04_sd0", [1, 1, 1, 1, 0], [1, 1, 1, 0])  # 80
+    write_results_json(root, "m", "SC", "sst2", "lr5e-04_sd2", [1, 1, 0, 0, 0], [0, 0, 0, 0])  # 40: seed 2 is not shared
     assert study_results(root, tmp_path / "study") == 0
     chosen = read(tmp_path / "study" / "scores.csv").set_index(["model", "dataset"]).loc[("m", "sst2")]
     assert chosen["best_learning_rate"] == 5e-04  # every seed's mean would have chosen 1e-04 (80 against 60)
@@ -294,7 +284,7 @@ def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(re
     """EncodEval draws nq's test queries anew in each run (an unseeded random.sample): neither
     two models nor this harness and the study are compared query by query there."""
     for model in ("210m-clm-42k", "210m-mlm40-42k"):
-        write_point(results, model, "IR", "nq", "nq_pairs_lr1e-04_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
+        write_results_json(results, model, "IR", "nq", "nq_pairs_lr1e-04_sd0", [0.5, 0.25], [0.2, 0.4, 0.6])
     ours = our_scores(tmp_path / "ours" / "nq.json", "nq_task", [(1e-04, 0, 50.0, [40.0, 20.0, 60.0])], metric="encodeval_ndcg_at_10")
     argv = [
         "--pairs",
@@ -323,13 +313,9 @@ def test_nq_s_unseeded_test_queries_are_never_paired_nor_averaged_by_position(re
 def released(tmp_path) -> Path:
     """The four real results.json of tests/fixtures/encodeval/README.md, as EncodEval wrote them
     but for the validation per-query lists, which carry their mean alone."""
-    copied = json.loads((Path(__file__).parent / "fixtures" / "encodeval" / "msmarco_210m.json").read_text())
-    root = tmp_path / "EncodEval" / "results"
-    for point in copied["points"]:
+    for point in json.loads(ENCODEVAL_FIXTURE.read_text())["points"]:  # a copying slip shows
         assert point["test_score"] == pytest.approx(sum(point["test_scores_i"]) / len(point["test_scores_i"]), abs=1e-15)
-        model, family, dataset, name = Path(point["path"]).parts[1:5]
-        write_point(root, model, family, dataset, name, [point["validation_score"]], point["test_scores_i"])
-    return root
+    return write_released_results(tmp_path / "EncodEval" / "results")
 
 
 def test_the_study_s_released_msmarco_numbers_recomputed(released, tmp_path):

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, job_counts, run_snakemake
 
 pytestmark = pytest.mark.slow
 SMOKE = REPO / "config" / "smoke.yaml"
@@ -25,10 +23,7 @@ SMOKE = REPO / "config" / "smoke.yaml"
 def snakemake(
     workdir: Path, *args: str, configfiles: tuple[Path, ...] = (SMOKE,), cache: Path | None = None
 ) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", *map(str, configfiles), "--cores", "2", *args]  # fmt: skip
-    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+    return run_snakemake(workdir, configfiles, *args, cache=cache)
 
 
 def planned_rules(workdir: Path, *args: str, cache: Path, override: dict | None = None) -> set[str]:
@@ -39,16 +34,7 @@ def planned_rules(workdir: Path, *args: str, cache: Path, override: dict | None 
         configfiles[-1].write_text(yaml.safe_dump(override))
     done = snakemake(workdir, "-n", *args, cache=cache, configfiles=configfiles)
     assert done.returncode == 0, done.stderr[-2000:]
-    rules, in_table = set(), False
-    for line in done.stdout.splitlines():
-        parts = line.split()
-        if parts[:2] == ["job", "count"]:
-            in_table = True
-        elif in_table and len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
-            rules.add(parts[0])
-        elif in_table and parts and parts[0] == "total":
-            break
-    return rules
+    return set(job_counts(done.stdout))
 
 
 @pytest.fixture(scope="module")
