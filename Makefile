@@ -2,6 +2,7 @@
 #   make replicate   set up .venv, then run the whole replication on the embedded default
 #   make test        set up .venv, then run the test suite (what .ci/run runs)
 #   make evidence    the evidence tier (config/evidence.yaml, about an hour) in evidence/
+#   make rehearsal   every job kind of the paper DAG on a CPU, offline from a staged fake hub, in rehearsal/
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence smoke test test-fast clean-results
+.PHONY: setup replicate evidence rehearsal smoke test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -26,11 +27,21 @@ replicate: $(STAMP)
 evidence: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/evidence.yaml --directory evidence
 
+# config/rehearsal.yaml over config/paper.yaml: the fake hub (tests/paper_hub.py), staged into
+# rehearsal/mirror as a cluster's login node would stage the real one, then the DAG offline.
+REHEARSAL := --configfile config/paper.yaml config/rehearsal.yaml
+rehearsal: $(STAMP)
+	$(BIN)/python -m tests.paper_hub $(REHEARSAL) --out rehearsal/hub --encodeval rehearsal/encodeval
+	$(BIN)/python -m pipeline stage $(REHEARSAL) --to rehearsal/mirror --from-directory rehearsal/hub
+	$(BIN)/snakemake --cores $(CORES) $(REHEARSAL) --directory rehearsal
+
 smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
 
+# Two workers, each test file whole on one (a module's shared DAG run is made once): the
+# whole-DAG runs leave a core idle on their serial stretches, and the unit tests fill it.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The fast lane while working: everything but the tests marked slow (whole-DAG Snakemake runs).
 test-fast: $(STAMP)
