@@ -38,10 +38,11 @@ rehearsal: $(STAMP)
 smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
 
-# Two workers, each test file whole on one (a module's shared DAG run is made once): the
-# whole-DAG runs leave a core idle on their serial stretches, and the unit tests fill it.
+# Two workers, each test file whole on one (a module's shared DAG run is made once), in the
+# order tests/conftest.py sorts them (the whole-DAG files first): those runs leave a core idle
+# on their serial stretches, and the unit tests fill it.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # The fast lane while working: everything but the tests marked slow (whole-DAG Snakemake runs).
 test-fast: $(STAMP)

@@ -40,6 +40,12 @@ PARAGRAPHS = [
 ]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The whole-DAG (slow) test files first: `make test`'s workers (pytest-xdist, a file to a
+    worker) then start the long runs at once and fill the gaps with the unit tests."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def corpus_texts(copies: int = 20) -> list[str]:
     return [f"{p} (Report number {i}.)" for i in range(copies) for p in PARAGRAPHS]
 

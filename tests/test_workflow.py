@@ -234,32 +234,3 @@ def test_checksum_mismatch_names_the_file_and_leaves_no_source(tmp_path):
     log = (tmp_path / "logs" / "fetch" / "vaderSentiment.log").read_text().strip().splitlines()
     assert log[-1].startswith("error: ") and "vaderSentiment-3.3.2.tar.gz" in log[-1] and "sha256" in log[-1]
     assert not (tmp_path / "results" / "sources" / "vaderSentiment").exists()
-
-
-def test_the_evidence_tier_at_smoke_size_pools_pretraining_replicates(tmp_path_factory, smoke_run):
-    """config/evidence.yaml's shape end to end (two pretraining replicates per arm, each with
-    its random-init twin): the headline and the zero-shot intervals are over pretraining seeds,
-    and the report has the budget trend."""
-    _, cache = smoke_run
-    workdir = tmp_path_factory.mktemp("evidence")
-    done = snakemake(
-        workdir, configfiles=(REPO / "config" / "evidence.yaml", REPO / "tests" / "fixtures" / "evidence_smoke.yaml"), cache=cache
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    tables = workdir / "results" / "tables"
-    runs = {row["run"] for row in csv.DictReader((tables / "run_scores.csv").open())}
-    assert runs == {f"{name}-micro" for name in ("clm", "clm_r1", "mlm", "mlm_r1", "random", "random_r1")}
-    comparison = list(csv.DictReader((tables / "comparison.csv").open()))
-    assert comparison and all(row["pretraining_seeds"] == "2" and row["random_run"] == "random-micro" for row in comparison)
-    pairs = [
-        row
-        for row in csv.DictReader((tables / "minimal_pairs.csv").open())
-        if row["run"] == "mlm-micro" and row["kind"] == "all" and not row["step"]
-    ]
-    assert len(pairs) == 1 and pairs[0]["pretraining_seeds"] == "2" and pairs[0]["random_run"] == "random-micro random_r1-micro"
-    fit = {(row["name"], row["contrast"]): row for row in csv.DictReader((tables / "budget_fit.csv").open())}
-    assert fit[("SC", "MLM − CLM")]["num_budgets"] == "3" and ("minimal pairs", "CLM − random init") in fit
-    provenance = json.loads((workdir / "results" / "init" / "random_r1-micro" / "provenance.json").read_text())
-    assert provenance["spec"]["seed"] == 1
-    html = (workdir / "reports" / "replication.html").read_text()
-    assert "Evidence at this scale" in html and "over 2 pretraining seeds per arm" in html
