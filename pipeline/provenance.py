@@ -2,16 +2,19 @@
 
 ``provenance.json`` holds the resolved spec the stage ran with, the code version (git
 commit plus a hash of the package source, so uncommitted edits show), the versions of
-the packages that shape the numbers, the sha256 of every input, and that of every output a
-later stage verifies before it reads it (:mod:`pipeline.integrity`).
+the packages that shape the numbers, the machine that computed them, the sha256 of every
+input, and that of every output a later stage verifies before it reads it
+(:mod:`pipeline.integrity`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 import platform
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,32 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def machine() -> dict[str, Any]:
+    """The processor (and the vector instructions torch's kernels use) behind the numbers. The
+    same code, config and seed give the same floats on one machine, not across processors:
+    their kernels round differently (~1e-7 a step), which MLM's pretraining amplifies to ~3e-3
+    in held-out loss over 2,000 steps (BENCHMARKS.md, "Reproducibility across machines")."""
+    record: dict[str, Any] = {"processor": processor_name(), "cores": os.cpu_count()}
+    torch = sys.modules.get("torch")  # only where the job computed with it: importing it costs a data job seconds
+    if torch is not None:
+        record["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        if torch.cuda.is_initialized():
+            record["gpu"] = torch.cuda.get_device_name()
+    return record
+
+
+def processor_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what the platform reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def checksum(path: str | Path) -> str:
     """sha256 of a file, or of a directory's (relative path, file sha256) listing."""
     path = Path(path)
@@ -80,6 +109,7 @@ def write_provenance(out_dir: str | Path, spec: Any, inputs: dict[str, str | Pat
             "spec": spec,
             "code": code_version(),
             "packages": package_versions(),
+            "machine": machine(),
             "inputs": {role: {"path": str(p), "sha256": checksum(p)} for role, p in inputs.items()},
             **({"outputs": {Path(p).relative_to(out_dir).as_posix(): sha256_file(p) for p in outputs}} if outputs else {}),
             **extra,
