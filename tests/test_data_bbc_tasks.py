@@ -66,7 +66,8 @@ def test_articles_are_title_body_and_sentences_grouped_with_their_copies(root):
 
 def test_every_bbc_reader_is_registered(root):
     assert {"bbc_proper_noun_tags", "bbc_titles", "bbc_sentences"} <= READERS.keys()
-    assert {name for name, reader in READERS.items() if reader.pairs_across_groups} == {"bbc_sentence_pairs", "bbc_cloze"}
+    across = {"bbc_sentence_pairs", "bbc_cloze", "bbc_cloze_answerable"}
+    assert {name for name, reader in READERS.items() if reader.pairs_across_groups} == across
 
 
 def test_sentence_pairs_alternate_same_and_different_within_each_split(root):
@@ -128,6 +129,18 @@ def test_cloze_questions_hide_a_name_of_the_passage(root, monkeypatch):
     assert rows["sport/001/q0"]["answers"] == {"text": [], "answer_start": []}
     assert rows["sport/001/q1"]["answers"] == {"text": ["Reyes"], "answer_start": [65]}
     assert rows["business/002/q0"]["question"] == "Unions said the cuts at @placeholder were a blow to Sheffield."
+
+
+def test_answerable_cloze_keeps_every_question_with_its_own_passage(root, monkeypatch):
+    monkeypatch.setattr(bbc_tasks, "PASSAGE_WORDS", 20)
+    monkeypatch.setattr(bbc_tasks, "UNANSWERABLE_EVERY", 2)
+    cloze = {r["id"]: r for r in bbc_tasks.read_cloze(root, split_of)}
+    answerable = {r["id"]: r for r in bbc_tasks.read_answerable_cloze(root, split_of)}
+    assert list(answerable) == list(cloze)  # the same questions ...
+    assert all(r["answers"]["text"] and r["context"][r["answers"]["answer_start"][0] :].startswith(r["answers"]["text"][0])
+               for r in answerable.values())  # fmt: skip
+    assert answerable["sport/001/q0"]["answers"] == {"text": ["City"], "answer_start": [0]}  # ... in its own article's passage
+    assert cloze["sport/001/q1"] == answerable["sport/001/q1"]
 
 
 def test_titles_are_queries_for_their_article_body(root):

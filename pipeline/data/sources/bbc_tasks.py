@@ -93,13 +93,20 @@ def read_proper_noun_tags(root: Path) -> Iterator[dict[str, Any]]:
             }
 
 
-def read_cloze(root: Path, split_of: SplitOf) -> Iterator[dict[str, Any]]:
+def read_answerable_cloze(root: Path, split_of: SplitOf) -> Iterator[dict[str, Any]]:
+    """news_qa: news_cloze's questions with every one answerable (SQuAD v1's shape): the
+    questions news_cloze pairs with another article's passage keep their own."""
+    return read_cloze(root, split_of, answerable_only=True)
+
+
+def read_cloze(root: Path, split_of: SplitOf, answerable_only: bool = False) -> Iterator[dict[str, Any]]:
     """news_cloze: the passage is an article's opening sentences (up to PASSAGE_WORDS
     words); a question is a later sentence with one name (:mod:`names`) that also occurs
     in the passage replaced by @placeholder, and its answer that name's first occurrence
     in the passage; up to QUESTIONS_PER_ARTICLE questions from different sentences and
-    names. Every third question of a split is paired instead with the passage of another
-    article of the same topic and split that lacks the name: no answer."""
+    names. Unless ``answerable_only``, every UNANSWERABLE_EVERY-th question of a split is
+    paired instead with the passage of another article of the same topic and split that
+    lacks the name: no answer."""
     articles = unique_articles(root)
     finder = NameFinder(s for a in articles for s in a.sentences)
     lengths = {a.id: _passage_length(a) for a in articles}
@@ -117,7 +124,7 @@ def read_cloze(root: Path, split_of: SplitOf) -> Iterator[dict[str, Any]]:
             name = sentence[start:end]
             context = passages[article.id]
             answers = {"text": [name], "answer_start": [_whole_words(name).search(context).start()]}  # type: ignore[union-attr]
-            if asked[split] % UNANSWERABLE_EVERY == UNANSWERABLE_EVERY - 1:
+            if not answerable_only and asked[split] % UNANSWERABLE_EVERY == UNANSWERABLE_EVERY - 1:
                 others = [p for p in pools[article.topic, split] if p.id != article.id]
                 lacking = (p for p in rng.sample(others, len(others)) if not _whole_words(name, re.IGNORECASE).search(passages[p.id]))
                 other = next(lacking, None)
