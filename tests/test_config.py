@@ -17,6 +17,13 @@ def default_data() -> dict:
     return yaml.safe_load((REPO / "config" / "default.yaml").read_text())
 
 
+def with_reimported_clm(data: dict) -> dict:
+    """``data`` with clm-tiny imported back as an outside model and continued with MLM (config/smoke.yaml's setup)."""
+    data["outside_models"] = [{"name": "clm_reimported", "path": "results/pretrain/clm-tiny/model", "objective": "clm", "size": "tiny"}]
+    data["continued_pretraining"]["outside_bases"] = ["clm_reimported"]
+    return data
+
+
 def own_tasks(task_dir, tasks: list[str]) -> dict:
     """The default with a task directory of its own, running ``tasks`` and leaving none out."""
     data = default_data()
@@ -110,11 +117,11 @@ def test_shipped_configs_parse():
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['clm-small', 'ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
         (
-            lambda c: c["continued_pretraining"].update(outside_bases=["gpt2"]),
+            lambda c: with_reimported_clm(c)["continued_pretraining"].update(outside_bases=["gpt2"]),
             "cfg: continued_pretraining.outside_bases: 'gpt2' is not defined (defined: clm_reimported)",
         ),
         (
-            lambda c: c["outside_models"][0].pop("size"),
+            lambda c: with_reimported_clm(c)["outside_models"][0].pop("size"),
             "cfg: continued_pretraining.outside_bases: outside model 'clm_reimported' has no size; name the config size",
         ),
         (
@@ -380,7 +387,7 @@ def test_an_outside_base_is_continued_like_an_own_base_from_its_imported_weights
     imported model, at the size its outside_models entry names."""
     from pipeline.pretrain.plan import Start, plan_runs
 
-    plans = plan_runs(load_config(default_data()))
+    plans = plan_runs(load_config(with_reimported_clm(default_data())))
     own, outside = plans["mlm_cpt_on_clm-tiny"], plans["mlm_cpt_on_clm_reimported-tiny"]
     assert outside.start == Start("outside", "clm_reimported") and own.start == Start("final", "clm-tiny")
     assert (outside.objective, outside.last_step, outside.schedule, outside.data_offset_steps, outside.study) == (

@@ -38,3 +38,18 @@ def test_a_tasks_runs_are_named_with_or_without_the_size():
         limited, "news_cloze", RANDOM_INIT, "tiny", RANDOM_INIT
     )
     assert finetunes(limited, "topic", "mlm", "small", "mlm")  # other tasks are untouched
+
+
+def test_a_task_kept_off_the_learning_curves_keeps_its_final_models_and_is_not_costed_there():
+    from pipeline.configure import resolve
+    from pipeline.cost import stage_costs
+    from pipeline.targets import finetuned, finetuned_checkpoints
+
+    data = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
+    data["finetuning"]["by_task"] = {"topic": {"learning_curves": False}}
+    resolved = resolve(data)
+    checkpoint_tasks = {task for task, *_ in finetuned_checkpoints(resolved)}
+    assert "topic" not in checkpoint_tasks and "sentiment" in checkpoint_tasks
+    assert ("topic", "clm", "tiny") in {(task, name, size) for task, name, size in finetuned(resolved)}
+    costed = {cost.stage: cost.jobs for cost in stage_costs(resolved.config, resolved.plans, resolved.curve_points)}
+    assert costed["finetune_checkpoint"] == len(finetuned_checkpoints(resolved))

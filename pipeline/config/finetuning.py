@@ -24,6 +24,7 @@ class TaskBudgetSpec:
     max_steps: Count | None = None
     max_epochs: Positive | None = None
     runs: Annotated[tuple[str, ...], NON_EMPTY] | None = None  # run names (clm: every size) or runs (clm-tiny); default: every run
+    learning_curves: bool | None = None  # false: the runs' learning-curve checkpoints skip this task; default: they take it
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class FinetuningSpec:
     def for_task(self, task: str) -> "FinetuningSpec":
         """The protocol one task runs under: the shared values with its ``by_task`` entry applied."""
         budget = self.by_task.get(task, TaskBudgetSpec())
-        changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k != "runs"}
+        changes = {k: v for k, v in dataclasses.asdict(budget).items() if v is not None and k not in ("runs", "learning_curves")}
         return dataclasses.replace(self, by_task={}, **changes)
 
     @property

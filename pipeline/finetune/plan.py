@@ -5,7 +5,8 @@ baseline) is fine-tuned on every task, with two exceptions. A generative task
 (needle-in-a-haystack) only takes models that were trained to predict the next token:
 objectives whose attention is causal or prefix, and the untrained baseline, which is
 given causal attention. And a task's ``finetuning.by_task.<task>.runs`` may name the
-runs it takes, by name (``clm``: every size) or with the size (``clm-tiny``), so that a
+runs it takes, by name (``clm``: every size) or with the size (``clm-tiny``), and
+``...learning_curves: false`` keeps it off the learning-curve checkpoints, so that a
 config can spend a costly task's budget on the runs that matter most. Outside models
 (``outside_models``) follow the same rules, by their name and the objective they were trained with.
 """
@@ -43,6 +44,13 @@ def finetunes(config: Config, task: str, name: str, size: str, objective: str) -
     """Whether ``task`` fine-tunes run ``name``-``size`` (and its checkpoints), trained with ``objective``."""
     arm = arm_of(name)[0]  # a task that takes clm takes every pretraining replicate of it
     return task_takes(config, task, {name, arm, f"{name}-{size}", f"{arm}-{size}"}, objective_kind(config, objective))
+
+
+def curves_take(config: Config, task: str) -> bool:
+    """Whether learning-curve checkpoints are fine-tuned on ``task``: all but the tasks whose
+    ``finetuning.by_task.<task>.learning_curves`` is false (a costly task kept to final models)."""
+    budget = config.finetuning.by_task.get(task)
+    return budget is None or budget.learning_curves is not False
 
 
 def finetunes_outside(config: Config, task: str, name: str) -> bool:
