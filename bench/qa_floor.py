@@ -22,8 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from pipeline import jobs, strict
 from pipeline.configure import read_configs, resolve
+from pipeline.report.scoring import chosen_on_validation
 
 MODELS = {"clm": "results/pretrain/clm-tiny/model", "mlm": "results/pretrain/mlm-tiny/model", "random": "results/init/random-tiny"}
 KINDS = {"clm": "clm", "mlm": "mlm", "random": "random"}
@@ -82,13 +85,13 @@ def main() -> None:
 
 
 def chosen(grid: list[dict]) -> dict:
-    """The LR with the best mean validation score over its seeds, and its means (the workflow's rule)."""
-    rates = sorted({point["learning_rate"] for point in grid})
-    at = {rate: [point for point in grid if point["learning_rate"] == rate] for rate in rates}
-    best = max(rates, key=lambda rate: statistics.mean(point["validation"] for point in at[rate]))
-    other = {name: round(statistics.mean(point["test_scores"][name] for point in at[best]), 1) for name in at[best][0]["test_scores"]}
-    return {"learning_rate": best, "validation": statistics.mean(p["validation"] for p in at[best]),
-            "test": statistics.mean(p["test"] for p in at[best]), "other": other}  # fmt: skip
+    """The LR the report chooses on validation (pipeline.report.scoring), its mean scores there,
+    and the mean of each other test metric at it."""
+    points = pd.DataFrame(grid)
+    best, validation, test = chosen_on_validation(points, "learning_rate")
+    at_best = points.loc[points["learning_rate"] == best, "test_scores"].tolist()
+    other = {name: round(statistics.mean(scores[name] for scores in at_best), 1) for name in at_best[0]}
+    return {"learning_rate": best, "validation": float(validation), "test": float(test.mean()), "other": other}
 
 
 if __name__ == "__main__":

@@ -275,17 +275,15 @@ def write_released_results(root: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """The fake hub of a configuration: every dataset, the tokenizer, and its outside models as
     release stand-ins (at their config size); with --encodeval, the study's released results."""
-    from pipeline.configure import read_configs, resolve_files
     from pipeline.staging.references import references
+    from pipeline.staging.stage import config_read_from_the_hub
 
     parser = argparse.ArgumentParser(prog="python -m tests.paper_hub", description=main.__doc__)
     parser.add_argument("--configfile", nargs="+", required=True, help="config overlays, as snakemake takes them")
     parser.add_argument("--out", required=True, type=Path, help="the fake hub directory (replaced)")
     parser.add_argument("--encodeval", type=Path, help="also write the study's released results here (EncodEval's results/)")
     args = parser.parse_args(argv)
-    data = read_configs(args.configfile)
-    data.pop("hub_mirror", None)  # the hub, not a mirror of it
-    config = resolve_files(data, args.configfile).config
+    config = config_read_from_the_hub(args.configfile)
     shutil.rmtree(args.out, ignore_errors=True)
     hub = write_paper_hub(args.out)
     tokenizer = write_llama3_standin(hub / "models" / config.tokenizer.ready_made.path)

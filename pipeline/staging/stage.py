@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.config import Config
 from pipeline.configure import read_configs, resolve_files
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, read_json, sha256_file, write_json
@@ -44,10 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def config_read_from_the_hub(configfiles: list[str]) -> Config:
+    """The config the overlays make, with its ``hub_mirror`` dropped: what is staged (or
+    faked, in the tests' paper hub) is read from the hub itself, not from a mirror of it."""
+    data = read_configs(configfiles)
+    data.pop("hub_mirror", None)
+    return resolve_files(data, configfiles).config
+
+
 def run(args: argparse.Namespace) -> None:
-    data = read_configs(args.configfile)
-    data.pop("hub_mirror", None)  # staging reads the hub, not a mirror
-    config = resolve_files(data, args.configfile).config
+    config = config_read_from_the_hub(args.configfile)
     client: HubClient = DirectoryHub(args.from_directory) if args.from_directory else HuggingFaceHub()
     found = references(config)
     print(f"{len(found)} repositories read from the hub:")
