@@ -208,6 +208,14 @@ BAG_OF_WORDS_POINTS = {
 }
 
 
+CLASSIFICATION_STATS = {"type": "sequence_classification", "label_counts": {"a": 500, "b": 400}}
+
+
+def qa_stats(unanswerable: int) -> dict[str, Any]:
+    """What an extractive QA task's stats.json says of its 200 test questions (``unanswerable`` of them without an answer)."""
+    return {"type": "extractive_qa", "label_counts": {"test": {"answerable": 200 - unanswerable, "unanswerable": unanswerable}}}
+
+
 def write_fake_results(
     root: Path,
     score: ScoreFunction = default_score,
@@ -217,6 +225,7 @@ def write_fake_results(
     learning_rates: tuple[float, ...] = (1e-4, 5e-4, 2e-3),
     selection_seeds: tuple[int, ...] | None = None,
     families: dict[str, str] | None = None,
+    unanswerable: dict[str, int] | None = None,
     zoo_sizes: tuple[str, ...] = (),
     budget_sizes: tuple[str, ...] = (),
     curve_sizes: tuple[str, ...] = (),
@@ -227,12 +236,14 @@ def write_fake_results(
     """Every file the report stages read, for CLM, MLM and random-init runs at ``sizes``
     and the zoo, two-stage and continued runs at ``zoo_sizes``, and a shorter two-stage
     budget's runs at ``budget_sizes``; every task is in family
-    SC unless ``families`` says otherwise. The runs named in ``curve_runs`` at
+    SC unless ``families`` says otherwise; the tasks of ``unanswerable`` are extractive QA
+    with that many unanswerable test questions (the others: sequence classification). The runs named in ``curve_runs`` at
     ``curve_sizes`` also get learning-curve scores at each of ``curve_steps`` inside
     their budget (a second stage: after its split), as the pretrain stage saves them.
     With ``selection_seeds`` the grids are the sweep's: those seeds at every LR, the
     others at the LR they chose on validation."""
     families = families or {}
+    unanswerable = unanswerable or {}
     tree = FakeTree(root)
 
     def write_scores(
@@ -272,10 +283,11 @@ def write_fake_results(
         tree.logs.append(write_log(root, run, size))
     for task in tasks:
         tree.task_stats.append(write_json(root / f"results/data/tasks/{task}/stats.json", {
-            "task": task, "family": families.get(task, "SC"), "type": "sequence_classification", "metric": "accuracy",
+            "task": task, "family": families.get(task, "SC"), "metric": "accuracy",
+            **(qa_stats(unanswerable[task]) if task in unanswerable else CLASSIFICATION_STATS),
             "proxy_for": "SST-2" if task == "sentiment" else None, "description": f"The {task} task, labels from the source.",
             "labels": ["a", "b"], "num_rows": {"train": 900, "validation": 50, "test": 200},
-            "label_counts": {"a": 500, "b": 400}, "duplicates_removed": 3, "majority_label": "a",
+            "duplicates_removed": 3, "majority_label": "a",
             "majority_test_score": 51.2, "source": {"artifact": "fake"},
         }))  # fmt: skip
     if "sentiment" in tasks:  # the lexical reference on one task only, so the others show none

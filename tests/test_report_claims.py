@@ -105,8 +105,20 @@ def test_c02_not_measured_without_a_qa_task(standard: Results) -> None:
 
 
 def test_c02_measured_when_a_qa_task_exists(tmp_path: Path) -> None:
-    results = fake(tmp_path, tasks=("sentiment", "squad"), families={"squad": "QA"}, score=mlm_ahead_by(5.5))
+    results = fake(tmp_path, tasks=("sentiment", "squad"), families={"squad": "QA"}, unanswerable={"squad": 60}, score=mlm_ahead_by(5.5))
     assert verdict("c02", results) == "supported"  # 5.7 lies within 5.5 ± 1.1
+
+
+def test_c02_is_not_measured_by_a_qa_task_without_unanswerable_questions(tmp_path: Path) -> None:
+    """news_qa (every question answerable, token-position F1) is QA, and c01 reads it; c02 is
+    about SQuAD 2.0's unanswerable questions and its F1, which news_qa does not measure."""
+    results = fake(
+        tmp_path, tasks=("sentiment", "news_qa"), families={"news_qa": "QA"}, unanswerable={"news_qa": 0}, score=mlm_ahead_by(2.0)
+    )
+    outcome = check("c02", results)
+    assert outcome.verdict == "not measured" and "unanswerable" in outcome.needed
+    assert "no QA (with unanswerable questions) task has both an MLM and a CLM run" in outcome.evidence
+    assert "QA tiny" in check("c01", results).evidence
 
 
 def test_c03_uses_the_topic_task_and_says_so(tmp_path: Path) -> None:
@@ -482,7 +494,7 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
     """Both runs below the task's trivial baseline (the fake's 51.2): the MLM − CLM gap on
     it is left out of c01 and makes c02 inconclusive, whatever its interval says."""
     results = fake(
-        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"},
+        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, unanswerable={"cloze": 60},
         score=score_formula(bonus=lambda task, name, size: (-40.0 if task == "cloze" else 0.0) + BONUS[name] + SIZE_BONUS[size]),
     )  # fmt: skip
     assert results.tables["scores"].loc[results.tables["scores"]["task"] == "cloze", "test_high"].max() < 51.2
@@ -495,7 +507,7 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
     """Both runs 0.4 points above the baseline (51.2) with tight seeds: their CIs exclude
     the baseline but stay within FLOOR_MARGIN of it, so c02 is still inconclusive."""
     results = fake(
-        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, score=score_formula(
+        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, unanswerable={"cloze": 60}, score=score_formula(
             bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size], seed_spread=0.1,
         ),
     )  # fmt: skip

@@ -73,6 +73,7 @@ PRETRAINING_COLUMNS = [
 TASKS_COLUMNS = [
     "task", "family", "type", "metric", "proxy_for", "description", "derived_labels", "labels",
     "num_train", "num_validation", "num_test", "duplicates_removed", "majority_label", "majority_test_score",
+    "num_unanswerable_test",  # extractive QA only (empty elsewhere): test questions without an answer in the passage
 ]  # fmt: skip
 # Beside a difference: its minimum detectable effect at 80% power, and where its CI spans 0
 # the seeds per arm that would detect the observed gap (.comparisons.power_columns): pretraining

@@ -166,6 +166,11 @@ def read_pretraining(paths: list[Path]) -> tuple[pd.DataFrame, dict[str, dict[st
     return frame.sort_values(["num_parameters", "run"], ignore_index=True), objective_params
 
 
+def unanswerable_test_questions(record: dict) -> int | None:
+    """An extractive QA task's test questions with no answer in their passage; None for other task types."""
+    return record["label_counts"].get("test", {}).get("unanswerable") if record["type"] == "extractive_qa" else None
+
+
 def read_tasks(paths: list[Path]) -> pd.DataFrame:
     """One row per task ``stats.json``: what the task is and how it was built."""
     rows = []
@@ -180,6 +185,7 @@ def read_tasks(paths: list[Path]) -> pd.DataFrame:
             "duplicates_removed": record["duplicates_removed"],
             "majority_label": record["majority_label"],
             "majority_test_score": record["majority_test_score"],
+            "num_unanswerable_test": unanswerable_test_questions(record),
         })  # fmt: skip
     frame = pd.DataFrame(rows, columns=TASKS_COLUMNS)
     repeated = frame["task"][frame["task"].duplicated()]

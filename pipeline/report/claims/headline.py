@@ -65,6 +65,10 @@ class ObjectiveGap:
     claimed_scores: dict[str, float] | None = None  # objective -> score; the gap is leader − other
     note: str | None = None  # a caveat the evidence ends with
     needs: str | None = None  # what measuring it takes, when no run has the rows (default: MLM and CLM runs on them)
+    # Only tasks with unanswerable questions (or an unknown number of them, as in the study's
+    # released results): a claim about SQuAD 2.0 is about abstaining too, which a QA task whose
+    # every question has an answer (news_qa, SQuAD v1.1) does not measure.
+    unanswerable: bool = False
 
     def validate(self) -> None:
         if (self.claimed_gap is None) == (self.claimed_scores is None):
@@ -77,6 +81,8 @@ class ObjectiveGap:
             raise ValueError("give families or stands_in_for, one of them")
         if self.stands_in_for is not None and self.level != "task":
             raise ValueError("stands_in_for picks tasks: it needs level 'task'")
+        if self.unanswerable and self.level != "task":
+            raise ValueError("unanswerable picks tasks: it needs level 'task'")
 
     @property
     def other(self) -> Objective:
@@ -113,6 +119,10 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
     else:
         rows, subject = rows[rows["family"].isin(params.families)], "Family-average" if params.level == "family" else "Per task,"
     wanted = " or ".join(params.families or (params.stands_in_for,))
+    if params.unanswerable:
+        tasks = results.tables["tasks"]
+        rows = rows[~rows["name"].isin(tasks.loc[tasks["num_unanswerable_test"] == 0, "task"])]
+        wanted += " (with unanswerable questions)"
     if rows.empty:
         needed = params.needs or f"MLM and CLM runs fine-tuned on {wanted} tasks"
         return Verdict("not measured", f"no {wanted} {params.level} has both an MLM and a CLM run", needed)
