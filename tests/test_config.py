@@ -110,6 +110,10 @@ def test_shipped_configs_parse():
         ),
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
         (
+            lambda c: c["finetuning"]["by_task"].update(topic={"learning_curves": False}),
+            "cfg: finetuning.by_task.topic.learning_curves: false leaves 'sentiment', of the same family (SC), on the curves",
+        ),
+        (
             lambda c: c["two_stage"].update(budgets=[360]),
             "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)",
         ),

@@ -46,10 +46,10 @@ def test_a_task_kept_off_the_learning_curves_keeps_its_final_models_and_is_not_c
     from pipeline.targets import finetuned, finetuned_checkpoints
 
     data = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
-    data["finetuning"]["by_task"] = {"topic": {"learning_curves": False}}
+    data["finetuning"]["by_task"] = {"title_search": {"learning_curves": False}}
     resolved = resolve(data)
     checkpoint_tasks = {task for task, *_ in finetuned_checkpoints(resolved)}
-    assert "topic" not in checkpoint_tasks and "sentiment" in checkpoint_tasks
-    assert ("topic", "clm", "tiny") in {(task, name, size) for task, name, size in finetuned(resolved)}
+    assert "title_search" not in checkpoint_tasks and "sentiment" in checkpoint_tasks
+    assert ("title_search", "clm", "tiny") in {(task, name, size) for task, name, size in finetuned(resolved)}
     costed = {cost.stage: cost.jobs for cost in stage_costs(resolved.config, resolved.plans, resolved.curve_points)}
     assert costed["finetune_checkpoint"] == len(finetuned_checkpoints(resolved))

@@ -447,10 +447,26 @@ def test_checkpoint_scores_given_as_final_scores_are_an_error(tmp_path: Path, ca
     )
 
 
-def test_a_checkpoint_missing_a_task_of_its_final_model_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_checkpoint_missing_a_task_its_other_checkpoints_have_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = curve_tree(tmp_path)
     tree.curve_scores = [path for path in tree.curve_scores if path.parts[-4:-1] != ("topic", "mlm-tiny", "step-300")]
-    assert_one_line_error(tree, tmp_path, capsys, "run 'mlm-tiny' has no curve scores at step 300 for task 'topic'")
+    assert_one_line_error(
+        tree, tmp_path, capsys, "run 'mlm-tiny' has curve scores for tasks sentiment, topic at step 150 but sentiment at step 300"
+    )
+
+
+def test_a_task_kept_off_the_curves_leaves_them_and_their_final_point(tmp_path: Path) -> None:
+    """by_task.<task>.learning_curves: false: no checkpoint of any run has the task, so the
+    curves (their final point included) are over the other tasks; the headline keeps it."""
+    tree = curve_tree(tmp_path)
+    tree.curve_scores = [path for path in tree.curve_scores if "topic" not in path.parts]
+    out = tmp_path / "results/tables"
+    assert main(tree.aggregate_argv(out)) == 0
+    curves, scores = (pd.read_csv(out / f"{name}.csv") for name in ("learning_curves", "scores"))
+    assert set(curves.loc[curves["level"] == "task", "name"]) == {"sentiment"} and "topic" in set(scores["task"])
+    final_family = curves[(curves["level"] == "family") & curves["final"]].set_index("run")["test_mean"]
+    final_sentiment = curves[(curves["level"] == "task") & curves["final"]].set_index("run")["test_mean"]
+    assert final_family.to_dict() == pytest.approx(final_sentiment.to_dict())  # SC's final point: sentiment alone
 
 
 def test_metric_details_follow_the_chosen_learning_rate(tmp_path: Path) -> None:

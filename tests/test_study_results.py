@@ -275,8 +275,8 @@ def test_the_workflow_plans_them_when_the_config_names_them(results, tmp_path):
         in result.stdout
     )
     assert (
-        "--matches released_clm:210m-clm-42k --tasks proper_nouns:proper_nouns sentiment:sst2 title_search:title_search topic:topic"
-        in result.stdout
+        "--matches released_clm:210m-clm-42k --tasks news_qa:news_qa proper_nouns:proper_nouns sentiment:sst2"
+        " title_search:title_search topic:topic" in result.stdout
     )
 
 

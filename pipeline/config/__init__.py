@@ -250,10 +250,25 @@ class Config:
             for name in names:
                 if name not in known:
                     raise ValueError(f"{where}: {name!r} is not defined (defined: {', '.join(sorted(known))})")
+        self._check_curve_families()
         used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]
         for artifact in used_artifacts:
             if artifact is not None and artifact not in self.sources:
                 raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")
+
+    def _check_curve_families(self) -> None:
+        """A task kept off the learning curves takes its family with it: a family's curve is
+        compared with its final models' and random init's family averages (the budget trend),
+        which would otherwise be over more tasks than its checkpoints."""
+        off = {t for t, budget in self.finetuning.by_task.items() if budget.learning_curves is False and t in self.finetuning.tasks}
+        for task in sorted(off):
+            family = self.tasks[task].family
+            kept = [t for t in self.finetuning.tasks if t not in off and self.tasks[t].family == family]
+            if kept:
+                raise ValueError(
+                    f"finetuning.by_task.{task}.learning_curves: false leaves {kept[0]!r}, of the same family ({family}), on the"
+                    " curves; keep the whole family off them, or on"
+                )
 
     def _check_budget(self, where: str, budget: int) -> None:
         """A step budget other runs are compared at: its CLM and MLM are decay branches of the

@@ -18,18 +18,21 @@ from pipeline.report.stats import Estimate
 
 
 def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
-    """Every checkpoint of a run is fine-tuned on exactly its final model's tasks, so
-    that a curve's family averages are over one task set from its first point to its last."""
+    """Every checkpoint of a run is fine-tuned on one task set, its final model's or part of
+    it (``finetuning.by_task.<task>.learning_curves: false`` keeps a task off the curves), so
+    that a curve's family averages are over one task set from its first point to its last
+    (:func:`curve_points` takes the final point on the same tasks)."""
     final = {run: set(tasks) for run, tasks in grid.groupby("run")["task"]}
-    for (run, step), points in curve_grid.groupby(["run", "pretraining_step"], sort=True):
-        extra, absent = sorted(set(points["task"]) - final.get(run, set())), sorted(final.get(run, set()) - set(points["task"]))
+    for run, points in curve_grid.groupby("run", sort=True):
+        tasks = points.groupby("pretraining_step", sort=True)["task"].agg(lambda names: tuple(sorted(set(names))))
+        extra = sorted(set(points["task"]) - final.get(run, set()))
         if extra:
+            raise PipelineError(f"run {run!r} has curve scores for task {extra[0]!r} but no final-model scores.json for it among --scores")
+        if tasks.nunique() > 1:
+            step = next(step for step, names in tasks.items() if names != tasks.iloc[0])
             raise PipelineError(
-                f"run {run!r} has curve scores at step {step} for task {extra[0]!r} but no final-model scores.json for it among --scores"
-            )
-        if absent:
-            raise PipelineError(
-                f"run {run!r} has no curve scores at step {step} for task {absent[0]!r}, which its final model was fine-tuned on"
+                f"run {run!r} has curve scores for tasks {', '.join(tasks.iloc[0])} at step {tasks.index[0]}"
+                f" but {', '.join(tasks[step])} at step {step}"
             )
 
 
@@ -42,7 +45,8 @@ def curve_points(
     ``run_scores`` at its num_steps; pretraining replicates pooled per step as the final
     models' are (:func:`.replicates.pool_replicates`)."""
     budgets = pretraining.set_index("run")["num_steps"]
-    finals = run_scores[run_scores["run"].isin(curve_grid["run"])]
+    on_curves = pd.MultiIndex.from_frame(curve_grid[["run", "task"]].drop_duplicates())
+    finals = run_scores[pd.MultiIndex.from_frame(run_scores[["run", "task"]]).isin(on_curves)]
     points = [score_table(grid, confidence).assign(step=step) for step, grid in curve_grid.groupby("pretraining_step", sort=True)]
     for step, at_step in pd.concat([*points, finals.assign(step=finals["run"].map(budgets))], ignore_index=True).groupby("step", sort=True):
         pooled = pool_replicates(at_step, ["task"], confidence)
