@@ -7,8 +7,7 @@
 results/init/random-tiny and results/sources). Each task of ``--tasks`` (news_cloze: a third of the
 questions unanswerable, SQuAD v2's metric; news_qa: the same questions, every one answerable;
 needle: a number to copy out of a haystack, generative models only) is prepared by the current
-code, with ``--task-overrides`` merged over its config entry, then each model is fine-tuned by
-the real ``finetune`` stage at each of ``--steps`` with the default config's LRs and
+code, then each model is fine-tuned by the real ``finetune`` stage at each of ``--steps`` with the default config's LRs and
 ``--seeds``, exactly as the workflow's job would be but for ``max_steps``. Printed and written:
 the test score at the LR chosen on validation, per (task, steps, model), with the task's other
 metrics (the abstaining share, the needle's cells) beside it.
@@ -53,25 +52,22 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", type=int, default=[40, 200, 600])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--max-epochs", type=float, default=1.0, help="the cap beside max_steps (the study's: one epoch)")
-    parser.add_argument("--task-overrides", type=json.loads, default={}, help='JSON merged over config tasks, e.g. {"needle": {...}}')
-    parser.add_argument("--label", default="", help="a name for this variant, in the output directories and the record")
     args = parser.parse_args()
-    config = resolve({**read_configs([]), "tasks": args.task_overrides}, "default").config
+    config = resolve(read_configs([]), "default").config
     points = []
     for task in args.tasks:
-        variant = f"{task}-{args.label}" if args.label else task
-        task_dir = args.out / "tasks" / variant
+        task_dir = args.out / "tasks" / task
         if not (task_dir / "stats.json").is_file():
             spec = json.dumps(strict.to_plain(config.tasks[task]))
             run([sys.executable, "-m", "pipeline", "prepare-task", "--name", task, "--spec", spec, "--sources",
-                 str(args.run_dir / "results" / "sources"), "--out", str(task_dir)], args.out / f"prepare-{variant}.log")  # fmt: skip
+                 str(args.run_dir / "results" / "sources"), "--out", str(task_dir)], args.out / f"prepare-{task}.log")  # fmt: skip
         for steps in args.steps:
             finetuning = dataclasses.replace(
                 config.finetuning, max_steps=steps, max_epochs=args.max_epochs, seeds=tuple(args.seeds), selection_seeds=None, by_task={}
             )
             stepped = dataclasses.replace(config, finetuning=finetuning)
             for model in args.models:
-                out = args.out / "finetune" / variant / f"{steps}-steps-{args.max_epochs:g}-epochs" / model
+                out = args.out / "finetune" / task / f"{steps}-steps-{args.max_epochs:g}-epochs" / model
                 if not (out / "scores.json").is_file():
                     spec = jobs.finetune_spec(stepped, task, model, "tiny", KINDS[model], None)
                     started = time.perf_counter()
@@ -80,13 +76,12 @@ def main() -> None:
                     print(f"{task} {steps} steps ({args.max_epochs:g} epochs) {model}: {time.perf_counter() - started:.0f} s", flush=True)
                 scores = json.loads((out / "scores.json").read_text())
                 num_steps = scores["grid"][0]["num_steps"]  # max_steps, or fewer where max_epochs stops first
-                points.append({"task": task, "variant": args.label, "max_steps": steps, "max_epochs": args.max_epochs,
+                points.append({"task": task, "max_steps": steps, "max_epochs": args.max_epochs,
                                "num_steps": num_steps, "model": model, "metric": scores["metric"], **chosen(scores["grid"])})  # fmt: skip
     print("\n| task | steps run | model | LR | validation | test | other metrics (test) |\n|---|---:|---|---:|---:|---:|---|")
     for p in points:
         rate, scores = f"{p['learning_rate']:g}", f"{p['validation']:.1f} | {p['test']:.1f}"
-        task = f"{p['task']} {p['variant']}".strip()
-        print(f"| {task} | {p['num_steps']} | {p['model']} | {rate} | {scores} | {p['other']} |")
+        print(f"| {p['task']} | {p['num_steps']} | {p['model']} | {rate} | {scores} | {p['other']} |")
     if args.json:
         args.json.write_text(json.dumps(points, indent=1) + "\n")
 

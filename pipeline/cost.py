@@ -26,6 +26,7 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
@@ -33,7 +34,7 @@ from typing import get_args
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
-from pipeline.finetune.plan import curves_take, finetunes, finetunes_outside
+from pipeline.finetune.plan import finetunes, finetunes_outside
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -141,31 +142,32 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list
     models = [(p.name, p.size, p.objective) for p in plans.values()]
     models += [(replicate_name(RANDOM_INIT, i), size, RANDOM_INIT) for i, size in sorted({(p.replicate, p.size) for p in plans.values()})]
     checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_points]  # ... and each learning-curve checkpoint
-    for stage, runs in (("finetune", models), ("finetune_checkpoint", checkpoints)):
+    for stage, runs, tasks in (
+        ("finetune", models, config.finetuning.tasks),
+        ("finetune_checkpoint", checkpoints, config.finetuning.curve_tasks),
+    ):
         if runs:
-            costs.append(finetuning_cost(stage, runs, config, finetuning_rate, checkpoints=stage == "finetune_checkpoint"))
+            costs.append(finetuning_cost(stage, runs, tasks, config, finetuning_rate))
     outside = [(model.name, model.size, model.objective) for model in config.outside_models if model.size is not None]
     if outside:  # a model without a size is not costed (the note under the table says how many)
-        costs.append(finetuning_cost("finetune (outside models)", outside, config, finetuning_rate, outside=True))
+        costs.append(finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, finetuning_rate, outside=True))
     return costs
 
 
 def finetuning_cost(
     stage: str,
     models: list[tuple[str, str, str]],
+    tasks: Sequence[str],
     config: Config,
     flops_per_second: float,
     outside: bool = False,
-    checkpoints: bool = False,
 ) -> StageCost:
-    """The fine-tuning grid of every (task, model) pair the workflow fine-tunes (pipeline.finetune.plan);
-    ``outside``: the models are outside_models, costed at the config size they name;
-    ``checkpoints``: they are learning-curve checkpoints, which some tasks skip."""
+    """The fine-tuning grid of every (task of ``tasks``, model) pair the workflow fine-tunes
+    (pipeline.finetune.plan); ``outside``: the models are outside_models, costed at the config
+    size they name."""
     jobs = runs = 0
     tokens = flops = 0.0
-    for task in config.finetuning.tasks:
-        if checkpoints and not curves_take(config, task):
-            continue
+    for task in tasks:
         protocol = config.finetuning.for_task(task)
         grid = protocol.num_runs
         run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length

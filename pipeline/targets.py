@@ -17,7 +17,7 @@ from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import is_random_init, replicate_name
 from pipeline.configure import Resolved
 from pipeline.data.task_rows import TASK_TYPES
-from pipeline.finetune.plan import curves_take, finetunes, finetunes_outside
+from pipeline.finetune.plan import finetunes, finetunes_outside
 
 # The main output of every job, by rule; its wildcards name the job.
 OUTPUTS = {
@@ -100,8 +100,7 @@ def finetuned_checkpoints(resolved: Resolved) -> list[tuple[str, str, str, int]]
     config = resolved.config
     return [
         (task, name, size, step)
-        for task in config.finetuning.tasks
-        if curves_take(config, task)
+        for task in config.finetuning.curve_tasks
         for name, size, step in curve_points(resolved)
         if finetunes(config, task, name, size, run_objective(resolved, name, size))
     ]

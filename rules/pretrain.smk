@@ -45,19 +45,14 @@ def pretrain_runtime(wildcards):
 PRETRAIN_RUNTIME = {"runtime": pretrain_runtime} if CFG.hardware.gpus_per_run > 0 else {}
 
 
-def processes_for(gpus: int) -> int:
-    """Processes of a pretraining job with ``gpus`` GPUs: one per GPU, or hardware.cpu_processes_per_run on CPUs."""
-    return gpus if gpus > 0 else CFG.hardware.cpu_processes_per_run
-
-
 def pretrain_processes(resources) -> int:
-    return processes_for(resources.gpu)
+    """Processes of a pretraining job: one per GPU, or hardware.cpu_processes_per_run on CPUs."""
+    return resources.gpu if resources.gpu > 0 else CFG.hardware.cpu_processes_per_run
 
 
 def pretrain_threads(wildcards):
     """Cores a pretraining job holds: one per CPU process (a GPU job's process feeds its GPU from one)."""
-    gpus = pretrain_gpus(wildcards)
-    return 1 if gpus > 0 else processes_for(gpus)
+    return 1 if pretrain_gpus(wildcards) > 0 else CFG.hardware.cpu_processes_per_run
 
 
 def pretrain_launcher(wildcards, resources):

@@ -260,7 +260,7 @@ class Config:
         """A task kept off the learning curves takes its family with it: a family's curve is
         compared with its final models' and random init's family averages (the budget trend),
         which would otherwise be over more tasks than its checkpoints."""
-        off = {t for t, budget in self.finetuning.by_task.items() if budget.learning_curves is False and t in self.finetuning.tasks}
+        off = set(self.finetuning.tasks) - set(self.finetuning.curve_tasks)
         for task in sorted(off):
             family = self.tasks[task].family
             kept = [t for t in self.finetuning.tasks if t not in off and self.tasks[t].family == family]

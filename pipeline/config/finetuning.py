@@ -83,6 +83,12 @@ class FinetuningSpec:
         return self.seeds if self.selection_seeds is None else self.selection_seeds
 
     @property
+    def curve_tasks(self) -> tuple[str, ...]:
+        """The tasks learning-curve checkpoints are fine-tuned on: all but those whose ``by_task``
+        entry says ``learning_curves: false`` (a costly task kept to final models)."""
+        return tuple(task for task in self.tasks if self.by_task.get(task, TaskBudgetSpec()).learning_curves is not False)
+
+    @property
     def num_runs(self) -> int:
         """Grid points of one (model, task): every LR at the selection seeds, the other seeds once."""
         selecting = self.seeds_at_every_rate

@@ -46,13 +46,6 @@ def finetunes(config: Config, task: str, name: str, size: str, objective: str) -
     return task_takes(config, task, {name, arm, f"{name}-{size}", f"{arm}-{size}"}, objective_kind(config, objective))
 
 
-def curves_take(config: Config, task: str) -> bool:
-    """Whether learning-curve checkpoints are fine-tuned on ``task``: all but the tasks whose
-    ``finetuning.by_task.<task>.learning_curves`` is false (a costly task kept to final models)."""
-    budget = config.finetuning.by_task.get(task)
-    return budget is None or budget.learning_curves is not False
-
-
 def finetunes_outside(config: Config, task: str, name: str) -> bool:
     """Whether ``task`` fine-tunes outside model ``name`` (``outside_models``), by the same rules."""
     return task_takes(config, task, {name}, config.outside_model(name).objective)
