@@ -12,6 +12,8 @@ The workflow (``rules/common.smk``), ``check-config`` and ``cost`` all go throug
 from __future__ import annotations
 
 import logging
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,10 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = "config/default.yaml"  # what every overlay is merged over, as the Snakefile's configfile
 
 logger = logging.getLogger(__name__)
+# The names a config gives its sources, sizes, objectives, tasks and outside models: rules/common.smk's
+# wildcard_constraints, bounded (a 300-character name would be a path component of every job).
+MAX_NAME_LENGTH = 64
+PATH_NAME = re.compile(rf"[A-Za-z0-9_]{{1,{MAX_NAME_LENGTH}}}", re.ASCII)
 BYTE_ALPHABET = 256  # tokens a byte-level BPE holds before any merge (pre_tokenizers.ByteLevel.alphabet())
 
 
@@ -65,18 +71,21 @@ def read_configs(paths: list[str]) -> dict[str, Any]:
 def config_layers(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """(file, its mapping) in merge order: config/default.yaml, then each overlay."""
     default = str(REPOSITORY / DEFAULT_CONFIG)
-    return [(path, read_yaml(path, "config file") or {}) for path in (default, *(p for p in paths if str(Path(p).resolve()) != default))]
+    overlays = [p for p in paths if str(Path(p).resolve()) != default]
+    return [(path, read_yaml(path, "config file", mapping=True) or {}) for path in (default, *overlays)]
 
 
 def resolve_files(data: dict[str, Any], paths: list[str]) -> "Resolved":
     """:func:`resolve` for the overlay files ``paths`` merged over the default (``data``: their
     merge, with any command-line values); an error names the file that set the key at fault,
     or the merged config where none did (a key missing, a clash between keys). The files are
-    read again only then, to find it."""
+    read again: first to refuse what Snakemake's reading lets pass (a key given twice), then on
+    an error to find the file behind it."""
+    layers = config_layers(paths)
     try:
         return resolve(data, MERGED)
     except PipelineError as error:
-        raise PipelineError(blame(str(error), config_layers(paths))) from None
+        raise PipelineError(blame(str(error), layers)) from None
 
 
 MERGED = "config"  # the origin a merged config's errors start with, before blame names the file
@@ -109,7 +118,7 @@ def read_task_files(task_dir: str, origin: str) -> dict[str, Any]:
     directory = Path(task_dir) if Path(task_dir).is_absolute() else REPOSITORY / task_dir
     if not directory.is_dir():
         raise PipelineError(f"{origin}.task_dir: {directory} is not a directory")
-    return {path.stem: read_yaml(path, "task file") for path in sorted(directory.glob("*.yaml"))}
+    return {path.stem: read_yaml(path, "task file", mapping=True) or {} for path in sorted(directory.glob("*.yaml"))}
 
 
 def with_task_files(data: dict[str, Any], origin: str = "config") -> dict[str, Any]:
@@ -168,7 +177,9 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
                 )
         if task.metric in task.also_metrics:
             raise PipelineError(f"{origin}.tasks.{name}.also_metrics: {task.metric!r} is the task's metric already")
+    check_names(config, origin)
     check_vocabulary(config.tokenizer, origin)
+    check_processes(config, origin)
     for name, spec in config.objectives.items():
         parse_objective(spec, f"{origin}.objectives.{name}")
     for index, outside in enumerate(config.outside_models):
@@ -197,6 +208,35 @@ def check_vocabulary(tokenizer: TokenizerSpec, origin: str) -> None:
         )
 
 
+def check_names(config: Config, origin: str) -> None:
+    """Names that become folders, file names and Snakemake wildcards (results/pretrain/<objective>-<size>,
+    results/data/tasks/<task>) follow the wildcards' own pattern, so that a name with ``/``, ``..``,
+    a space or a look-alike letter stops the plan here rather than failing, or matching another
+    job's path, later. ``-`` is not in it: it joins a run's objective and size."""
+    named = [("sources", config.sources), ("sizes", config.sizes), ("objectives", config.objectives), ("tasks", config.tasks)]
+    named += [(f"outside_models[{number}].name", [spec.name]) for number, spec in enumerate(config.outside_models)]
+    for where, names in named:
+        for name in names:
+            if not PATH_NAME.fullmatch(name):
+                raise PipelineError(
+                    f"{origin}.{where}: name {name[:80]!r} must be 1 to {MAX_NAME_LENGTH} ASCII letters, digits or '_'"
+                    " (it names folders and jobs)"
+                )
+
+
+def check_processes(config: Config, origin: str) -> None:
+    """A pretraining job's processes each take an equal share of the batch, and on CPUs a core
+    each (rules/pretrain.smk): more than either fails in the job, after everything before it ran."""
+    hardware, batch_size = config.hardware, config.pretraining.batch_size
+    on_gpus = hardware.gpus_per_run > 0
+    key, processes = ("gpus_per_run", hardware.gpus_per_run) if on_gpus else ("cpu_processes_per_run", hardware.cpu_processes_per_run)
+    if batch_size % processes:
+        raise PipelineError(f"{origin}.hardware.{key}: {processes} processes cannot split pretraining.batch_size {batch_size} evenly")
+    cores = os.cpu_count() or 1
+    if not on_gpus and processes > cores:
+        raise PipelineError(f"{origin}.hardware.cpu_processes_per_run: {processes} processes, one core each, on a machine of {cores} cores")
+
+
 def load_config(data: dict[str, Any], origin: str = "config") -> Config:
     """:func:`resolve`'s config alone, for code that needs no plan."""
     return resolve(data, origin).config
@@ -204,4 +244,4 @@ def load_config(data: dict[str, Any], origin: str = "config") -> Config:
 
 def read_config(path: str | Path) -> Config:
     """One complete config file (not an overlay), checked."""
-    return load_config(read_yaml(path, "config file") or {}, str(path))
+    return load_config(read_yaml(path, "config file", mapping=True) or {}, str(path))

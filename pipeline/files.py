@@ -123,15 +123,35 @@ def read_json(path: str | Path) -> Any:
         raise PipelineError(f"{path}: invalid JSON ({error.msg} at line {error.lineno})") from None
 
 
-def read_yaml(path: str | Path, what: str = "file") -> Any:
-    """Parse a YAML file; a missing file or bad YAML is one line naming it."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load's loader, refusing a key given twice in one mapping: PyYAML keeps the last
+    silently, so a config's second ``learning_rates:`` would quietly win over its first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice (line {key_node.start_mark.line + 1})", None)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: str | Path, what: str = "file", mapping: bool = False) -> Any:
+    """Parse a YAML file; a missing file, text that is not UTF-8, bad YAML, a key given twice,
+    or (``mapping``) a top level that is not a mapping is one line naming it."""
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
         raise PipelineError(f"{path}: {what} not found") from None
+    except UnicodeDecodeError as error:
+        raise PipelineError(f"{path}: {what} is not UTF-8 text (byte {error.start})") from None
     except yaml.YAMLError as error:
-        raise PipelineError(f"{path}: invalid YAML ({str(error).splitlines()[0]})") from None
+        raise PipelineError(f"{path}: invalid YAML ({str(error).strip().splitlines()[-1].strip()})") from None
+    if mapping and not isinstance(data, (dict, type(None))):
+        raise PipelineError(f"{path}: a {what} holds a mapping of keys, not a {type(data).__name__}")
+    return data
 
 
 def json_line(row: dict) -> str:

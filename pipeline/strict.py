@@ -20,6 +20,10 @@ from typing import Annotated, Any, Literal, Union
 from pipeline.config.bounds import Bounds, Items
 from pipeline.errors import PipelineError
 
+# Every text of a config reaches a job as part of one command-line word (its spec as JSON), which
+# Linux caps at 128 KiB: a title or description this long is a mistake, refused where it is set.
+MAX_TEXT_LENGTH = 10_000
+
 
 def parse(cls: type, data: Any, path: str = "") -> Any:
     """Build ``cls`` (a dataclass or a typing annotation) from plain data, strictly."""
@@ -120,6 +124,8 @@ def _parse(annotation: Any, data: Any, path: str) -> Any:
     if annotation in (str, bool):
         if not isinstance(data, annotation):
             raise PipelineError(f"{path}: expected {annotation.__name__}, got {_describe(data)}")
+        if annotation is str and len(data) > MAX_TEXT_LENGTH:
+            raise PipelineError(f"{path}: {len(data):,} characters, more than the {MAX_TEXT_LENGTH:,} any value of the config may hold")
         return data
     raise TypeError(f"strict.parse cannot handle annotation {annotation!r} at {path}")
 

@@ -183,7 +183,10 @@ def test_a_download_that_does_not_match_never_enters_the_cache(cache, local_inde
 def make_hostile_sdist(path: Path, marker: Path) -> None:
     """An sdist whose setup.py leaves ``marker`` when anything builds or installs it (as
     ``pip download`` does to read its metadata)."""
-    setup = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\nfrom setuptools import setup\nsetup(name='hostile', version='1.0')\n"
+    setup = (
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "from setuptools import setup\nsetup(name='hostile', version='1.0')\n"
+    )
     files = {"hostile-1.0/setup.py": setup, "hostile-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n"}
     with tarfile.open(path, "w:gz") as sdist:
         for name, text in files.items():

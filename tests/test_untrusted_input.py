@@ -130,3 +130,88 @@ def test_json_outputs_are_always_json(tmp_path):
         == f"{tmp_path / 'scores.json'}: not written, it would hold a non-finite number (NaN or Infinity), which JSON cannot"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- round 4: plan-time refusals
+# Each case was a probe that passed check-config and failed later in a job (after Snakemake had
+# removed the job's previous outputs), or read outside the results; each now stops the plan in
+# one line naming the file and the key.
+
+HUB_TASK = {
+    "family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "a probe",
+    "data": {"reader": "hf", "hub": {"path": "json", "data_files": {"train": "x.jsonl"}, "fields": {"text": "sentence", "label": "label"}}},
+}  # fmt: skip
+JUDGED_TASK = {
+    "family": "IR", "type": "retrieval", "metric": "ndcg_at_10", "description": "a probe",
+    "data": {"reader": "hf", "hub": {"path": "json", "data_files": {"train": "t.jsonl"}, "fields": {"query": "q", "document": "d"}}},
+    "judgements": {
+        "qrels": {"path": "json", "data_files": {"dev": "qrels.jsonl"}, "splits": {"validation": "dev", "test": "dev"},
+                  "fields": {"query_id": "qid", "document_id": "did", "query": "q"}},
+        "corpus": {"path": "json", "data_files": {"train": "c.jsonl"}, "fields": {"document_id": "_id", "document": "text"}},
+    },
+}  # fmt: skip
+TINY_SIZE = {"num_layers": 1, "hidden_size": 8, "num_heads": 1, "num_kv_heads": 1, "ffn_size": 8}
+NAME_RULE = "must be 1 to 64 ASCII letters, digits or '_' (it names folders and jobs)"
+OUTSIDE_MIRROR = "which would read outside the hub mirror"
+
+
+@pytest.mark.parametrize(
+    ("overlay", "error"),
+    [
+        ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": "Text: {qeury}"}}}},
+         "tasks.probe: templates.text: {qeury} is not a field its source maps (fields: label, text)"),
+        ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": "{__class__}"}}}},
+         "tasks.probe: templates.text: {__class__} is not a field its source maps (fields: label, text)"),
+        ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": " "}}}}, "tasks.probe: templates.text: the template is empty"),
+        ({"tasks": {"sentiment": {"templates": {"text": "{text}"}}}},
+         "tasks.sentiment: templates: reader 'vader_movie_snippets' gives its rows ready-made; templates rebuild a hub source's fields"),
+        ({"tasks": {"probe": JUDGED_TASK}},
+         "tasks.probe.judgements: qrels: validation and test read the same judgements (dev);"
+         " the learning rate would be chosen on the test queries"),
+        ({"report": {"title": "x" * 200_000}}, "report.title: 200,000 characters, more than the 10,000 any value of the config may hold"),
+        ({"sizes": {"../x": TINY_SIZE}}, f"sizes: name '../x' {NAME_RULE}"),
+        ({"objectives": {"my clm": {"kind": "clm"}}}, f"objectives: name 'my clm' {NAME_RULE}"),
+        ({"tasks": {"sent\u0456ment": HUB_TASK}}, f"tasks: name 'sent\u0456ment' {NAME_RULE}"),  # a Cyrillic i
+        ({"sizes": {"s" * 300: TINY_SIZE}}, f"sizes: name {'s' * 80!r} {NAME_RULE}"),
+        ({"outside_models": [{"name": "m", "path": "org/model", "objective": "clm", "revision": "../../etc"}]},
+         f"outside_models[0]: revision '../../etc' is empty or has a '.' or '..' part, {OUTSIDE_MIRROR}"),
+        ({"tasks": {"probe": {**HUB_TASK, "data": {"reader": "hf", "hub": {**HUB_TASK["data"]["hub"], "data_files": {"train": "hf://datasets/o/n/../../x"}}}}}},
+         f"tasks.probe.data.hub: data_files.train: 'hf://datasets/o/n/../../x' has a '.' or '..' part, {OUTSIDE_MIRROR}"),
+        ({"tasks": {"sentiment": {"max_length": 2147483647}}}, "tasks.sentiment.max_length: 2147483647 must be in [1, 131072]"),
+        ({"hardware": {"cpu_processes_per_run": 3}},
+         "hardware.cpu_processes_per_run: 3 processes cannot split pretraining.batch_size 8 evenly"),
+        ({"hardware": {"cpu_processes_per_run": 512}, "pretraining": {"batch_size": 1024}},
+         f"hardware.cpu_processes_per_run: 512 processes, one core each, on a machine of {os.cpu_count()} cores"),
+    ],
+    ids=["template-typo", "template-dunder", "template-empty", "template-on-a-reader", "same-qrels", "title-200kb", "name-dotdot",
+         "name-space", "name-lookalike", "name-300", "revision-dotdot", "hf-path-dotdot", "max-length", "processes-split",
+         "processes-cores"],
+)  # fmt: skip
+def test_round_4_values_that_would_fail_in_a_job_are_refused_at_plan_time(tmp_path, overlay, error):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(overlay, allow_unicode=True))
+    done = check_config(tmp_path, tmp_path / "bad.yaml")
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {tmp_path / 'bad.yaml'}: {error}"
+
+
+def check_config(cwd: Path, overlay: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", "check-config", str(REPO / "config" / "smoke.yaml"), str(overlay)],
+        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b"seed: 1\nseed: 2\n", "invalid YAML (key 'seed' given twice (line 2))"),
+        (b"- seed: 1\n", "a config file holds a mapping of keys, not a list"),
+        (b"42\n", "a config file holds a mapping of keys, not a int"),
+        (b"scale: caf\xe9\n", "config file is not UTF-8 text (byte 10)"),
+    ],
+    ids=["duplicate-key", "a-list", "a-scalar", "latin-1"],
+)
+def test_a_config_file_that_is_not_a_mapping_of_unique_keys_is_one_line(tmp_path, content, error):
+    (tmp_path / "bad.yaml").write_bytes(content)
+    done = check_config(tmp_path, tmp_path / "bad.yaml")
+    assert (done.returncode, done.stderr) == (2, f"error: {tmp_path / 'bad.yaml'}: {error}\n")

@@ -67,6 +67,10 @@ DISTINCT = Items()  # none twice, perhaps none at all
 # offsets then fit every generator the harness seeds), so no value fails late in a job.
 INT_MAX = 2**31 - 1
 Count = Annotated[int, Bounds(low=1, high=INT_MAX)]  # sizes, steps, batch sizes, examples: at least one
+# Tokens of one sequence: the model's rotary tables and attention are sized by it, so 2**31 would
+# pass the plan and die allocating in a job. 131,072 is Llama 3.1's context (the study's is 2,048).
+MAX_SEQUENCE_TOKENS = 131_072
+SequenceTokens = Annotated[int, Bounds(low=1, high=MAX_SEQUENCE_TOKENS)]
 NonNegativeInt = Annotated[int, Bounds(low=0, high=INT_MAX)]  # seeds, warmup steps, offsets
 Positive = Annotated[float, Bounds(low=0, low_open=True)]  # epsilons, norms, regularisation
 LearningRate = Annotated[float, Bounds(low=0, high=1, low_open=True)]  # AdamW's: above 1 every run diverges

@@ -9,7 +9,17 @@ import string
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pipeline.config.bounds import DISTINCT, NON_EMPTY, Count, Fraction, NonNegativeInt, OpenFraction, Positive, ProperFraction
+from pipeline.config.bounds import (
+    DISTINCT,
+    NON_EMPTY,
+    Count,
+    Fraction,
+    NonNegativeInt,
+    OpenFraction,
+    Positive,
+    ProperFraction,
+    SequenceTokens,
+)
 
 BARE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
@@ -33,6 +43,26 @@ def placeholders(template: str) -> tuple[str, ...]:
 # no URL, path, extra, marker or range that could make the fetch read something else.
 PINNED_REQUIREMENT = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([0-9][A-Za-z0-9.!+_-]*)")
 ARCHIVES = {"wheel": (".whl",), "sdist": (".tar.gz", ".zip")}
+
+
+HF_SCHEME = "hf://"
+
+
+def leaves_its_folder(relative: str) -> bool:
+    """Whether a hub path or revision joined under a folder (the mirror's) could leave it: an
+    absolute path, or a ``.`` or ``..`` part (parts split at ``/``, ``\\`` and a revision's ``@``)."""
+    return relative.startswith(("/", "\\")) or any(part in (".", "..") for part in re.split(r"[/\\@]", relative))
+
+
+def check_template(template: str, fields: dict[str, str], where: str) -> None:
+    """A template must read only fields its source maps (``fields``' keys, our names): a typo
+    (``{qeury}``) or ``{__class__}`` is refused when the config is read, not by a job that would
+    fail on its first row after Snakemake removed the task's previous splits."""
+    if not template.strip():
+        raise ValueError(f"{where}: the template is empty")
+    for name in placeholders(template):
+        if name not in fields:
+            raise ValueError(f"{where}: {{{name}}} is not a field its source maps (fields: {', '.join(sorted(fields))})")
 
 
 @dataclass(frozen=True)
@@ -89,6 +119,12 @@ class HubSpec:
     # Set by hub_mirror (pipeline/staging/mirror.py), never by hand: the mirror the repository and
     # hf:// files named here are read from. What the spec names (its test_source) stays the same.
     mirror: str | None = None
+
+    def validate(self) -> None:
+        for split, files in self.file_lists().items():
+            for file in files:
+                if file.startswith(HF_SCHEME) and leaves_its_folder(file.removeprefix(HF_SCHEME)):
+                    raise ValueError(f"data_files.{split}: {file!r} has a '.' or '..' part, which would read outside the hub mirror")
 
     @property
     def dataset_name(self) -> str:
@@ -185,8 +221,17 @@ class JudgementsSpec:
             raise ValueError(
                 "validation_fraction carves validation queries from test's: set it when qrels has no validation split, only then"
             )
-        for template in (self.templates or {}).values():
-            placeholders(template)
+        splits, files = self.qrels.splits, self.qrels.file_lists()
+        validation, test = splits.get("validation"), splits.get("test")
+        if validation is not None and (validation == test or (files.get(validation) and files.get(validation) == files.get(test))):
+            raise ValueError(
+                f"qrels: validation and test read the same judgements ({test}); the learning rate would be chosen on the test queries"
+            )
+        sources = {"query": self.queries or self.qrels, "document": self.corpus}
+        for built, template in (self.templates or {}).items():
+            if built not in sources:
+                raise ValueError(f"templates.{built}: a judged task's templates build 'query' and 'document' only")
+            check_template(template, sources[built].fields, f"templates.{built}")
 
 
 TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
@@ -217,7 +262,7 @@ class TaskSpec:
     # Fields built from the row's other fields (after `fields` renames the source's columns), as
     # the study formats its inputs: {text: "Premise: {premise}\nHypothesis: {hypothesis}"}.
     templates: dict[str, str] | None = None
-    max_length: Count = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
+    max_length: SequenceTokens = 128  # tokens, after truncation (retrieval: of a document; QA: question + passage)
     test_fraction: ProperFraction = 0.2  # carved from the rows when the source has no test split
     validation_fraction: ProperFraction = 0.05  # of train, as in the study
     split_seed: NonNegativeInt = 42
@@ -246,8 +291,10 @@ class TaskSpec:
             raise ValueError("a 'judgements' entry goes with type 'retrieval'")
         if (self.type == "needle_in_a_haystack") != (self.needle is not None):
             raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
-        for template in (self.templates or {}).values():
-            placeholders(template)
+        if self.templates and self.data.hub is None:
+            raise ValueError(f"templates: reader {self.data.reader!r} gives its rows ready-made; templates rebuild a hub source's fields")
+        for built, template in (self.templates or {}).items():
+            check_template(template, self.data.hub.fields, f"templates.{built}")
 
 
 MinimalPairKind = Literal["adjacent_swap", "article", "pronoun_verb_agreement", "determiner_number"]

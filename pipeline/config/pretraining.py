@@ -18,7 +18,9 @@ from pipeline.config.bounds import (
     OpenFraction,
     Positive,
     ProperFraction,
+    SequenceTokens,
 )
+from pipeline.config.data import leaves_its_folder
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,9 @@ class ReadyMadeTokenizer:
     # an outside model's tokenizer takes the model's setting.
     trust_remote_code: bool = False
 
+    def validate(self) -> None:
+        check_revision(self.revision)
+
 
 @dataclass(frozen=True)
 class OutsideModelSpec:
@@ -64,6 +69,15 @@ class OutsideModelSpec:
     # Set when the config is resolved (pipeline/staging/references.py), never by hand: the path as
     # written, a hub id, which names the study's checkpoint after hub_mirror made ``path`` a directory.
     hub_id: str | None = None
+
+    def validate(self) -> None:
+        check_revision(self.revision)
+
+
+def check_revision(revision: str | None) -> None:
+    """A revision names a folder of the hub mirror (<repo>@<revision>): no way out of it."""
+    if revision is not None and (not revision or leaves_its_folder(revision)):
+        raise ValueError(f"revision {revision!r} is empty or has a '.' or '..' part, which would read outside the hub mirror")
 
 
 @dataclass(frozen=True)
@@ -194,7 +208,7 @@ class HardwareSpec:
 class PretrainingSpec:
     sizes: Annotated[tuple[str, ...], NON_EMPTY]
     objectives: Annotated[tuple[str, ...], NON_EMPTY]
-    sequence_length: Count
+    sequence_length: SequenceTokens
     batch_size: Count  # sequences per optimizer step
     num_steps: Count
     checkpoint_steps: Annotated[tuple[Count, ...], DISTINCT] = ()  # intermediate HF checkpoints (learning curves)
