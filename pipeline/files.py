@@ -114,13 +114,39 @@ def write_json(path: str | Path, data: Any) -> None:
 
 
 def read_json(path: str | Path) -> Any:
+    """A JSON file; a missing or malformed one is one line naming it and, for a file of the
+    workflow's results (a truncated scores.json), the command that writes it again."""
     path = Path(path)
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
         raise PipelineError(f"{path}: file not found") from None
-    except json.JSONDecodeError as error:
-        raise PipelineError(f"{path}: invalid JSON ({error.msg} at line {error.lineno})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        what = f"{error.msg} at line {error.lineno}" if isinstance(error, json.JSONDecodeError) else "not UTF-8"
+        remedy = f"; write it again: snakemake -f {path}" if RESULTS in path.parts else ""
+        raise PipelineError(f"{path}: invalid JSON ({what}){remedy}") from None
+
+
+RESULTS = "results"  # the folder every job writes under (targets.OUTPUTS)
+
+
+@contextlib.contextmanager
+def previous_outputs_kept(*outputs: str | Path) -> Iterator[None]:
+    """When a stage fails, name the outputs it leaves as they were before it ran (each is
+    written through :func:`atomic_path`, so only one it had already replaced is not; under
+    Snakemake the rule flags them ``update``, and a failed job's are restored whole)."""
+    before = {str(path): _modified(path) for path in outputs}
+    try:
+        yield
+    except PipelineError as error:
+        kept = [path for path, modified in before.items() if modified is not None and _modified(path) == modified]
+        if not kept:
+            raise
+        raise PipelineError(f"{error} ({', '.join(kept)}: kept as they were before this run)") from None
+
+
+def _modified(path: str | Path) -> int | None:
+    return os.stat(path).st_mtime_ns if os.path.exists(path) else None
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -7,7 +7,7 @@ rule bag_of_words:
         task=task_split_inputs,
         tokenizer="results/tokenizer",
     output:
-        OUTPUTS["bag_of_words"],
+        update(OUTPUTS["bag_of_words"]),
     params:
         **rule_params("bag_of_words"),
     threads: 1

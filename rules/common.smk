@@ -90,11 +90,16 @@ def tokenizer_inputs():
 
 
 # Snakemake does not rerun a job for a missing intermediate whose consumers are up to date, so
-# an extracted/ deleted beside its manifest would only surface when a job next reads it.
+# an extracted/ deleted beside its manifest would only surface when a job next reads it. The way
+# back removes the manifest too (this check runs on every plan, `snakemake -f` included): the
+# fetch then runs again, and with it the jobs that read the source.
 for source in targets.used_sources(RESOLVED):
     fetched = Path("results/sources") / source
     if (fetched / "manifest.json").is_file() and not (fetched / "extracted").is_dir():
-        sys.exit(f"error: {fetched}/extracted: missing beside its manifest.json; fetch it again: snakemake -f {fetched}/extracted")
+        sys.exit(
+            f"error: {fetched}/extracted: missing beside its manifest.json; fetch it again: rm {fetched}/manifest.json, then rerun"
+            " (the jobs reading this source rerun after it)"
+        )
 
 
 # ---------------------------------------------------------------- inputs

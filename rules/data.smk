@@ -5,8 +5,8 @@
 
 rule fetch:
     output:
-        manifest=OUTPUTS["fetch"],
-        extracted=directory("results/sources/{source}/extracted"),
+        manifest=update(OUTPUTS["fetch"]),
+        extracted=update(directory("results/sources/{source}/extracted")),
     params:
         **rule_params("fetch"),
     log:
@@ -21,8 +21,8 @@ rule prepare_task:
     input:
         task_source_inputs,
     output:
-        **{name: f"results/data/tasks/{{task}}/{name}.jsonl" for name in TASK_FILES},
-        stats=OUTPUTS["prepare_task"],
+        **{name: update(f"results/data/tasks/{{task}}/{name}.jsonl") for name in TASK_FILES},
+        stats=update(OUTPUTS["prepare_task"]),
     params:
         **rule_params("prepare_task"),
     log:
@@ -58,8 +58,8 @@ rule gather_corpus:
     input:
         targets.corpus_shards(RESOLVED),
     output:
-        index=OUTPUTS["gather_corpus"],
-        stats="results/data/corpus/stats.json",
+        index=update(OUTPUTS["gather_corpus"]),
+        stats=update("results/data/corpus/stats.json"),
     params:
         **rule_params("gather_corpus"),
     log:

@@ -14,7 +14,7 @@ rule finetune:
         model=finetune_model,
         task=task_split_inputs,
     output:
-        OUTPUTS["finetune"],
+        update(OUTPUTS["finetune"]),
     params:
         **rule_params("finetune"),
         device=job_device,
@@ -35,7 +35,7 @@ rule finetune_checkpoint:
         checkpoints="results/pretrain/{name}-{size}/checkpoints",
         task=task_split_inputs,
     output:
-        OUTPUTS["finetune_checkpoint"],
+        update(OUTPUTS["finetune_checkpoint"]),
     params:
         **rule_params("finetune_checkpoint"),
         device=job_device,

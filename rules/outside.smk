@@ -6,7 +6,7 @@ rule import_model:
     input:
         outside_model_inputs,
     output:
-        directory(OUTPUTS["import_model"]),
+        update(directory(OUTPUTS["import_model"])),
     params:
         **rule_params("import_model"),
     log:
@@ -23,7 +23,7 @@ rule finetune_outside:
         model="results/outside/{name}/model",
         task=task_split_inputs,
     output:
-        OUTPUTS["finetune_outside"],
+        update(OUTPUTS["finetune_outside"]),
     params:
         **rule_params("finetune_outside"),
         device=job_device,

@@ -68,7 +68,7 @@ rule initialize:
     input:
         "results/tokenizer",
     output:
-        directory(OUTPUTS["initialize"]),
+        update(directory(OUTPUTS["initialize"])),
     wildcard_constraints:
         name=f"{RANDOM_INIT}(_r[1-9][0-9]*)?",
     params:

@@ -13,7 +13,7 @@ rule aggregate:
         minimal_pairs=targets.minimal_pairs_scores(RESOLVED),
         claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
     output:
-        directory(OUTPUTS["aggregate"]),
+        update(directory(OUTPUTS["aggregate"])),
     params:
         **rule_params("aggregate"),
     log:
@@ -37,7 +37,7 @@ if CFG.study_results is not None:
             ours=targets.study_versus_scores(RESOLVED),
             claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
         output:
-            directory(OUTPUTS["study_results"]),
+            update(directory(OUTPUTS["study_results"])),
         params:
             **rule_params("study_results"),
         log:
@@ -55,9 +55,9 @@ rule report:
         corpus_stats="results/data/corpus/stats.json",
         manifests=targets.source_manifests(RESOLVED),
     output:
-        html=report(OUTPUTS["report"], category="Replication report"),
-        pdf=report("reports/replication.pdf", category="Replication report"),
-        figures=directory("reports/figures"),
+        html=update(report(OUTPUTS["report"], category="Replication report")),
+        pdf=update(report("reports/replication.pdf", category="Replication report")),
+        figures=update(directory("reports/figures")),
     params:
         **rule_params("report"),
     log:

@@ -6,7 +6,7 @@ rule train_tokenizer:
     input:
         tokenizer_inputs(),
     output:
-        directory(OUTPUTS["train_tokenizer"]),
+        update(directory(OUTPUTS["train_tokenizer"])),
     params:
         **rule_params("train_tokenizer"),
     log:
@@ -47,7 +47,7 @@ rule index_tokens:
     input:
         expand("results/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
     output:
-        OUTPUTS["index_tokens"],
+        update(OUTPUTS["index_tokens"]),
     params:
         **rule_params("index_tokens"),
     log:
@@ -80,7 +80,7 @@ rule index_tokens_outside:
     input:
         expand("results/outside/{{name}}/tokens/shards/{shard}", shard=range(CFG.corpus.num_shards)),
     output:
-        OUTPUTS["index_tokens_outside"],
+        update(OUTPUTS["index_tokens_outside"]),
     params:
         **rule_params("index_tokens_outside"),
     log:

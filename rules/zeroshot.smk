@@ -14,8 +14,8 @@ rule prepare_minimal_pairs:
         index="results/data/corpus/index.json",
         shards=targets.corpus_shards(RESOLVED),
     output:
-        pairs=OUTPUTS["prepare_minimal_pairs"],
-        stats="results/data/minimal_pairs/stats.json",
+        pairs=update(OUTPUTS["prepare_minimal_pairs"]),
+        stats=update("results/data/minimal_pairs/stats.json"),
     params:
         **rule_params("prepare_minimal_pairs"),
     log:
@@ -32,7 +32,7 @@ rule minimal_pairs:
         model=finetune_model,
         pairs="results/data/minimal_pairs/pairs.jsonl",
     output:
-        OUTPUTS["minimal_pairs"],
+        update(OUTPUTS["minimal_pairs"]),
     params:
         **rule_params("minimal_pairs"),
         device=job_device,
@@ -52,7 +52,7 @@ rule minimal_pairs_checkpoint:
         checkpoints="results/pretrain/{name}-{size}/checkpoints",
         pairs="results/data/minimal_pairs/pairs.jsonl",
     output:
-        OUTPUTS["minimal_pairs_checkpoint"],
+        update(OUTPUTS["minimal_pairs_checkpoint"]),
     params:
         **rule_params("minimal_pairs_checkpoint"),
         device=job_device,
@@ -72,7 +72,7 @@ rule minimal_pairs_outside:
         model="results/outside/{name}/model",
         pairs="results/data/minimal_pairs/pairs.jsonl",
     output:
-        OUTPUTS["minimal_pairs_outside"],
+        update(OUTPUTS["minimal_pairs_outside"]),
     params:
         **rule_params("minimal_pairs_outside"),
         device=job_device,

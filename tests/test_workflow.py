@@ -113,7 +113,8 @@ def test_nothing_to_do_after_a_complete_run(smoke_run):
 def test_a_deleted_extracted_artifact_is_named_with_the_fetch_that_restores_it(smoke_run, tmp_path):
     """Snakemake reruns nothing for a missing intermediate whose consumers are up to date: an
     extracted/ deleted beside its manifest stops planning in one line saying how to fetch it
-    again (not run here: a new manifest would rerun what the next tests expect up to date)."""
+    again, a command the same check lets through (not run here: a new manifest would rerun what
+    the next tests expect up to date; the fetch's own test runs it)."""
     workdir, cache = smoke_run
     extracted = workdir / "results" / "sources" / "vaderSentiment" / "extracted"
     extracted.rename(tmp_path / "extracted")
@@ -121,8 +122,8 @@ def test_a_deleted_extracted_artifact_is_named_with_the_fetch_that_restores_it(s
         done = snakemake(workdir, "-n", cache=cache)
         assert done.returncode != 0
         assert done.stderr.strip().splitlines()[-1] == (
-            "error: results/sources/vaderSentiment/extracted: missing beside its manifest.json;"
-            " fetch it again: snakemake -f results/sources/vaderSentiment/extracted"
+            "error: results/sources/vaderSentiment/extracted: missing beside its manifest.json; fetch it again:"
+            " rm results/sources/vaderSentiment/manifest.json, then rerun (the jobs reading this source rerun after it)"
         )
     finally:
         (tmp_path / "extracted").rename(extracted)
@@ -200,6 +201,42 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
         "results/data/tasks/topic (snakemake -f <its output>)"
     )
     assert not (copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json").exists()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_path):
+    """Snakemake removes a job's outputs before it runs and after it fails; the rules flag them
+    ``update``, so a failure restores them: a task's splits when preparing it fails, and the
+    tables when aggregate refuses a truncated scores.json (saying how to write it again)."""
+    workdir, cache = smoke_run
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
+    assert snakemake(copy, "--touch", cache=cache).returncode == 0  # adopt the copied outputs as up to date
+    splits, tables = copy / "results" / "data" / "tasks" / "sentiment", copy / "results" / "tables"
+    before = {"splits": snapshot(splits), "tables": snapshot(tables)}
+
+    # A changed description reruns prepare_task, which fails on the source's missing archive.
+    archive = next((copy / "results" / "sources" / "vaderSentiment" / "extracted").rglob("hutto_ICWSM_2014.tar.gz"))
+    archive.unlink()
+    override = copy / "override.yaml"
+    override.write_text(yaml.safe_dump({"tasks": {"sentiment": {"description": "changed"}}}))
+    done = snakemake(copy, "--until", "prepare_task", configfiles=(SMOKE, override), cache=cache)
+    assert done.returncode != 0 and "Restored previous version of" in done.stderr
+    assert snapshot(splits) == before["splits"]
+
+    scores = copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json"
+    scores.write_text(scores.read_text()[:100])
+    done = snakemake(copy, "results/tables", cache=cache)
+    assert done.returncode != 0
+    log = (copy / "logs" / "aggregate.log").read_text().strip().splitlines()
+    assert log[-1].startswith("error: results/finetune/topic/clm-micro/scores.json: invalid JSON (")
+    assert log[-1].endswith(
+        "; write it again: snakemake -f results/finetune/topic/clm-micro/scores.json (results/tables: kept as they were before this run)"
+    )
+    assert snapshot(tables) == before["tables"]
 
 
 def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):

@@ -60,7 +60,7 @@ import pandas as pd
 from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path
+from pipeline.files import atomic_path, previous_outputs_kept
 from pipeline.provenance import write_provenance
 from pipeline.report.catalog import TABLES, Sources, build_order
 from pipeline.report.claims.spec import Claim, read_claims
@@ -173,6 +173,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    with previous_outputs_kept(args.out):
+        write_tables(args)
+
+
+def write_tables(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     claims = read_claims(spec.claims_file) if spec.claims_file else []
     results = build_tables(read_sources(

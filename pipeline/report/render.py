@@ -29,7 +29,7 @@ import pandas as pd
 from pipeline import strict
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_json
+from pipeline.files import atomic_path, previous_outputs_kept, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures
 from pipeline.report.catalog import TABLES
 from pipeline.report.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
@@ -252,6 +252,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    with previous_outputs_kept(args.html, args.pdf, args.figures_dir):
+        render(args)
+
+
+def render(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     frames, provenance = read_tables(args.tables)
     logs = read_logs(args.logs, frames["pretraining"])
