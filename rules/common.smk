@@ -76,9 +76,13 @@ EXAMPLE_JOBS = {job.rule: job.wildcards for job in targets.every_job(RESOLVED)}
 
 
 def outside_model_inputs(wildcards):
-    """A local outside model's directory (so a change to it reruns the import); a hub id has none."""
+    """What an import reads: a model of this workflow's results, its directory (the job making it
+    comes first); a local or mirrored one, each of its files, so that a file changed in place, which
+    leaves the directory's own time as it was, reruns the import. A hub id has none."""
     path = CFG.outside_model(wildcards.name).path
-    return [path] if Path(path).is_dir() or path.startswith(("results/", "/", ".")) else []
+    if path.startswith("results/") or not Path(path).is_dir():
+        return [path] if path.startswith(("results/", "/", ".")) else []
+    return sorted(str(file) for file in Path(path).rglob("*") if file.is_file())
 
 
 def tokenizer_inputs():

@@ -248,6 +248,36 @@ def test_a_kill_anywhere_in_finalize_reruns_to_the_same_outputs(after, tokens_di
     assert read_json(resumed / "summary.json")["num_steps"] == 12 and not (root / "work").exists()
 
 
+def test_a_kill_while_the_finished_state_is_deleted_needs_no_hand_to_rerun(tokens_dir, init_dir, tmp_path, monkeypatch):
+    """Killed halfway through deleting the resume state (a file of it gone, the others not),
+    outputs deleted as Snakemake deletes a failed job's: the rerun needs no manual delete, it
+    trains again from the start to the same weights and leaves no state behind."""
+    import shutil
+
+    from pipeline.pretrain import run as pretrain_run
+
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, checkpoint_steps=[4], resume_every_steps=2)
+    reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
+    root = tmp_path / "killed"
+    delete = shutil.rmtree
+
+    def half_deleted(path, *args, **kwargs):
+        if Path(path).name == ".work.finished" and Path(path).exists():  # (the start removes a leftover one too)
+            next(file for file in sorted(Path(path).rglob("*")) if file.is_file()).unlink()
+            raise Killed
+        delete(path, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pretrain_run.shutil, "rmtree", half_deleted)
+        with pytest.raises(Killed):
+            pretrain(spec, tokens_dir, init_dir, root)
+    assert (root / ".work.finished" / "checkpoints").is_dir() and not (root / "work").exists()
+    shutil.rmtree(root / "run")
+    resumed = pretrain(spec, tokens_dir, init_dir, root)
+    assert_same_weights(load_file(reference / "model" / "model.safetensors"), load_file(resumed / "model" / "model.safetensors"))
+    assert sorted(path.name for path in root.iterdir()) == ["run"]
+
+
 def test_a_checkpoint_lost_from_the_resume_state_is_refused_in_one_line(tokens_dir, init_dir, tmp_path, monkeypatch, capsys):
     import shutil
 

@@ -8,16 +8,21 @@ bash still expands every word, so an unquoted ``$(...)`` or backquote would leav
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
+from pipeline.files import read_json
 from tests.conftest import REPO
 
 RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
@@ -215,3 +220,135 @@ def test_a_config_file_that_is_not_a_mapping_of_unique_keys_is_one_line(tmp_path
     (tmp_path / "bad.yaml").write_bytes(content)
     done = check_config(tmp_path, tmp_path / "bad.yaml")
     assert (done.returncode, done.stderr) == (2, f"error: {tmp_path / 'bad.yaml'}: {error}\n")
+
+
+# ---------------------------------------------------------------- round 4: what an import reads
+
+
+def import_outside(path: Path, out: Path, **spec) -> int:
+    from pipeline.__main__ import main
+
+    arguments = ["import-model", "--spec", json.dumps({"name": "outside", "path": str(path), "objective": "clm", **spec})]
+    return main([*arguments, "--num-sentinel-tokens", "4", "--out", str(out)])
+
+
+def zero_the_weights(path: Path) -> None:
+    """Every byte after the safetensors header set to zero: the header, and so the load, intact."""
+    data = bytearray(path.read_bytes())
+    header = 8 + int.from_bytes(data[:8], "little")
+    data[header:] = bytes(len(data) - header)
+    path.write_bytes(bytes(data))
+
+
+def test_a_model_of_the_results_with_changed_weights_is_refused_at_import(init_dir, tmp_path, capsys):
+    model = tmp_path / "results" / "pretrain" / "clm-micro" / "model"
+    shutil.copytree(init_dir, model)
+    zero_the_weights(model / "model.safetensors")
+    assert import_outside(model, tmp_path / "out") == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {model / 'model.safetensors'}: sha256 ") and error.count("\n") == 1
+    assert (
+        f"is not the {read_json(model / 'provenance.json')['outputs']['model.safetensors']} {model / 'provenance.json'} recorded" in error
+    )
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def staged_llama(tmp_path) -> Path:
+    """A Llama checkpoint staged in a mirror as `python -m pipeline stage` lays it out."""
+    from tests.test_outside_models import outside_checkpoint
+
+    path, _ = outside_checkpoint(tmp_path / "hub" / "models" / "org", "llama")
+    done = subprocess.run(
+        [sys.executable, "-c", STAGE_ONE_MODEL, str(tmp_path / "hub"), str(tmp_path / "mirror")],
+        capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "mirror" / "models" / "org" / "llama"
+
+
+# stage() for one model repository, through the real client and manifest code
+STAGE_ONE_MODEL = """
+import sys
+from pathlib import Path
+from pipeline.files import write_json
+from pipeline.staging.client import DirectoryHub
+from pipeline.staging.references import HubReference
+from pipeline.staging.stage import mirror_key, stage_file
+hub, mirror = DirectoryHub(Path(sys.argv[1])), Path(sys.argv[2])
+reference = HubReference("model", "org/llama", None, None, (), ("outside_models[0].path",))
+files = {remote.path: stage_file(hub, reference, remote, mirror) for remote in hub.list_files(reference)}
+write_json(mirror / "manifest.json", {"repositories": {mirror_key(reference): {"files": files}}})
+"""
+
+
+@pytest.mark.parametrize("change", ["changed", "added", "removed"])
+def test_a_mirrored_model_whose_files_changed_is_refused_at_import(staged_llama, tmp_path, capsys, change):
+    assert import_outside(staged_llama, tmp_path / "fine", hub_id="org/llama") == 0
+    manifest = staged_llama.parents[2] / "manifest.json"
+    if change == "changed":
+        zero_the_weights(staged_llama / "model.safetensors")
+        expected = f"error: {staged_llama / 'model.safetensors'}: sha256 "
+    elif change == "added":
+        (staged_llama / "modeling_llama.py").write_text("import os\n")
+        expected = (
+            f"error: {staged_llama / 'modeling_llama.py'}: not staged ({manifest} does not list it); remove it, or stage the mirror again"
+        )
+    else:
+        (staged_llama / "config.json").unlink()
+        expected = f"error: {staged_llama / 'config.json'}: listed in {manifest} but missing; stage the mirror again"
+    capsys.readouterr()
+    assert import_outside(staged_llama, tmp_path / "out", hub_id="org/llama") == 2
+    error = capsys.readouterr().err
+    assert error.startswith(expected) and error.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
+def test_an_outside_model_with_non_finite_weights_is_refused(tmp_path, capsys, value):
+    from tests.test_outside_models import outside_checkpoint
+
+    path, model = outside_checkpoint(tmp_path, "llama")
+    with torch.no_grad():
+        model.model.layers[1].mlp.down_proj.weight[0, 0] = value
+    model.save_pretrained(path)
+    capsys.readouterr()  # save_pretrained's progress bar
+    assert import_outside(path, tmp_path / "out") == 2
+    where = "model.layers.1.mlp.down_proj.weight"
+    error = capsys.readouterr().err.strip().splitlines()[-1]  # after transformers' loading bar
+    assert error == f"error: outside_models[outside]: '{path}' has 1 non-finite (NaN or infinite) values in {where}; refused"
+
+
+def test_a_pickled_checkpoint_weights_only_refuses_is_one_line_and_runs_nothing(tmp_path, capsys):
+    from tests.test_outside_models import outside_checkpoint
+
+    path, _ = outside_checkpoint(tmp_path, "llama")
+    (path / "model.safetensors").unlink()
+    marker = tmp_path / "MARKER-unpickled"
+    (path / "pytorch_model.bin").write_bytes(pickle.dumps({"x": Planted(str(marker))}))
+    capsys.readouterr()
+    assert import_outside(path, tmp_path / "out") == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: outside_models[outside].path: cannot load the weights of '{path}': Weights only load failed.")
+    assert error.count("\n") == 1 and not marker.exists()
+
+
+class Planted:
+    """Unpickled, it would create its marker file."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_corpus_whose_every_document_is_dropped_is_one_line_saying_why(tmp_path, capsys):
+    from tests.test_data_prepare_corpus import BBC, prepare
+
+    assert prepare(tmp_path, [BBC], num_shards=2, min_characters=10**9) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: corpus: no document left in any shard before deduplication; 12 read: 12 shorter than corpus.min_characters,"
+        " 0 sharing an n-gram with a task's validation or test text (corpus.decontamination_ngram)"
+    )
+    assert not (tmp_path / "corpus" / "corpus" / "index.json").exists()

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> None:
         raise PipelineError(f"{args.shards[0]}: the shards were prepared from different source lists; rerun prepare_corpus")
     files = corpus_files(args.shards, len(names))
     total = sum(file.rows for file in files)
+    if total == 0:
+        raise PipelineError(f"corpus: no document left in any shard before deduplication; {dropped_because(shards)}")
     passes = max(1, math.ceil(total / args.max_documents_in_memory))
     duplicate = first_seen_elsewhere(files, "text", passes)
     repeated = first_seen_elsewhere(files, "id", passes, skip=duplicate)
@@ -91,6 +93,20 @@ def run(args: argparse.Namespace) -> None:
         "corpus: %d train + %d held-out documents, %s words, %d duplicates dropped (%d pass(es) over the keys)",
         totals["train_documents"], totals["heldout_documents"], f"{totals['words']:,}", len(duplicate), passes,
     )  # fmt: skip
+
+
+def dropped_because(shards: list[dict[str, Any]]) -> str:
+    """Why prepare_corpus dropped what it read, summed over shards ("1,831 read: 1,831 shorter
+    than corpus.min_characters, 0 contaminated"), from each shard's counts.json."""
+    totals: dict[str, int] = {}
+    for shard in shards:
+        for counts in shard["counts"].values():
+            for key in ("documents_read", "too_short", "contaminated"):
+                totals[key] = totals.get(key, 0) + counts.get(key, 0)
+    return (
+        f"{totals.get('documents_read', 0):,} read: {totals.get('too_short', 0):,} shorter than corpus.min_characters,"
+        f" {totals.get('contaminated', 0):,} sharing an n-gram with a task's validation or test text (corpus.decontamination_ngram)"
+    )
 
 
 def corpus_files(shard_dirs: list[Path], num_sources: int) -> list[KeysFile]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +31,20 @@ import torch
 from pipeline import strict
 from pipeline.config import OutsideModelSpec, ReadyMadeTokenizer, SizeSpec, TokenizerSpec
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path
+from pipeline.files import RESULTS, atomic_path
+from pipeline.integrity import PROVENANCE_FILE, verify_recorded
 from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
 from pipeline.objectives.base import Attention
 from pipeline.provenance import write_provenance
+from pipeline.staging.manifest import verify_staged
 from pipeline.tokenization.ready_made import check_local_path, take_ready_made
 from pipeline.tokenization.special_tokens import SpecialIds
 
 logger = logging.getLogger(__name__)
 # model_type -> the attention its weights were trained under
 FAMILIES: dict[str, Attention] = {"llama": "causal", "eurobert": "bidirectional"}
+# The weight files transformers loads (sharded or not), which the workflow records when it writes them.
+WEIGHT_FILES = ("*.safetensors", "*.bin")
 # Settings the backbone fixes: (config attribute, the value it must have).
 FIXED = (("hidden_act", "silu"), ("attention_bias", False), ("mlp_bias", False))
 
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> None:
     spec = strict.parse_json(OutsideModelSpec, args.spec, "outside_models[]")
     where = f"outside_models[{spec.name}]"
     check_local_path(spec.path, f"{where}.path")
+    verify_source(spec)
     config = load_config(spec, where)
     misfit = backbone_misfit(config) if config.model_type in FAMILIES else "is another family"
     converts = misfit is None
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> None:
                 f"{where}: {spec.path!r} is a {architecture(config)} whose LM head has a bias; the harness's LM losses take none"
             )
         backbone = backbone_spec(config, special, architecture=type(model).__name__)
+    refuse_non_finite(model.state_dict(), spec, where)
     record = {
         "path": spec.path, "revision": spec.revision, "architecture": architecture(config), "attention": attention,
         # transformers loads a repository's own code (auto_map) only under trust_remote_code
@@ -98,6 +105,28 @@ def run(args: argparse.Namespace) -> None:
         local = {"outside_model": Path(spec.path)} if Path(spec.path).is_dir() else {}
         write_provenance(out, strict.to_plain(spec), local, outputs=sorted(out.glob("*.safetensors")), imported=record)
     logger.info("imported %s (%s, %s attention) as %s", spec.path, record["architecture"], attention, args.out)
+
+
+def verify_source(spec: OutsideModelSpec) -> None:
+    """Refuse bytes nothing vouches for before a byte of them is loaded: a model staged in the
+    hub mirror against the mirror's manifest (every file, so a planted one too), a model this
+    workflow wrote (results/...) against the sha256 its provenance.json recorded. A local model
+    of the user's own has no record; the workflow lists its files as the import's inputs, so a
+    change to any of them reruns the import (rules/common.smk), and provenance.json hashes them."""
+    path = Path(spec.path)
+    if spec.hub_id is not None and path.is_dir():
+        verify_staged(path)
+    elif path.is_dir() and (RESULTS in path.parts or (path / PROVENANCE_FILE).is_file()):
+        for weights in sorted(p for pattern in WEIGHT_FILES for p in path.glob(pattern)):
+            verify_recorded(weights)
+
+
+def refuse_non_finite(state: dict[str, torch.Tensor], spec: OutsideModelSpec, where: str) -> None:
+    """A NaN or infinite weight makes every fine-tuning run of the model NaN: refused here, in one line."""
+    for name, tensor in state.items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise PipelineError(f"{where}: {spec.path!r} has {bad} non-finite (NaN or infinite) values in {name}; refused")
 
 
 def load_config(spec: OutsideModelSpec, where: str) -> Any:
@@ -171,7 +200,7 @@ def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:
         model = model_class.from_pretrained(
             spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32, attn_implementation="sdpa"
         )
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, pickle.UnpicklingError) as error:  # a pickle weights_only refuses: its code never runs
         raise PipelineError(f"{where}.path: cannot load the weights of {spec.path!r}: {str(error).strip().splitlines()[0]}") from None
     return model
 

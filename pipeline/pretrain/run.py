@@ -16,6 +16,7 @@ import csv
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -107,6 +108,8 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         logging.getLogger().setLevel(logging.WARNING)
     objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")
     init_dir, out_dir, work_dir = Path(args.init), Path(args.out), Path(args.work_dir)
+    if processes.is_main:
+        shutil.rmtree(finished_state(work_dir), ignore_errors=True)
     backbone = read_backbone_spec(init_dir)
     if backbone.size != spec.size:
         raise PipelineError(f"{init_dir}: initial weights are for size {backbone.size}, the run asks for {spec.size}")
@@ -209,4 +212,13 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         fingerprint=inputs.fingerprint,
     )
     write_json(out_dir / "summary.json", summary)
-    shutil.rmtree(work_dir)
+    # One rename, then the slow delete: killed before the rename the state is whole (the rerun
+    # finalizes again), after it there is none to resume from half-deleted.
+    finished = finished_state(work_dir)
+    os.replace(work_dir, finished)
+    shutil.rmtree(finished)
+
+
+def finished_state(work_dir: Path) -> Path:
+    """Where a finished run's resume state goes to be deleted; a kill may leave it, the next start removes it."""
+    return work_dir.with_name(f".{work_dir.name}.finished")

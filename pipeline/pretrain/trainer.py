@@ -55,7 +55,7 @@ def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
     """``torch.load`` of a file this harness wrote; a truncated or corrupt one is one line naming it and ``remedy``."""
     try:
         return torch.load(path, weights_only=weights_only, map_location="cpu")
-    except (RuntimeError, EOFError, pickle.UnpicklingError) as error:
+    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError) as error:  # a truncated zip fails in any of these
         raise PipelineError(f"{path}: unreadable ({str(error).strip().splitlines()[0]}); {remedy}") from None
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.files import sha256_file
+from pipeline.staging.manifest import files_under
 from pipeline.staging.references import HubReference
 
 
@@ -75,9 +76,8 @@ class DirectoryHub(HubClient):
         return path
 
     def list_files(self, reference: HubReference) -> list[RemoteFile]:
-        root = self.repository(reference)
-        files = sorted(p for p in root.rglob("*") if p.is_file())
-        return [RemoteFile(p.relative_to(root).as_posix(), p.stat().st_size, sha256_file(p)) for p in files]
+        files = files_under(self.repository(reference), reference.label)  # a link is refused, never staged
+        return [RemoteFile(name, path.stat().st_size, sha256_file(path)) for name, path in sorted(files.items())]
 
     def download(self, reference: HubReference, path: str, destination: Path) -> None:
         shutil.copyfile(self.repository(reference) / path, destination)

@@ -18,9 +18,8 @@ from pathlib import Path
 
 from pipeline.config import Config, HubSpec
 from pipeline.errors import PipelineError
+from pipeline.staging.manifest import MANIFEST, read_manifest
 from pipeline.staging.references import HF_URL, Kind, hf_files, is_hub_id, with_hub_paths
-
-MANIFEST = "manifest.json"
 
 
 def mirror_dir(mirror: str | Path, kind: Kind, repo: str, revision: str | None) -> Path:
@@ -32,6 +31,7 @@ def mirrored(config: Config, mirror: str, origin: str) -> Config:
     """The config reading every hub repository from ``mirror``; PipelineError for one not staged."""
     if not (Path(mirror) / MANIFEST).is_file():
         raise PipelineError(f"{origin}.hub_mirror: {mirror} holds no {MANIFEST}; stage it first: python -m pipeline stage --to {mirror}")
+    read_manifest(Path(mirror) / MANIFEST)  # a malformed one stops the plan, not a job
 
     def staged(kind: Kind, repo: str, revision: str | None, where: str) -> Path:
         path = mirror_dir(mirror, kind, repo, revision)

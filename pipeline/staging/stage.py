@@ -25,11 +25,13 @@ from typing import Any
 import yaml
 
 from pipeline.config import Config
+from pipeline.config.data import leaves_its_folder
 from pipeline.configure import read_configs, resolve_files
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_json, sha256_file, write_json
+from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
-from pipeline.staging.mirror import MANIFEST, mirror_dir
+from pipeline.staging.manifest import MANIFEST, read_manifest
+from pipeline.staging.mirror import mirror_dir
 from pipeline.staging.references import HubReference, references
 
 logger = logging.getLogger(__name__)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
     if args.list:
         return
     manifest_path = args.to / MANIFEST
-    manifest: dict[str, Any] = read_json(manifest_path) if manifest_path.is_file() else {"repositories": {}}
+    manifest: dict[str, Any] = read_manifest(manifest_path) if manifest_path.is_file() else {"repositories": {}}
     for reference, files in plan:
         staged = manifest["repositories"].setdefault(mirror_key(reference), {"files": {}})
         for remote in files:
@@ -138,14 +140,21 @@ def card_configs(client: HubClient, reference: HubReference) -> list[dict[str, A
         return []
     header = text.split("---", 2)[1]
     try:
-        configs = (yaml.safe_load(header) or {}).get("configs", [])
+        metadata = yaml.safe_load(header) or {}
     except yaml.YAMLError as error:
         raise PipelineError(f"{reference.label}: its card's YAML header does not parse ({error})") from None
-    return configs if isinstance(configs, list) else []
+    if not isinstance(metadata, dict):
+        raise PipelineError(f"{reference.label}: its card's YAML header is a {type(metadata).__name__}, not a mapping of metadata")
+    configs = metadata.get("configs", [])
+    if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
+        raise PipelineError(f"{reference.label}: its card's 'configs' is not a list of mappings (config_name, data_files)")
+    return configs
 
 
 def stage_file(client: HubClient, reference: HubReference, remote: RemoteFile, mirror: Path) -> dict[str, Any]:
     """Download one file into the mirror (unless there with the same sha256) and check it."""
+    if leaves_its_folder(remote.path):
+        raise PipelineError(f"{reference.label}: file {remote.path!r} would be written outside its folder of the mirror")
     destination = mirror_dir(mirror, reference.kind, reference.repo, reference.revision) / remote.path
     if destination.is_file() and remote.sha256 is not None and sha256_file(destination) == remote.sha256:
         return {"size": remote.size, "sha256": remote.sha256}

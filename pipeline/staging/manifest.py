@@ -1,0 +1,77 @@
+"""The hub mirror's ``manifest.json``: every staged repository's files with their size and
+sha256, as ``python -m pipeline stage`` downloaded and checked them; and the check a job makes
+before it reads a staged repository, that its files are still those bytes.
+
+Layout: ``{"repositories": {"<kind>s/<repo>[@<revision>]": {"files": {"<path>": {"size": N,
+"sha256": "<hex>"}}}}}``. Anything else (a list, a junk key, a size that is not a count) is
+refused in one line naming the file and the key, never kept or half read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import PipelineError
+from pipeline.files import read_json, sha256_file
+
+MANIFEST = "manifest.json"
+FILE_KEYS = {"size", "sha256"}
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest at ``path``, checked key by key."""
+    data = read_json(path)
+    if not isinstance(data, dict) or set(data) != {"repositories"} or not isinstance(data["repositories"], dict):
+        raise PipelineError(f"{path}: not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again")
+    for key, repository in data["repositories"].items():
+        if not isinstance(repository, dict) or set(repository) != {"files"} or not isinstance(repository["files"], dict):
+            raise PipelineError(f"{path}: repositories.{key}: not a mapping whose one key is 'files'")
+        for name, entry in repository["files"].items():
+            valid = isinstance(entry, dict) and set(entry) == FILE_KEYS and isinstance(entry["size"], int)
+            if not valid or not isinstance(entry["sha256"], str) or len(entry["sha256"]) != 64:
+                raise PipelineError(f"{path}: repositories.{key}.files.{name}: not {{size: <bytes>, sha256: <64 hex digits>}}")
+    return data
+
+
+def verify_staged(directory: str | Path) -> None:
+    """Refuse a staged repository whose files are not the ones staging recorded: a file changed,
+    missing, added (a planted ``modeling_*.py``) or a link. The mirror is the nearest folder
+    above ``directory`` holding a manifest that lists it."""
+    directory = Path(directory)
+    for mirror in directory.parents:
+        if (mirror / MANIFEST).is_file():
+            key = directory.relative_to(mirror).as_posix()
+            repositories = read_manifest(mirror / MANIFEST)["repositories"]
+            if key in repositories:
+                return _compare(directory, repositories[key]["files"], mirror / MANIFEST)
+    raise PipelineError(f"{directory}: no {MANIFEST} above it lists it, so nothing vouches for its files; stage it again")
+
+
+def _compare(directory: Path, recorded: dict[str, dict[str, Any]], manifest: Path) -> None:
+    present = files_under(directory, f"{directory} (staged)")
+    for name in sorted(set(present) | set(recorded)):
+        if name not in recorded:
+            raise PipelineError(f"{directory / name}: not staged ({manifest} does not list it); remove it, or stage the mirror again")
+        if name not in present:
+            raise PipelineError(f"{directory / name}: listed in {manifest} but missing; stage the mirror again")
+        actual = sha256_file(directory / name)
+        if actual != recorded[name]["sha256"]:
+            raise PipelineError(
+                f"{directory / name}: sha256 {actual} is not the {recorded[name]['sha256']} {manifest} recorded when it was staged;"
+                " it changed since: stage the mirror again"
+            )
+
+
+def files_under(root: Path, what: str) -> dict[str, Path]:
+    """Every file below ``root`` by its path relative to it; a symbolic link (which could point
+    anywhere on the machine) is refused, never followed."""
+    found = {}
+    for folder, directories, files in os.walk(root, followlinks=False):
+        for name in [*directories, *files]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise PipelineError(f"{path}: a symbolic link in {what}; a repository holds files only")
+        found.update({(Path(folder) / name).relative_to(root).as_posix(): Path(folder) / name for name in files})
+    return found
