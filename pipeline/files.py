@@ -176,7 +176,8 @@ def read_yaml(path: str | Path, what: str = "file", mapping: bool = False) -> An
     except yaml.YAMLError as error:
         raise PipelineError(f"{path}: invalid YAML ({str(error).strip().splitlines()[-1].strip()})") from None
     if mapping and not isinstance(data, (dict, type(None))):
-        raise PipelineError(f"{path}: a {what} holds a mapping of keys, not a {type(data).__name__}")
+        kind = {"list": "a list", "str": "a string", "bool": "true or false"}.get(type(data).__name__, "a number")
+        raise PipelineError(f"{path}: a {what} holds a mapping of keys, not {kind}")
     return data
 
 

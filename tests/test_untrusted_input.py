@@ -211,7 +211,7 @@ def check_config(cwd: Path, overlay: Path) -> subprocess.CompletedProcess:
     [
         (b"seed: 1\nseed: 2\n", "invalid YAML (key 'seed' given twice (line 2))"),
         (b"- seed: 1\n", "a config file holds a mapping of keys, not a list"),
-        (b"42\n", "a config file holds a mapping of keys, not a int"),
+        (b"42\n", "a config file holds a mapping of keys, not a number"),
         (b"scale: caf\xe9\n", "config file is not UTF-8 text (byte 10)"),
     ],
     ids=["duplicate-key", "a-list", "a-scalar", "latin-1"],
@@ -352,3 +352,124 @@ def test_a_corpus_whose_every_document_is_dropped_is_one_line_saying_why(tmp_pat
         " 0 sharing an n-gram with a task's validation or test text (corpus.decontamination_ngram)"
     )
     assert not (tmp_path / "corpus" / "corpus" / "index.json").exists()
+
+
+def test_a_judged_corpus_listing_a_document_twice_is_refused_when_the_task_is_prepared(tmp_path, capsys):
+    from pipeline.__main__ import main
+    from tests.test_paper_task_files import beir_files, ir_task, tsv
+
+    corpus = [{"_id": "100", "title": "", "text": "Passage."}, {"_id": "100", "title": "", "text": "Another passage."}]
+    qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", [(1, 100, 1)])}
+    beir = beir_files(tmp_path, corpus, [{"_id": "1", "text": "question"}])
+    task = ir_task(tmp_path, "msmarco", {**beir, "qrels": ("csv", qrels, {"delimiter": "\t"})})
+    capsys.readouterr()
+    arguments = [
+        "prepare-task",
+        "--name",
+        "msmarco",
+        "--spec",
+        json.dumps(task),
+        "--sources",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    assert main(arguments) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: tasks.msmarco.judgements.corpus: document id '100' is listed twice"
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- round 4: the hub mirror
+
+
+@pytest.fixture
+def hub(tmp_path) -> Path:
+    from tests.test_staging import hub as fake_hub
+
+    return fake_hub.__wrapped__(tmp_path)
+
+
+def stage(tmp_path: Path, hub: Path, *extra: str) -> int:
+    from pipeline.__main__ import main
+    from tests.test_staging import overlay
+
+    return main(["stage", "--configfile", overlay(tmp_path), "--to", str(tmp_path / "mirror"), "--from-directory", str(hub), *extra])
+
+
+def test_a_symbolic_link_in_a_hub_repository_is_refused_not_staged(hub, tmp_path, capsys):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("a file of the machine's")
+    (hub / "models" / "org" / "llama" / "tokenizer.json").symlink_to(secret)
+    assert stage(tmp_path, hub) == 2
+    link = hub / "models" / "org" / "llama" / "tokenizer.json"
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: {link}: a symbolic link in model org/llama; a repository holds files only"
+    assert not (tmp_path / "mirror" / "models" / "org" / "llama" / "tokenizer.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("manifest", "error"),
+    [
+        ([], "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
+        ({"repositories": {}, "junk": 1}, "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
+        ({"repositories": {"models/org/llama": []}}, "repositories.models/org/llama: not a mapping whose one key is 'files'"),
+        ({"repositories": {"models/org/llama": {"files": {"config.json": {"size": "big", "sha256": "ab" * 32}}}}},
+         "repositories.models/org/llama.files.config.json: not {size: <bytes>, sha256: <64 hex digits>}"),
+    ],
+    ids=["a-list", "a-junk-key", "a-repository-as-a-list", "a-size-as-text"],
+)  # fmt: skip
+def test_a_malformed_mirror_manifest_is_one_line_and_never_kept(hub, tmp_path, capsys, manifest, error):
+    (tmp_path / "mirror").mkdir()
+    (tmp_path / "mirror" / "manifest.json").write_text(json.dumps(manifest))
+    assert stage(tmp_path, hub) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: {tmp_path / 'mirror' / 'manifest.json'}: {error}"
+    assert json.loads((tmp_path / "mirror" / "manifest.json").read_text()) == manifest
+
+
+def test_a_dataset_card_whose_header_is_a_list_is_one_line(hub, tmp_path, capsys):
+    (hub / "datasets" / "org" / "reviews" / "README.md").write_text("---\n- config_name: plain\n---\n# A dataset\n")
+    assert stage(tmp_path, hub, "--list") == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: dataset org/reviews (plain): its card's YAML header is a list, not a mapping of metadata"
+    )
+
+
+def test_a_truncated_torch_file_is_one_line_at_every_length(tmp_path):
+    """torch.load of a cut zip raises EOFError, RuntimeError or, for some lengths, OSError: every
+    one of them is the same line naming the file and what to do."""
+    from pipeline.errors import PipelineError
+    from pipeline.pretrain.trainer import load_torch_file
+
+    whole = tmp_path / "state.pt"
+    torch.save({"trained": torch.randn(300, 300), "optimizer": {"exp_avg": torch.randn(100)}, "step": 3}, whole)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.pt"
+    for length in [*range(0, len(data), len(data) // 300), *range(len(data) - 400, len(data))]:
+        cut.write_bytes(data[:length])
+        with pytest.raises(PipelineError) as error:
+            load_torch_file(cut, "delete it to start afresh", weights_only=True)
+        assert str(error.value).startswith(f"{cut}: unreadable (") and str(error.value).endswith("); delete it to start afresh")
+
+
+@pytest.mark.slow
+def test_a_local_outside_model_changed_after_its_import_reruns_the_import(tmp_path):
+    """Its files are the import's inputs: a weight file rewritten in place (the folder's own time
+    unchanged) makes the import due again, where Snakemake once said "Nothing to be done"."""
+    from tests.conftest import job_counts, run_snakemake
+    from tests.test_outside_models import outside_checkpoint
+
+    path, model = outside_checkpoint(tmp_path / "models", "llama")
+    overlay = tmp_path / "outside.yaml"
+    reimported = {"name": "clm_reimported", "path": "results/pretrain/clm-micro/model", "objective": "clm", "size": "micro"}
+    local = {"name": "local", "path": str(path), "objective": "clm"}
+    # its tokenizer has 30 reserved tokens: fewer sentinels than the smoke config's 32
+    overlay.write_text(yaml.safe_dump({"outside_models": [reimported, local], "tokenizer": {"num_sentinel_tokens": 4}}))
+    configs = (REPO / "config" / "smoke.yaml", overlay)
+    target = "results/outside/local/model"
+    assert run_snakemake(tmp_path, configs, target).returncode == 0
+    assert job_counts(run_snakemake(tmp_path, configs, "-n", target).stdout) == {}
+    folder_time = path.stat().st_mtime_ns
+    with torch.no_grad():
+        model.model.embed_tokens.weight.mul_(2)
+    model.save_pretrained(path)
+    os.utime(path, ns=(folder_time, folder_time))
+    assert job_counts(run_snakemake(tmp_path, configs, "-n", target).stdout) == {"import_model": 1}

@@ -53,7 +53,12 @@ def read_judgements(spec: JudgementsSpec, split_seed: int, where: str) -> Judged
         for row in _rows(spec, spec.corpus, f"{where}.corpus")
         if row["document_id"] in judged
     ]
-    missing = judged - {document["id"] for document in documents}
+    seen: set[str] = set()
+    for document in documents:
+        if document["id"] in seen:  # which of the two a judgement means is undefined: ranking would need one
+            raise PipelineError(f"{where}.corpus: document id {document['id']!r} is listed twice")
+        seen.add(document["id"])
+    missing = judged - seen
     if missing:
         raise PipelineError(f"{where}.corpus: {len(missing)} judged document(s) not in the corpus, e.g. {min(missing)!r}")
     return JudgedSplits({split: _query_rows(scores[split], texts, spec.min_score, f"{where}.queries") for split in SPLITS}, documents)

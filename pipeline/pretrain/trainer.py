@@ -56,7 +56,8 @@ def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
     try:
         return torch.load(path, weights_only=weights_only, map_location="cpu")
     except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError) as error:  # a truncated zip fails in any of these
-        raise PipelineError(f"{path}: unreadable ({str(error).strip().splitlines()[0]}); {remedy}") from None
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__  # an empty file's EOFError says nothing
+        raise PipelineError(f"{path}: unreadable ({reason}); {remedy}") from None
 
 
 OPTIMIZER_FILE = "optimizer.pt"  # beside a stage checkpoint: the AdamW state a two-stage run may carry on with
