@@ -11,6 +11,7 @@ configfile: f"{workflow.basedir}/config/default.yaml"
 
 
 include: "rules/common.smk"
+include: "rules/kept_outputs.smk"
 include: "rules/data.smk"
 include: "rules/tokenize.smk"
 include: "rules/pretrain.smk"

@@ -145,6 +145,15 @@ def previous_outputs_kept(*outputs: str | Path) -> Iterator[None]:
         raise PipelineError(f"{error} ({', '.join(kept)}: kept as they were before this run)") from None
 
 
+def outdate(path: str | Path) -> None:
+    """Set the modification time of ``path``, and of everything under it, to the epoch's first second: older
+    than any input, so that Snakemake redoes the job that made it (a directory output's time is
+    its newest file's) while the bytes stay where they are."""
+    path = Path(path)
+    for item in [*(path.rglob("*") if path.is_dir() else ()), path]:
+        os.utime(item, (1, 1), follow_symlinks=False)  # 1, not 0: Snakemake reads a time of 0 as none
+
+
 def _modified(path: str | Path) -> int | None:
     return os.stat(path).st_mtime_ns if os.path.exists(path) else None
 

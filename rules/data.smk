@@ -5,8 +5,8 @@
 
 rule fetch:
     output:
-        manifest=update(OUTPUTS["fetch"]),
-        extracted=update(directory("results/sources/{source}/extracted")),
+        manifest=OUTPUTS["fetch"],
+        extracted=directory("results/sources/{source}/extracted"),
     params:
         **rule_params("fetch"),
     log:

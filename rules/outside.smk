@@ -6,7 +6,7 @@ rule import_model:
     input:
         outside_model_inputs,
     output:
-        update(directory(OUTPUTS["import_model"])),
+        directory(OUTPUTS["import_model"]),
     params:
         **rule_params("import_model"),
     log:

@@ -180,7 +180,9 @@ def test_forcing_a_base_run_reruns_the_runs_that_start_from_it(smoke_run):
     }  # fmt: skip
 
 
-def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
+def test_empty_input_fails_the_job_and_leaves_only_the_previous_output(smoke_run, tmp_path):
+    """The job writes nothing of its own; the scores of the previous run are restored (rules flag
+    them ``update``), and, older than the split that changed, they are still due to rerun."""
     workdir, cache = smoke_run
     copy = tmp_path / "copy"
     shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
@@ -189,6 +191,8 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
     done = snakemake(copy, "--touch", "--until", "prepare_task", cache=cache)  # adopt the copied outputs as up to date
     assert done.returncode == 0, done.stderr[-2000:]
     test_split.write_text("")
+    scores = copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json"
+    previous = scores.read_bytes()
     done = snakemake(copy, "results/finetune/topic/clm-micro/scores.json", "--forcerun", "finetune", cache=cache)
     assert done.returncode != 0
     log = (copy / "logs" / "finetune" / "topic" / "clm-micro.log").read_text().strip().splitlines()
@@ -200,7 +204,8 @@ def test_empty_input_fails_the_job_and_leaves_no_output(smoke_run, tmp_path):
         "results/data/tasks/topic/provenance.json recorded when it was written; it changed since: rerun the job that made "
         "results/data/tasks/topic (snakemake -f <its output>)"
     )
-    assert not (copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json").exists()
+    assert scores.read_bytes() == previous
+    assert "finetune" in planned_rules(copy, "results/finetune/topic/clm-micro/scores.json", cache=cache)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -209,23 +214,15 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_path):
     """Snakemake removes a job's outputs before it runs and after it fails; the rules flag them
-    ``update``, so a failure restores them: a task's splits when preparing it fails, and the
-    tables when aggregate refuses a truncated scores.json (saying how to write it again)."""
+    ``update``, so a failure restores them (rules/kept_outputs.smk), outdated, so that the next
+    run redoes them: a task's splits when preparing it fails, and the tables when aggregate
+    refuses a truncated scores.json (saying how to write it again)."""
     workdir, cache = smoke_run
     copy = tmp_path / "copy"
     shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
     assert snakemake(copy, "--touch", cache=cache).returncode == 0  # adopt the copied outputs as up to date
     splits, tables = copy / "results" / "data" / "tasks" / "sentiment", copy / "results" / "tables"
     before = {"splits": snapshot(splits), "tables": snapshot(tables)}
-
-    # A changed description reruns prepare_task, which fails on the source's missing archive.
-    archive = next((copy / "results" / "sources" / "vaderSentiment" / "extracted").rglob("hutto_ICWSM_2014.tar.gz"))
-    archive.unlink()
-    override = copy / "override.yaml"
-    override.write_text(yaml.safe_dump({"tasks": {"sentiment": {"description": "changed"}}}))
-    done = snakemake(copy, "--until", "prepare_task", configfiles=(SMOKE, override), cache=cache)
-    assert done.returncode != 0 and "Restored previous version of" in done.stderr
-    assert snapshot(splits) == before["splits"]
 
     scores = copy / "results" / "finetune" / "topic" / "clm-micro" / "scores.json"
     scores.write_text(scores.read_text()[:100])
@@ -237,6 +234,18 @@ def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_p
         "; write it again: snakemake -f results/finetune/topic/clm-micro/scores.json (results/tables: kept as they were before this run)"
     )
     assert snapshot(tables) == before["tables"]
+    assert "aggregate" in planned_rules(copy, "results/tables", cache=cache)
+
+    # A changed description reruns prepare_task, which fails on the source's missing archive.
+    archive = next((copy / "results" / "sources" / "vaderSentiment" / "extracted").rglob("hutto_ICWSM_2014.tar.gz"))
+    archive.unlink()
+    override = copy / "override.yaml"
+    override.write_text(yaml.safe_dump({"tasks": {"sentiment": {"description": "changed"}}}))
+    done = snakemake(copy, "--until", "prepare_task", configfiles=(SMOKE, override), cache=cache)
+    assert done.returncode != 0 and "Restored previous version of" in done.stderr
+    assert snapshot(splits) == before["splits"]
+    # kept, not passed off as the changed config's: the next run prepares the task again
+    assert "prepare_task" in planned_rules(copy, "--until", "prepare_task", cache=cache, override=yaml.safe_load(override.read_text()))
 
 
 def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):
