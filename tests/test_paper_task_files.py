@@ -239,25 +239,21 @@ def test_training_pairs_repeating_a_judged_query_or_passage_go_and_judged_querie
     assert stats["duplicates_removed"] == 2
 
 
+def prepare_judged_msmarco(tmp_path: Path, corpus: list[dict], test_judgements: list[tuple]) -> int:
+    """prepare-task on a one-query MS MARCO whose validation judges passage 100 and whose test
+    judges ``test_judgements``, in ``tmp_path/out``; its exit code."""
+    qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", test_judgements)}
+    beir = beir_files(tmp_path, corpus, [{"_id": "1", "text": "question"}])
+    task = ir_task(tmp_path, "msmarco", {**beir, "qrels": ("csv", qrels, {"delimiter": "\t"})})
+    return main(
+        ["prepare-task", "--name", "msmarco", "--spec", json.dumps(task), "--sources", str(tmp_path), "--out", str(tmp_path / "out")]
+    )
+
+
 def test_a_judged_passage_missing_from_the_corpus_is_one_line_naming_it(tmp_path, capsys):
-    corpus = [{"_id": "100", "title": "", "text": "Passage."}]
-    queries = [{"_id": "1", "text": "question"}]
-    qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", [(1, 404, 1)])}
-    task = ir_task(tmp_path, "msmarco", {**beir_files(tmp_path, corpus, queries), "qrels": ("csv", qrels, {"delimiter": "\t"})})
-    arguments = [
-        "prepare-task",
-        "--name",
-        "msmarco",
-        "--spec",
-        json.dumps(task),
-        "--sources",
-        str(tmp_path),
-        "--out",
-        str(tmp_path / "out"),
-    ]
-    capsys.readouterr()  # the fixture's own progress bars
-    assert main(arguments) == 2
-    assert capsys.readouterr().err == "error: tasks.msmarco.judgements.corpus: 1 judged document(s) not in the corpus, e.g. '404'\n"
+    assert prepare_judged_msmarco(tmp_path, [{"_id": "100", "title": "", "text": "Passage."}], [(1, 404, 1)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]  # after the fixture's own progress bars
+    assert error == "error: tasks.msmarco.judgements.corpus: 1 judged document(s) not in the corpus, e.g. '404'"
     assert not (tmp_path / "out").exists()
 
 

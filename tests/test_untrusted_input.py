@@ -355,26 +355,10 @@ def test_a_corpus_whose_every_document_is_dropped_is_one_line_saying_why(tmp_pat
 
 
 def test_a_judged_corpus_listing_a_document_twice_is_refused_when_the_task_is_prepared(tmp_path, capsys):
-    from pipeline.__main__ import main
-    from tests.test_paper_task_files import beir_files, ir_task, tsv
+    from tests.test_paper_task_files import prepare_judged_msmarco
 
     corpus = [{"_id": "100", "title": "", "text": "Passage."}, {"_id": "100", "title": "", "text": "Another passage."}]
-    qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", [(1, 100, 1)])}
-    beir = beir_files(tmp_path, corpus, [{"_id": "1", "text": "question"}])
-    task = ir_task(tmp_path, "msmarco", {**beir, "qrels": ("csv", qrels, {"delimiter": "\t"})})
-    capsys.readouterr()
-    arguments = [
-        "prepare-task",
-        "--name",
-        "msmarco",
-        "--spec",
-        json.dumps(task),
-        "--sources",
-        str(tmp_path),
-        "--out",
-        str(tmp_path / "out"),
-    ]
-    assert main(arguments) == 2
+    assert prepare_judged_msmarco(tmp_path, corpus, [(1, 100, 1)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == "error: tasks.msmarco.judgements.corpus: document id '100' is listed twice"
     assert not (tmp_path / "out").exists()
 
