@@ -457,3 +457,16 @@ def test_a_local_outside_model_changed_after_its_import_reruns_the_import(tmp_pa
     model.save_pretrained(path)
     os.utime(path, ns=(folder_time, folder_time))
     assert job_counts(run_snakemake(tmp_path, configs, "-n", target).stdout) == {"import_model": 1}
+
+
+def test_a_ready_made_tokenizer_read_from_the_mirror_is_checked_against_its_manifest(staged_llama):
+    from pipeline.config import ReadyMadeTokenizer, TokenizerSpec
+    from pipeline.errors import PipelineError
+    from pipeline.tokenization.ready_made import take_ready_made
+
+    config = staged_llama / "tokenizer_config.json"
+    config.write_text(config.read_text().replace("}", ', "model_max_length": 7}', 1))
+    spec = TokenizerSpec(vocab_size=412, num_sentinel_tokens=4, ready_made=ReadyMadeTokenizer(str(staged_llama)))
+    with pytest.raises(PipelineError) as error:
+        take_ready_made(spec)
+    assert str(error.value).startswith(f"{config}: sha256 ") and str(error.value).endswith("it changed since: stage the mirror again")

@@ -37,16 +37,24 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 def verify_staged(directory: str | Path) -> None:
     """Refuse a staged repository whose files are not the ones staging recorded: a file changed,
-    missing, added (a planted ``modeling_*.py``) or a link. The mirror is the nearest folder
-    above ``directory`` holding a manifest that lists it."""
+    missing, added (a planted ``modeling_*.py``) or a link."""
+    if not verify_if_staged(directory):
+        raise PipelineError(f"{directory}: no {MANIFEST} above it lists it, so nothing vouches for its files; stage it again")
+
+
+def verify_if_staged(directory: str | Path) -> bool:
+    """:func:`verify_staged` for a directory of a mirror (the nearest folder above it holding a
+    manifest that lists it); False, and nothing checked, for one no manifest lists (a local
+    directory of the user's own)."""
     directory = Path(directory)
     for mirror in directory.parents:
         if (mirror / MANIFEST).is_file():
             key = directory.relative_to(mirror).as_posix()
             repositories = read_manifest(mirror / MANIFEST)["repositories"]
             if key in repositories:
-                return _compare(directory, repositories[key]["files"], mirror / MANIFEST)
-    raise PipelineError(f"{directory}: no {MANIFEST} above it lists it, so nothing vouches for its files; stage it again")
+                _compare(directory, repositories[key]["files"], mirror / MANIFEST)
+                return True
+    return False
 
 
 def _compare(directory: Path, recorded: dict[str, dict[str, Any]], manifest: Path) -> None:

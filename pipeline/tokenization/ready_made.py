@@ -23,6 +23,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from pipeline.config import TokenizerSpec
 from pipeline.errors import PipelineError
+from pipeline.staging.manifest import verify_if_staged
 from pipeline.tokenization.special_tokens import ROLE_TOKENS, sentinel, sentinel_role
 
 # The order in which the roles a tokenizer lacks take its reserved tokens.
@@ -42,6 +43,8 @@ def take_ready_made(
     assert spec.ready_made is not None
     path = spec.ready_made.path
     check_local_path(path, f"{where}.path")
+    if Path(path).is_dir():
+        verify_if_staged(path)  # a tokenizer read from the hub mirror: its files as staged
     try:
         original = AutoTokenizer.from_pretrained(
             path, revision=spec.ready_made.revision, trust_remote_code=spec.ready_made.trust_remote_code
