@@ -1,0 +1,82 @@
+"""The study's published tables as data: all 800 cells load and pass their checks, the family
+gaps the paper states come out of them, and each kind of transcription slip is one line naming
+the file and the row or model at fault."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import PipelineError
+from pipeline.external.published_tables import PUBLISHED, read_published_tables
+
+
+def test_every_cell_of_tables_2_to_17_loads():
+    tables = read_published_tables()
+    assert len(tables) == 800
+    assert tables.groupby("experiment").size().to_dict() == {"mlm_vs_clm": 240, "data_efficiency": 192, "two_stage": 240, "cpt": 128}
+    assert tables["family"].value_counts().to_dict() == {"SC": 200, "TC": 200, "QA": 200, "IR": 200}
+
+
+def test_the_family_gaps_the_paper_states_come_out_of_the_tables():
+    """MLM-40 minus CLM, family averages at 42k (REFERENCE.md section 8)."""
+    tables = read_published_tables()
+    averages = tables[(tables["experiment"] == "mlm_vs_clm") & (tables["dataset"] == "Average")]
+    mlm = averages[averages["masking"] == 40].set_index(["family", "size"])["mean"]
+    clm = averages[averages["objective"] == "CLM"].set_index(["family", "size"])["mean"]
+    gaps = (mlm - clm).round(2)
+    stated = {"SC": (2.09, 3.42, 5.55), "TC": (-0.05, -0.48, 0.05), "QA": (10.17, 20.68, 25.80), "IR": (2.95, 3.35, 1.27)}
+    for family, values in stated.items():
+        assert [gaps[(family, size)] for size in ("210M", "610M", "1B")] == pytest.approx(list(values), abs=1e-9)
+
+
+def rows() -> list[dict[str, str]]:
+    with open(PUBLISHED, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write(path: Path, table: list[dict[str, str]]) -> Path:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    return path
+
+
+def edited(line: int, **changes: str) -> list[dict[str, str]]:
+    """The published rows with those of file line ``line`` (the header is line 1) changed."""
+    table = rows()
+    table[line - 2] = {**table[line - 2], **changes}
+    return table
+
+
+@pytest.mark.parametrize(
+    ("table", "error"),
+    [
+        (edited(5, mean="85.20"), "Table 2, 210M MLM-20, 42000 steps: Average 85.20 is not its datasets' mean 85.073"),
+        (edited(2, dataset="SST2"), "line 2: dataset 'SST2' is not one of Table 2's (SC)"),
+        (edited(2, mean="n/a"), "line 2: column 'mean': 'n/a' is not a number"),
+        (edited(2, mean="189.93"), "line 2: mean 189.93 or ci 0.26 out of range (a score in [0, 100], a half-width >= 0)"),
+        (edited(2, table="6"), "line 2: table 6 of experiment 'mlm_vs_clm' is not one of its tables"
+                               " (mlm_vs_clm 2-5, data_efficiency 6-9, two_stage 10-13, cpt 14-17)"),
+        (rows()[1:], "Table 2, 210M MLM-20, 42000 steps: datasets ['Average', 'MNLI', 'QQP'],"
+                     " not each of ['Average', 'MNLI', 'QQP', 'SST-2'] once"),
+    ],
+    ids=["average", "dataset", "not-a-number", "out-of-range", "table-of-another-experiment", "a-dataset-missing"],
+)  # fmt: skip
+def test_a_slip_in_the_published_tables_is_one_line_naming_it(tmp_path, table, error):
+    with pytest.raises(PipelineError) as raised:
+        read_published_tables(write(tmp_path / "tables.csv", table))
+    assert str(raised.value) == f"{tmp_path / 'tables.csv'}: {error}"
+
+
+def test_rows_two_tables_share_must_agree(tmp_path):
+    """The 610M MLM-40 at 42k is the 0+42k split of Table 10 too: one model, one number."""
+    table = rows()
+    split = next(i for i, row in enumerate(table) if row["table"] == "10" and row["clm_steps"] == "0" and row["steps"] == "42000")
+    table[split] = {**table[split], "ci": "0.63"}
+    with pytest.raises(PipelineError) as raised:
+        read_published_tables(write(tmp_path / "tables.csv", table))
+    assert str(raised.value) == f"{tmp_path / 'tables.csv'}: 610M MLM at 42k: the 42k split (Tables 10, 11, 12, 13) differs from Tables 2-5"
