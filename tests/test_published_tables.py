@@ -80,3 +80,17 @@ def test_rows_two_tables_share_must_agree(tmp_path):
     with pytest.raises(PipelineError) as raised:
         read_published_tables(write(tmp_path / "tables.csv", table))
     assert str(raised.value) == f"{tmp_path / 'tables.csv'}: 610M MLM at 42k: the 42k split (Tables 10, 11, 12, 13) differs from Tables 2-5"
+
+
+def test_the_study_s_data_efficiency_gaps_are_those_its_claims_quote():
+    """MLM-40 − CLM by family at each step of Tables 6-9, as claims.yaml's status of c04 quotes
+    them (CLM − MLM there): per family at 5k, and over the four families at 1k and 40k."""
+    from pipeline.report.study_curve import STUDY_TOKENS_PER_STEP, study_gaps
+
+    gaps = study_gaps(read_published_tables()).set_index(["family", "step"])
+    assert {family: round(gaps.loc[(family, 5000), "gap"], 2) for family in ("SC", "TC", "QA", "IR")} == {
+        "SC": -6.07, "TC": -1.81, "QA": -6.41, "IR": -10.72,
+    }  # fmt: skip
+    over_families = gaps["gap"].groupby(level="step").mean().round(2)
+    assert (over_families[1000], over_families[40000]) == (-4.12, 5.35)
+    assert gaps.loc[("SC", 40000), "tokens"] == 40000 * STUDY_TOKENS_PER_STEP  # 94.4B tokens

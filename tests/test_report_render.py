@@ -107,15 +107,22 @@ def test_figures_are_files_and_embedded(rendered: tuple[FakeTree, Path]) -> None
         "loss_curves.png",
         "masking.png",
         "overview.png",
+        "study_curve.png",
         "two_stage.png",
     ]
-    assert html.count('src="data:image/png;base64,') == 8
+    assert html.count('src="data:image/png;base64,') == 9
     assert 'src="figures/' not in html
     for name in names:  # each file a PNG with an image in it, embedded byte for byte
         data = (rendered[1] / "figures" / name).read_bytes()
         width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and width > 100 and height > 100, name
         assert f'src="data:image/png;base64,{base64.b64encode(data).decode()}"' in html, name
+
+
+def test_the_evidence_section_sets_this_run_on_the_study_s_published_curve(rendered: tuple[FakeTree, Path]) -> None:
+    evidence = section((rendered[1] / "replication.html").read_text(), "evidence")
+    assert "610M models at 1k to 40k steps (grey: its published Tables 6-9" in evidence and 'alt="MLM − CLM by family' in evidence
+    assert "Different models, scales and data on one axis" in evidence
 
 
 def section(html: str, anchor: str) -> str:

@@ -37,6 +37,7 @@ from pipeline.report.objective_sections import ObjectiveSection, objective_secti
 from pipeline.report.outside_tables import study_claims_table, study_paired_table, study_score_tables, study_versus_table
 from pipeline.report.records import NUMBER, validated
 from pipeline.report.runs import MASKING, TWO_STAGE
+from pipeline.report.study_curve import study_curve_figure
 from pipeline.report.tables import Table
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -171,6 +172,7 @@ def draw_figures(
         "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png")
         if len(frames["budget_trend"])
         else None,
+        "study_curve": study_curve_figure(frames["budget_trend"], directory / "study_curve.png"),
         "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, confidence, directory / "learning_rates.png")
         if len(lr_grid)
         else None,
