@@ -20,7 +20,7 @@ import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, read_published_tables
 from pipeline.report.budget_trend import MLM_MINUS_CLM
-from pipeline.report.figures import below_axes_legend, panel_figure
+from pipeline.report.figures import panel_figure
 
 # The study's step: 2,304 variable-length samples of ~1,024 tokens on average (REFERENCE.md
 # section 1), so 1k-40k steps are 2.4B-94B tokens.
@@ -68,6 +68,12 @@ def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame 
         ax.set_title(f"{family}: MLM − CLM" + ("" if len(theirs) else " (the study has no such family)"))
         ax.set_xlabel("pretraining tokens (log scale)")
         ax.set_ylabel("MLM − CLM (points)")
-        below_axes_legend(ax)
 
-    return panel_figure(families, draw, path)
+    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
+        """One legend under the panels, each series once (a family the study lacks has no grey line)."""
+        labelled = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
+        figure.legend(list(labelled.values()), list(labelled), loc="lower center", ncol=len(labelled), frameon=False,
+                      bbox_to_anchor=(0.5, -0.02))  # fmt: skip
+        figure.tight_layout(rect=(0, 0.07, 1, 1))
+
+    return panel_figure(families, draw, path, finish=finish)
