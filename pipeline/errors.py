@@ -7,3 +7,10 @@ user sees which file, key or value is at fault instead of a traceback.
 
 class PipelineError(Exception):
     """Bad input: a config key, a file, a checksum. The message names the culprit."""
+
+
+def first_line(error: BaseException) -> str:
+    """What a library's exception says, in one line: its first line, or its type where it says
+    nothing (an empty file's EOFError)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, first_line
 
 
 def sha256_file(path: str | Path) -> str:
@@ -76,7 +76,7 @@ def explained_write_failure(path: str | Path) -> Iterator[None]:
     except (OSError, RuntimeError) as error:
         folder = next(parent for parent in Path(path).absolute().parents if parent.exists())
         free = shutil.disk_usage(folder).free
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = first_line(error)
         raise PipelineError(f"{path}: writing it failed ({reason}); {free / 1e9:.2f} GB free on its disk: is the disk full?") from None
 
 

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from pipeline.batch import Batch, make_batch
 from pipeline.config import PretrainingSpec
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, first_line
 from pipeline.files import explained_write_failure
 from pipeline.model.backbone import BackboneSpec, save_language_model
 from pipeline.objectives import Objective, example_rng
@@ -56,8 +56,7 @@ def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
     try:
         return torch.load(path, weights_only=weights_only, map_location="cpu")
     except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError) as error:  # a truncated zip fails in any of these
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__  # an empty file's EOFError says nothing
-        raise PipelineError(f"{path}: unreadable ({reason}); {remedy}") from None
+        raise PipelineError(f"{path}: unreadable ({first_line(error)}); {remedy}") from None
 
 
 OPTIMIZER_FILE = "optimizer.pt"  # beside a stage checkpoint: the AdamW state a two-stage run may carry on with

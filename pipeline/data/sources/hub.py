@@ -20,7 +20,7 @@ from typing import Any
 
 from pipeline.config import HubSpec
 from pipeline.data.contiguous import contiguous_range
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, first_line
 from pipeline.staging.mirror import local_source
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
     except PipelineError:
         raise
     except Exception as error:  # datasets raises many types (network, file, split, schema)
-        raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {_first_line(error)}") from None
+        raise PipelineError(f"{where}: cannot read {spec.path!r} split {split!r}: {first_line(error)}") from None
 
 
 def _options(spec: HubSpec) -> dict[str, str]:
@@ -146,11 +146,7 @@ def _numbered(source: _Files, file: int, label: str) -> Iterator[tuple[str, str,
     except PipelineError:
         raise
     except Exception as error:  # the reader's own (UnicodeDecodeError, pyarrow's ArrowInvalid, ...)
-        raise PipelineError(f"{label}: cannot read: {_first_line(error)}") from None
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PipelineError(f"{label}: cannot read: {first_line(error)}") from None
 
 
 def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> dict[str, tuple[str, ...]]:
