@@ -90,6 +90,39 @@ class StageCost:
     gpu_hours: float
 
 
+# The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
+# and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.
+STUDY_SCOPE = {"models": 38, "checkpoints fine-tuned": 50, "fine-tuning runs": 15_120}
+STUDY_GPU_HOURS = {  # study stage -> (MI250X GPU-hours, this estimate's stages)
+    "base models": (81_000, ("pretrain (objectives)",)),
+    "two-stage": (16_000, ("pretrain (short_budget)", "pretrain (two_stage)")),
+    "continued pretraining": (4_000, ("pretrain (continued)",)),
+    "fine-tuning": (9_000, ("finetune", "finetune_checkpoint")),
+}
+
+
+def beside_the_study(costs: Sequence[StageCost], plans: Plans, curve_points: CurvePoints, config: Config) -> list[str]:
+    """This plan's models, fine-tuned checkpoints and runs, and its GPU-hours by the study's
+    stages, beside the study's own numbers (the hours are of other GPUs: compare shares)."""
+    by_stage = {cost.stage: cost for cost in costs}
+    finetune_runs = sum(by_stage[s].runs for s in ("finetune", "finetune_checkpoint") if s in by_stage)
+    ours = {"models": len(plans), "checkpoints fine-tuned": len(plans) + len(curve_points), "fine-tuning runs": finetune_runs}
+    lines = [
+        "Beside the study's scope (paper section 2; its hours are MI250X GPU-hours, these the GPU above: compare the shares):",
+        "  " + "; ".join(f"{what} {ours[what]:,} (study {theirs:,})" for what, theirs in STUDY_SCOPE.items()),
+        f"  (fine-tuning runs: every checkpoint x {len(config.finetuning.tasks)} tasks x its grid, the untrained baseline's"
+        " included; the study fine-tunes 10 datasets and evaluates nq and mldr_en with its MS MARCO model)",
+    ]
+    total = sum(cost.gpu_hours for cost in costs if any(cost.stage in stages for _, stages in STUDY_GPU_HOURS.values()))
+    study_total = sum(hours for hours, _ in STUDY_GPU_HOURS.values())
+    for name, (hours, stages) in STUDY_GPU_HOURS.items():
+        mine = sum(by_stage[s].gpu_hours for s in stages if s in by_stage)
+        share = f"{mine / total:>6.1%}" if total else "     -"
+        lines.append(f"  {name:<30}{mine:>12,.0f} GPU-hours {share}   study {hours:>7,} {hours / study_total:>6.1%}")
+    lines.append(f"  {'total':<30}{total:>12,.0f} GPU-hours          study {study_total:>7,}")
+    return lines
+
+
 def pretraining_tokens(plan: RunPlan, config: Config) -> int:
     spec = config.pretraining
     return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
@@ -298,6 +331,7 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
     unsized = [model.name for model in config.outside_models if model.size is None]
     if unsized:
         lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
+    lines += beside_the_study(costs, plans, curve_points, config)
     lines += [
         f"Peak memory per GPU (estimate; each size's most memory-hungry objective), against {hardware.gpu_memory_gb:g} GB:",
         f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",

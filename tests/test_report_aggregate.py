@@ -50,6 +50,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "budget_trend",
         "budget_fit",
         "claims",
+        "published_reference",
     }
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given

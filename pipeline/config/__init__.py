@@ -215,6 +215,9 @@ class Config:
         if self.two_stage is not None:
             stage = self.two_stage
             references += [("two_stage.sizes", stage.sizes, self.sizes), ("two_stage", (stage.first, stage.second), self.objectives)]
+            for index, splits in enumerate(stage.splits):
+                references += [(f"two_stage.splits[{index}].sizes", splits.sizes, self.sizes)]
+                references += [(f"two_stage.splits[{index}].seconds", splits.seconds or (), self.objectives)]
             self._check_two_stage_splits(stage)
         if self.continued_pretraining is not None:
             cpt = self.continued_pretraining
@@ -298,3 +301,10 @@ class Config:
                 raise ValueError(
                     f"two_stage.first_stage_fractions {late}: the split would fall after the decay starts (step {decay_start} of {budget})"
                 )
+        for index, splits in enumerate(stage.splits):
+            where = f"two_stage.splits[{index}]"
+            self._check_budget(f"{where}.budget", splits.budget)
+            decay_start = splits.budget - schedule.num_decay_steps
+            late = [step for step in splits.first_stage_steps if step > decay_start]
+            if late:
+                raise ValueError(f"{where}.first_stage_steps {late}: the split would fall after the decay starts (step {decay_start})")

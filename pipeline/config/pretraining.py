@@ -246,6 +246,19 @@ class ZooSpec:
 
 
 @dataclass(frozen=True)
+class TwoStageSplits:
+    """Splits named by their steps rather than by a share of the budget: the study's (3k/6k/9k
+    of 12k, 5k/11k/17k of 22k, 10k/21k/32k of 42k: its fractions rounded to a thousand steps),
+    its one 1B split, and its splits into other second objectives (CLM to 40k, then MLM at
+    20/30/40/50% masking through the decay)."""
+
+    sizes: Annotated[tuple[str, ...], NON_EMPTY]
+    budget: Count
+    first_stage_steps: Annotated[tuple[Count, ...], NON_EMPTY]
+    seconds: Annotated[tuple[str, ...], NON_EMPTY] | None = None  # None: two_stage.second
+
+
+@dataclass(frozen=True)
 class TwoStageSpec:
     """The study's CLM -> MLM schedules at fixed step budgets.
 
@@ -255,6 +268,7 @@ class TwoStageSpec:
     split is trained (the study: 12k, 22k and 42k); a budget below pretraining.num_steps
     also gets its single-objective ends, each objective's from-scratch run decayed early
     (WSD: its stable-phase checkpoint decayed over the last num_decay_steps of the budget).
+    ``splits`` are more, named by their steps (:class:`TwoStageSplits`), with the same ends.
     """
 
     sizes: Annotated[tuple[str, ...], DISTINCT]
@@ -265,11 +279,18 @@ class TwoStageSpec:
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
     budgets: Annotated[tuple[Count, ...], NON_EMPTY] | None = None  # None: pretraining.num_steps alone
+    splits: tuple[TwoStageSplits, ...] = ()
 
 
 @dataclass(frozen=True)
 class ContinuedPretrainingSpec:
-    """An objective trained further on decayed (final) models of several bases, same budget each."""
+    """An objective trained further on decayed (final) models of several bases, same budget each.
+
+    ``budgets`` are more step budgets besides ``num_steps`` (the study: 2k and 12k beside 22k),
+    each its own run from the base under ``schedule``; where a budget is shorter than its warmup
+    and decay together, both shrink in proportion (the study does not say how it scheduled its
+    2k-step runs).
+    """
 
     sizes: Annotated[tuple[str, ...], DISTINCT]
     num_steps: Count
@@ -279,6 +300,12 @@ class ContinuedPretrainingSpec:
     # outside_models continued the same way (the study's advice: adapt a decoder you have with
     # MLM), each on the corpus packed with its own tokenizer, at the config size it names.
     outside_bases: Annotated[tuple[str, ...], DISTINCT] = ()
+    budgets: Annotated[tuple[Count, ...], DISTINCT] = ()
+
+    @property
+    def all_budgets(self) -> tuple[int, ...]:
+        """Every budget, the longest (``num_steps``, whose run keeps the plain name) last."""
+        return tuple(sorted({*self.budgets, self.num_steps}))
 
 
 @dataclass(frozen=True)

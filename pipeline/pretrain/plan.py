@@ -20,7 +20,7 @@ A run is ``{name}-{size}``. Three studies produce four kinds of run, all express
   to B. WSD's LR does not depend on the budget before its decay, so the branch is, up to
   float rounding, the run a B-step budget would have trained, at the cost of the decay only;
 - continued pretraining (``continued_pretraining``): an objective trained on a *decayed*
-  (final) model for its own budget and schedule, reading the blocks that follow the
+  (final) model for each of its budgets and its schedule, reading the blocks that follow the
   base's (``data_offset_steps``), identically for every base; an outside model
   (``outside_bases``) is continued the same way, on the corpus packed with its tokenizer.
 
@@ -30,6 +30,7 @@ a base run reruns what starts from it), and the trainer follows it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -104,6 +105,12 @@ def two_stage_name(first: str, fraction: float, second: str) -> str:
     return f"{first}{round(100 * fraction)}_{second}"
 
 
+def split_name(first: str, first_steps: int, second: str) -> str:
+    """A split named by its first stage's steps, as the study names its models: ``clm10k_mlm``."""
+    thousands, rest = divmod(first_steps, 1000)
+    return f"{first}{thousands}k_{second}" if rest == 0 else f"{first}{first_steps}steps_{second}"
+
+
 def budget_name(name: str, budget: int, num_steps: int) -> str:
     """``name`` at a step budget: ``clm25_mlm_12000steps``; unchanged at the full num_steps."""
     return name if budget == num_steps else f"{name}_{budget}steps"
@@ -135,21 +142,33 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
 
     if config.two_stage is not None:
         stage = config.two_stage
-        for size in stage.sizes:
-            for budget in stage.budgets or (pretraining.num_steps,):
-                if budget < pretraining.num_steps:
-                    for objective in (stage.first, stage.second):
-                        branch = decay_branch(objective, size, budget, pretraining)
-                        branches[branch.run] = branch
-                later += [second_stage(stage, size, fraction, budget, pretraining) for fraction in stage.first_stage_fractions]
+        # (size, budget, first-stage steps, second objective, name) of every split
+        splits = [
+            (size, budget, round(fraction * budget), stage.second, two_stage_name(stage.first, fraction, stage.second))
+            for size in stage.sizes
+            for budget in stage.budgets or (pretraining.num_steps,)
+            for fraction in stage.first_stage_fractions
+        ]
+        splits += [
+            (size, group.budget, steps, second, split_name(stage.first, steps, second))
+            for group in stage.splits
+            for size in group.sizes
+            for second in group.seconds or (stage.second,)
+            for steps in group.first_stage_steps
+        ]
+        ends = {(size, budget) for size in stage.sizes for budget in stage.budgets or ()} | {(s, b) for s, b, *_ in splits}
+        for size, budget in sorted(ends):
+            if budget < pretraining.num_steps:
+                for objective in (stage.first, stage.second):
+                    branch = decay_branch(objective, size, budget, pretraining)
+                    branches[branch.run] = branch
+        later += [second_stage(stage, size, steps, budget, second, name, pretraining) for size, budget, steps, second, name in splits]
 
     if config.continued_pretraining is not None:
         cpt = config.continued_pretraining
-        later += [
-            continued_run(cpt, base, size, Start("final", run_name(base, size)), pretraining) for size in cpt.sizes for base in cpt.bases
-        ]
-        for base in cpt.outside_bases:
-            later.append(continued_run(cpt, base, config.outside_model(base).size, Start("outside", base), pretraining))
+        bases = [(base, size, Start("final", run_name(base, size))) for size in cpt.sizes for base in cpt.bases]
+        bases += [(base, config.outside_model(base).size, Start("outside", base)) for base in cpt.outside_bases]
+        later += [continued_run(cpt, base, size, start, budget, pretraining) for base, size, start in bases for budget in cpt.all_budgets]
 
     later = [*branches.values(), *later]
     split_steps: dict[str, set[int]] = {}  # run -> the steps other runs start from (checkpoints with optimizer state)
@@ -175,32 +194,35 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     return plans
 
 
-def continued_run(cpt: ContinuedPretrainingSpec, base: str, size: str, start: Start, pretraining: PretrainingSpec) -> RunPlan:
-    """``cpt.objective`` on ``base``'s final weights; every base reads the same blocks (those after a full from-scratch run's)."""
-    name = continued_name(cpt.objective, base)
+def continued_run(cpt: ContinuedPretrainingSpec, base: str, size: str, start: Start, budget: int, pretraining: PretrainingSpec) -> RunPlan:
+    """``cpt.objective`` on ``base``'s final weights for ``budget`` steps; every base and budget
+    reads the same blocks (those after a full from-scratch run's)."""
+    name = budget_name(continued_name(cpt.objective, base), budget, cpt.num_steps)
     what = f"the outside model {base}" if start.kind == "outside" else f"the decayed {base} model"
-    description = f"{cpt.objective} for {cpt.num_steps} steps on {what}"
+    description = f"{cpt.objective} for {budget} steps on {what}"
+    schedule = schedule_within(cpt.schedule, budget)
     return planned_run(
-        name,
-        size,
-        cpt.objective,
-        "continued",
-        description,
-        start,
-        (0, cpt.num_steps),
-        cpt.schedule,
-        data_offset_steps=pretraining.num_steps,
+        name, size, cpt.objective, "continued", description, start, (0, budget), schedule, data_offset_steps=pretraining.num_steps
     )
 
 
-def second_stage(stage: TwoStageSpec, size: str, fraction: float, budget: int, pretraining: PretrainingSpec) -> RunPlan:
-    """The second objective of a CLM -> MLM split: from the first objective's undecayed
-    checkpoint at ``fraction`` of ``budget``, trained to ``budget`` under its WSD schedule."""
-    step = round(fraction * budget)
-    name = budget_name(two_stage_name(stage.first, fraction, stage.second), budget, pretraining.num_steps)
+def schedule_within(schedule: ScheduleSpec, budget: int) -> ScheduleSpec:
+    """``schedule`` for a ``budget`` of steps: its warmup and decay shrunk in proportion where
+    together they exceed the budget (a 2k-step budget under 2k + 2k: 1k + 1k), else as it is."""
+    ramps = schedule.num_warmup_steps + schedule.num_decay_steps
+    if ramps <= budget:
+        return schedule
+    warmup = schedule.num_warmup_steps * budget // ramps
+    return dataclasses.replace(schedule, num_warmup_steps=warmup, num_decay_steps=budget - warmup)
+
+
+def second_stage(stage: TwoStageSpec, size: str, step: int, budget: int, second: str, name: str, pretraining: PretrainingSpec) -> RunPlan:
+    """The ``second`` objective of a split named ``name``: from the first objective's undecayed
+    checkpoint at ``step``, trained to ``budget`` under its WSD schedule."""
     start = Start("checkpoint", run_name(stage.first, size), step, carry_optimizer=stage.optimizer_state == "carry")
-    description = f"{stage.first} for {step} steps, then {stage.second} to step {budget}"
-    return planned_run(name, size, stage.second, "two_stage", description, start, (step, budget), pretraining.schedule)
+    description = f"{stage.first} for {step} steps, then {second} to step {budget}"
+    name = budget_name(name, budget, pretraining.num_steps)
+    return planned_run(name, size, second, "two_stage", description, start, (step, budget), pretraining.schedule)
 
 
 def decay_branch(objective: str, size: str, budget: int, pretraining: PretrainingSpec) -> RunPlan:

@@ -188,6 +188,7 @@ def report_sections(
     return [
         ("scale", "Scale of this run"),
         ("evidence", "Evidence at this scale"),
+        ("published", "Against the study's published numbers"),
         ("headline", "Headline: MLM vs CLM"),
         ("zero-shot", "Zero-shot: minimal pairs"),
         ("learning-curves", "Learning curves: CLM vs MLM during pretraining"),

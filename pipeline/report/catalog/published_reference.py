@@ -1,0 +1,95 @@
+"""published_reference.csv: every cell the study published (its Tables 2-17, read from the
+repository: no hub), with this run's number beside it where this run produced that cell
+(:mod:`pipeline.external.study_cells` says how a run is matched), their difference, and
+whether it falls within the study's interval."""
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from pipeline.external.published_tables import CITATION, read_published_tables
+from pipeline.external.study_cells import CELL_COLUMNS, NOT_RUN, OUTSIDE, WITHIN, our_cells, published_beside, summary_line
+from pipeline.report.catalog.base import Display, ResultTable, register
+from pipeline.report.tables import Cell, Table, key, num, row
+from pipeline.report.text import interval_text, number_text
+
+EXPERIMENT_TITLES = {
+    "mlm_vs_clm": "MLM vs CLM, 42k steps (Tables 2-5)",
+    "data_efficiency": "Learning curves, 610M (Tables 6-9)",
+    "two_stage": "CLM→MLM splits, 610M (Tables 10-13)",
+    "cpt": "MLM continued pretraining, 610M (Tables 14-17)",
+}
+
+
+def build(sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    ours = our_cells(built["pretraining"], built["scores"], built["family_scores"], built["learning_curves"], sources.objective_params)
+    return published_beside(read_published_tables(), ours)
+
+
+def model_text(cell: pd.Series) -> str:
+    """A published model as the paper's tables name it: "610M MLM-40, 3k+9k", "610M CLM base + 12k MLM"."""
+    masking = f"-{int(cell['masking'])}" if cell["masking"] >= 0 else ""
+    if cell["experiment"] == "two_stage":
+        return f"{cell['size']} {cell['clm_steps'] // 1000}k CLM + {cell['mlm_steps'] // 1000}k MLM{masking}"
+    if cell["experiment"] == "cpt":
+        return f"{cell['size']} {cell['objective']} base + {cell['cpt_steps'] // 1000}k MLM{masking}"
+    return f"{cell['size']} {cell['objective']}{masking}, {cell['steps'] // 1000}k steps"
+
+
+def summary_table(cells: pd.DataFrame) -> Table:
+    rows = []
+    for experiment, group in cells.groupby("experiment", sort=False):
+        counts = {verdict: int((group["verdict"] == verdict).sum()) for verdict in (WITHIN, OUTSIDE, NOT_RUN)}
+        produced = counts[WITHIN] + counts[OUTSIDE]
+        rows.append(row(
+            EXPERIMENT_TITLES[experiment], num(f"{len(group)}"), num(f"{produced}"), num(f"{int(group['comparable'].sum())}"),
+            num(f"{counts[WITHIN]}"), num(f"{counts[OUTSIDE]}"), num(f"{counts[NOT_RUN]}"),
+        ))  # fmt: skip
+    return Table(
+        "The study's published cells against this run",
+        ("Experiment", "Cells", "Produced here", "Comparable", "Within its interval", "Outside", "Not run"),
+        tuple(rows),
+        note=f"{summary_line(cells)} Source: {CITATION} (pipeline/external/published/).",
+    )
+
+
+def cells_table(cells: pd.DataFrame) -> Table:
+    produced = cells[cells["verdict"] != NOT_RUN]
+    rows = [
+        row(
+            key(model_text(cell)),
+            cell["dataset"],
+            num(f"{cell['study_mean']:.2f} ± {cell['study_ci']:.2f}"),
+            num(interval_text(cell["mean"], cell["low"], cell["high"])),
+            num(number_text(cell["difference"], signed=True)),
+            Cell(cell["verdict"], "verdict"),
+            key(cell["run"] + (f" @ step {cell['step']}" if pd.notna(cell["step"]) else "")),
+            "yes" if cell["comparable"] else f"no: {cell['not_comparable_because']}",
+        )  # fmt: skip
+        for _, cell in produced.iterrows()
+    ]
+    return Table(
+        "Every published cell this run produced, beside the study's number",
+        ("Study's model", "Dataset", "Study (mean ± 95% CI)", "This run", "Difference", "Verdict", "Run", "Comparable"),
+        tuple(rows),
+        note="The study's numbers are means over 5 fine-tuning seeds at the LR chosen on validation, as printed; a run is matched"
+        " by its size name, objective, masking and steps in proportion to its budget, so a shrunk run fills the study's cells to"
+        " show where it sits, and says why it is not comparable.",
+        css="wide-text",
+    )
+
+
+def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:
+    cells = frames["published_reference"]
+    produced = (cells["verdict"] != NOT_RUN).any()
+    return [summary_table(cells), *([cells_table(cells)] if produced else [])]
+
+
+register(ResultTable(
+    name="published_reference",
+    description="per cell of the study's Tables 2-17: its published mean and CI, this run's where it produced it, and the verdict",
+    columns=tuple(CELL_COLUMNS),
+    needs=("pretraining", "scores", "family_scores", "learning_curves"),
+    build=build,
+    displays=(Display("published", 0, display),),
+))  # fmt: skip

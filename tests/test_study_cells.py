@@ -1,0 +1,116 @@
+"""This run's cells beside the study's published ones, and config/paper.yaml as the study's own
+experiment: its plan fills every one of the 200 models and checkpoints the study published."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from pipeline.configure import read_configs, resolve
+from pipeline.cost import stage_costs
+from pipeline.external.published_tables import KEY, read_published_tables
+from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, our_cells, published_beside, study_keys, summary_line
+from tests.conftest import REPO
+
+PAPER = str(REPO / "config" / "paper.yaml")
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return resolve(read_configs([PAPER]), "paper")
+
+
+def plan_rows(resolved) -> list[tuple[dict, float, str]]:
+    """(pretraining.csv row, masking ratio, base kind) of every planned run, as the aggregate stage would read them."""
+    config, plans = resolved.config, resolved.plans
+    rows = []
+    for plan in plans.values():
+        objective = config.objectives[plan.objective]
+        base = plans[plan.start.run].objective if plan.start.run in plans else ""
+        row = {"run": plan.run, "size": plan.size, "study": plan.study, "num_steps": plan.last_step, "first_step": plan.first_step,
+               "objective_kind": objective["kind"]}  # fmt: skip
+        rows.append((row, objective.get("mask_ratio", math.nan), config.objectives[base]["kind"] if base else ""))
+    return rows
+
+
+def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper):
+    studies = pd.Series([plan.study for plan in paper.plans.values()]).value_counts().to_dict()
+    assert studies == {"objectives": 15, "two_stage": 14, "continued": 6, "short_budget": 4}  # 15 + 17 + 6, and 1B's 10k+32k
+    assert [plan.run for plan in paper.plans.values() if plan.size == "1b" and plan.study == "two_stage"] == ["clm10k_mlm-1b"]
+    assert {plan.size for plan in paper.plans.values() if plan.study in ("continued", "short_budget")} == {"610m"}
+    one_b = paper.config.sizes["1b"]
+    assert (one_b.num_layers, one_b.ffn_size, one_b.hidden_size) == (28, 5120, 1728)  # the paper's Table 1
+    assert sorted({(plan.run, step) for plan, step in paper.curve_points}) == [
+        (run, step) for run in ("clm-610m", "mlm-610m") for step in (1000, 2000, 5000, 10000, 20000, 40000)
+    ]
+    costs = {cost.stage: cost for cost in stage_costs(paper.config, paper.plans, paper.curve_points)}
+    # 39 models and 3 untrained baselines x 12 datasets, and 12 checkpoints x 12: each its 6 LRs x 5 seeds
+    assert (costs["finetune"].jobs, costs["finetune"].runs) == (504, 15_120)
+    assert (costs["finetune_checkpoint"].jobs, costs["finetune_checkpoint"].runs) == (144, 4_320)
+
+
+def test_the_paper_plan_fills_every_model_the_study_published(paper):
+    """Each of the 200 published (model, checkpoint) rows of Tables 2-17 is a run or checkpoint of the plan."""
+    published = read_published_tables().drop_duplicates(KEY)
+    num_steps = paper.config.pretraining.num_steps
+    planned = set()
+    for row, mask_ratio, base_kind in plan_rows(paper):
+        steps = [None] + [step for plan, step in paper.curve_points if plan.run == row["run"]]
+        for step in steps:
+            planned |= {tuple(key[c] for c in KEY[1:]) for key in study_keys(row, step, num_steps, mask_ratio, base_kind)}
+    wanted = {tuple(row[c] for c in KEY[1:]) for _, row in published.iterrows()}
+    assert len(wanted) == 50 and wanted <= planned  # 50 models and checkpoints, each in 4 tables (one per family)
+
+
+def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper):
+    beyond = resolve(read_configs([PAPER, str(REPO / "config" / "paper_beyond.yaml")]), "beyond")
+    assert set(paper.plans) < set(beyond.plans)
+    added = {plan.run for plan in beyond.plans.values()} - set(paper.plans)
+    assert {"clm3k_mlm_12000steps-210m", "mlm_cpt_on_clm_2000steps-1b", "ul2-210m"} <= added
+
+
+def fake_tables(mean: float, size: str = "210m", steps: int = 42_000, low: float = math.nan, high: float = math.nan):
+    """A CLM and an MLM-40 run of ``steps``, fine-tuned on the study's three SC datasets at ``mean``."""
+    pretraining = pd.DataFrame([
+        {"run": f"{name}-{size}", "size": size, "study": "objectives", "num_steps": steps, "first_step": 0, "objective_kind": name,
+         "started_from_run": None, "num_parameters": 210e6, "num_tokens": steps * 2304 * 1024}
+        for name in ("clm", "mlm")
+    ])  # fmt: skip
+    scores = pd.DataFrame([
+        {"task": task, "family": "SC", "run": f"{name}-{size}", "test_mean": mean, "test_low": low, "test_high": high}
+        for task in ("sst2", "qqp", "mnli") for name in ("clm", "mlm")
+    ])  # fmt: skip
+    families = pd.DataFrame([
+        {"family": "SC", "run": f"{name}-{size}", "tasks": "mnli qqp sst2", "test_mean": mean, "test_low": low, "test_high": high}
+        for name in ("clm", "mlm")
+    ])  # fmt: skip
+    curves = pd.DataFrame(columns=["level", "name", "family", "run", "step", "final", "test_mean", "test_low", "test_high"])
+    return pretraining, scores, families, curves, {f"mlm-{size}": {"mask_ratio": 0.4}}
+
+
+def test_a_run_at_the_study_s_scale_is_within_or_outside_its_interval():
+    cells = published_beside(read_published_tables(), our_cells(*fake_tables(90.2, low=89.0, high=91.4)))
+    produced = cells[cells["verdict"] != NOT_RUN].set_index(["objective", "dataset"])
+    assert len(produced) == 8  # 210M CLM and MLM-40 on SST-2, QQP, MNLI and their Average (Table 2)
+    assert produced.loc[("MLM", "SST-2"), "verdict"] == WITHIN  # 90.44 ± 0.71
+    assert produced.loc[("CLM", "SST-2"), "verdict"] == WITHIN  # 90.00 ± 0.30
+    assert produced.loc[("CLM", "QQP"), "verdict"] == OUTSIDE
+    assert produced.loc[("MLM", "SST-2"), "difference"] == pytest.approx(90.2 - 90.44)
+    assert produced["comparable"].eq(False).all()  # fine-tuned in fp32, test rows de-duplicated: not EncodEval's protocol
+    assert summary_line(cells).startswith("Of the study's 800 published cells, this run produced 8: 2 within the study's interval, 6")
+
+
+def test_a_shrunk_run_is_matched_by_its_role_and_says_it_is_not_comparable():
+    """Six steps of six stand for the study's 42k: the rehearsal's 210m fills the 210M cells."""
+    cells = published_beside(read_published_tables(), our_cells(*fake_tables(50.0, steps=6)))
+    produced = cells[cells["verdict"] != NOT_RUN]
+    assert len(produced) == 8 and set(produced["steps"]) == {42_000}
+    assert produced["not_comparable_because"].str.contains("x its tokens").all()
+
+
+def test_sizes_the_study_does_not_have_produce_no_cell():
+    cells = published_beside(read_published_tables(), our_cells(*fake_tables(90.0, size="tiny")))
+    assert (cells["verdict"] == NOT_RUN).all() and len(cells) == 800
+    assert "this run produced 0: 0 within the study's interval, 0 outside it; 800 not run" in summary_line(cells)
