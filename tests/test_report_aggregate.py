@@ -51,6 +51,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "budget_fit",
         "claims",
         "published_reference",
+        "published_claims",
     }
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given

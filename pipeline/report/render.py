@@ -279,7 +279,8 @@ def render(args: argparse.Namespace) -> None:
         "numbers": {anchor: index for index, (anchor, _) in enumerate(sections, start=1)},
         "titles": dict(sections),
         "scale_text": args.scale,
-        "blocks": section_blocks(frames, spec.confidence),
+        # the claims table sets the released results' verdicts beside this run's where they were given
+        "blocks": section_blocks({**frames, "study_claims": study["claims"]} if study else frames, spec.confidence),
         "evidence_summary": evidence_tables.evidence_summary(frames["comparison"], frames["minimal_pairs_comparison"], frames["claims"]),
         "tasks_left_out": {entry.task: entry.why for entry in spec.tasks_left_out},
         "has_minimal_pairs": len(frames["minimal_pairs"]) > 0,

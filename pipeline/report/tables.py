@@ -290,20 +290,53 @@ def claim_evidence(item: Mapping[str, Any]) -> str:
     return f"{item['evidence'].rstrip('.')}. Needed: {needed}." if needed else item["evidence"]
 
 
-def claims_table(claims: pd.DataFrame) -> Table:
-    """Every claim with its verdict (coloured) and the evidence or what is missing."""
+def claims_table(claims: pd.DataFrame, published: pd.DataFrame, released: pd.DataFrame | None = None) -> Table:
+    """Every claim with its verdict on this run (coloured), the evidence or what is missing, and
+    its verdicts on the study's published tables and, where given, its released results."""
+    on_tables = published.set_index("id")["verdict"]
+    on_released = released.set_index("id")["verdict"] if released is not None else None
     rows = []
     for _, item in claims.iterrows():
         unit = item["decide_unit"] if isinstance(item["decide_unit"], str) else ""
         power = num(detectable_text(item["detectable"], item["to_decide"], unit) if unit else "—")
-        rows.append(row(item["id"], item["claim"], verdict_cell(item["verdict"]), power, claim_evidence(item)))
+        study = [verdict_cell(on_tables.get(item["id"], "not measured"))]
+        if on_released is not None:
+            study.append(verdict_cell(on_released.get(item["id"], "not measured")))
+        rows.append(row(item["id"], item["claim"], verdict_cell(item["verdict"]), *study, power, claim_evidence(item)))
+    released_header = ("The study's released results",) if on_released is not None else ()
     return Table(
-        "Claims checked against this run",
-        ("ID", "Claim", "Verdict", "Detectable at 80% power (seeds to decide)", "Evidence"),
+        "Claims checked against this run, the study's published tables and its released results",
+        (
+            "ID",
+            "Claim",
+            "This run",
+            "The study's published tables",
+            *released_header,
+            "Detectable at 80% power (seeds to decide)",
+            "Evidence from this run",
+        ),
         tuple(rows),
         note="Supported or contradicted only when the confidence interval excludes zero in that direction; a claimed "
         "magnitude outside the interval contradicts the claim as stated. Mixed results across sizes are inconclusive. "
         "Detectable: the largest minimum detectable effect among the comparisons the verdict judged (in the claim's unit), "
-        "and for an inconclusive verdict the seeds per arm that would detect every gap it judged, variance as observed.",
+        "and for an inconclusive verdict the seeds per arm that would detect every gap it judged, variance as observed. "
+        "The published tables' verdicts (their evidence in the next table) use the study's printed means and 95% intervals"
+        + ("; the released results' are in the study's section." if on_released is not None else "; no released results were given."),
+        css="wide-text claims",
+    )
+
+
+def published_claims_table(published: pd.DataFrame, claims: pd.DataFrame) -> Table:
+    """Every claim judged on the study's published tables, with the evidence from them."""
+    text = claims.set_index("id")["claim"]
+    rows = tuple(
+        row(item["id"], text.get(item["id"], ""), verdict_cell(item["verdict"]), claim_evidence(item)) for _, item in published.iterrows()
+    )
+    return Table(
+        "The claims on the study's published tables (its Tables 2-17, 210M-1B)",
+        ("ID", "Claim", "Verdict", "Evidence from the published tables"),
+        rows,
+        note="Each published cell is a mean over 5 fine-tuning seeds with its 95% half-width, read as a t-interval (4 df); "
+        "differences are Welch's, the mean of the four family averages the mean of independent estimates.",
         css="wide-text claims",
     )
