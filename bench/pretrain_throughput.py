@@ -112,7 +112,7 @@ class Bench:
         self.blocks = TokenBlocks(args.tokens, "train", args.sequence_length, seed=0)
         self.tokens_per_step = args.batch_size * args.sequence_length
 
-    def ours(self, kind: str) -> tuple[float, float]:
+    def ours(self, kind: str, samples: str = "packed") -> tuple[float, float]:
         args = self.args
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
@@ -120,7 +120,7 @@ class Bench:
                               sparse_prediction=not args.dense_lm_head)  # fmt: skip
         spec = PretrainingSpec(sizes=("bench",), objectives=(kind,), sequence_length=args.sequence_length, batch_size=args.batch_size,
                                num_steps=self.total_steps, resume_every_steps=10**9, num_heldout_batches=0, schedule=schedule,
-                               compute=compute)  # fmt: skip
+                               compute=compute, samples=samples)  # fmt: skip
         plan = RunPlan(
             run=f"{kind}-bench",
             name=kind,

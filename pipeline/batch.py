@@ -26,6 +26,7 @@ class Batch:
     attention: Attention
     padding_mask: torch.Tensor | None = None  # (B, L) long, 1 = real token; None when nothing is padded
     prefix_lengths: torch.Tensor | None = None  # (B,) long, for prefix attention
+    segment_starts: torch.Tensor | None = None  # (B,) long: where each row's second sample starts (0: none); None: whole rows
     extras: Mapping[str, torch.Tensor] = field(default_factory=dict)  # each (B, ...) stacked from the examples
 
     def to(self, device: torch.device) -> "Batch":
@@ -46,6 +47,7 @@ class Batch:
             labels=move(self.labels),
             padding_mask=move(self.padding_mask),
             prefix_lengths=move(self.prefix_lengths),
+            segment_starts=move(self.segment_starts),
             extras={key: move(value) for key, value in self.extras.items()},
         )
 
@@ -74,7 +76,9 @@ def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> B
         padding_mask = torch.from_numpy((np.arange(width)[None, :] < np.array(lengths)[:, None]).astype(np.int64))
     prefix_lengths = torch.tensor([e.prefix_length for e in examples], dtype=torch.long, device="cpu") if attention == "prefix" else None
     extras = {key: torch.as_tensor(np.stack([np.asarray(e.extras[key]) for e in examples]), device="cpu") for key in examples[0].extras}
-    return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, extras)
+    starts = [e.segment_start for e in examples]
+    segment_starts = torch.tensor(starts, dtype=torch.long, device="cpu") if any(starts) else None
+    return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, segment_starts, extras)
 
 
 def make_batch(
@@ -83,11 +87,15 @@ def make_batch(
     rngs: Sequence[np.random.Generator],
     special: SpecialIds,
     rows: Sequence[int] | None = None,
+    cuts: Sequence[int] | None = None,
 ) -> Batch:
     """Examples ``rows`` of ``blocks`` (every block by default), right-padded into a batch, row
     ``rows[k]`` drawing from ``rngs[k]``. Example i's partner is block i+1 of ``blocks``, whichever
     rows are taken: a different stretch of the corpus, fixed by the step, so a row is the same
-    example in whichever process or micro-batch it lands (a pure function of blocks and rngs)."""
+    example in whichever process or micro-batch it lands (a pure function of blocks and rngs).
+    ``cuts[k]``: row ``rows[k]`` is two samples meeting there (:mod:`pipeline.pretrain.samples`)."""
     rows = range(len(blocks)) if rows is None else rows
     examples = [objective.example(blocks[i], rng, special, blocks[(i + 1) % len(blocks)]) for i, rng in zip(rows, rngs)]
+    if cuts is not None:
+        examples = [example.split_at(cut, objective.attention) for example, cut in zip(examples, cuts)]
     return collate(examples, objective.attention, special.pad)

@@ -26,6 +26,7 @@ from pipeline.files import read_yaml
 from pipeline.metrics import get_metric
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
+from pipeline.pretrain.samples import SPLIT_KINDS
 from pipeline.report.claims.spec import Claim, read_claims
 from pipeline.staging.mirror import mirrored
 from pipeline.tokenization.special_tokens import special_token_list
@@ -188,6 +189,7 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
         plans = plan_runs(config)
     except ValueError as error:
         raise PipelineError(f"{origin}: {error}") from None
+    check_split_samples(config, plans, origin)
     try:
         points = curve_checkpoints(config, plans)
     except ValueError as error:
@@ -195,6 +197,21 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     claims_file = claims_path(config)
     claims = read_claims(claims_file) if claims_file is not None else []
     return Resolved(config, plans, points, claims, claims_file)
+
+
+def check_split_samples(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
+    """The study's cut samples (pretraining.samples: split) keep an example aligned with its
+    block, which CLM and MLM examples are and the others (span corruption's targets, NSP's
+    pairs, ...) are not: every run trains with the same samples, or the comparison is unfair."""
+    if config.pretraining.samples != "split":
+        return
+    for plan in plans.values():
+        kind = config.objectives[plan.objective]["kind"]
+        if kind not in SPLIT_KINDS:
+            raise PipelineError(
+                f"{origin}.pretraining.samples: 'split' cuts CLM and MLM examples only; run {plan.run!r} trains {plan.objective!r}"
+                f" (kind {kind!r}): use samples 'packed' with it"
+            )
 
 
 def check_vocabulary(tokenizer: TokenizerSpec, origin: str) -> None:

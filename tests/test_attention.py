@@ -179,3 +179,20 @@ def test_encode_runs_the_explicit_pattern(attention, padded):
             continue
         wrong = Batch(batch.input_ids, batch.labels, other, batch.padding_mask, torch.tensor(PREFIXES) if other == "prefix" else None)
         assert not torch.allclose(hidden[real], explicit_hidden(model, wrong)[real], atol=1e-4), other
+
+
+@pytest.mark.parametrize("attention", ["causal", "bidirectional"])
+def test_a_row_cut_in_two_samples_is_those_samples_encoded_alone(attention: str) -> None:
+    """The study's samples (pipeline.pretrain.samples): a row cut at s encodes as its two pieces
+    would, each alone from position 0, for both backbone classes."""
+    model = micro_model(attention)
+    generator = torch.Generator().manual_seed(1)
+    input_ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 32), generator=generator)
+    starts = torch.tensor([12, 20])
+    labels = torch.full_like(input_ids, IGNORE)
+    with torch.no_grad():
+        cut = encode(model, Batch(input_ids, labels, attention, segment_starts=starts))
+        for row, start in enumerate(starts.tolist()):
+            for piece in (slice(0, start), slice(start, 32)):
+                alone = encode(model, Batch(input_ids[row : row + 1, piece], labels[row : row + 1, piece], attention))
+                torch.testing.assert_close(cut[row : row + 1, piece], alone, rtol=1e-4, atol=1e-5)

@@ -118,6 +118,24 @@ def test_shipped_configs_parse():
             "two_stage.first_stage_fractions [0.75]: the split would fall after the decay starts (step 264 of 360)",
         ),
         (lambda c: c["two_stage"].update(budgets=[400, 400]), "cfg.two_stage.budgets[1]: 400 is listed twice"),
+        (
+            lambda c: c["two_stage"].update(splits=[{"sizes": ["tiny"], "budget": 480, "first_stage_steps": [400]}]),
+            "cfg: two_stage.splits[0].first_stage_steps [400]: the split would fall after the decay starts (step 384)",
+        ),
+        (
+            lambda c: c["two_stage"].update(splits=[{"sizes": ["tiny"], "budget": 480, "first_stage_steps": [120], "seconds": ["t5"]}]),
+            "two_stage.splits[0].seconds: 't5' is not defined",
+        ),
+        (lambda c: c["continued_pretraining"].update(budgets=[0]), "cfg.continued_pretraining.budgets[0]: 0 must be at least 1"),
+        # the study's cut samples: CLM and MLM examples only, two samples of at least 12 tokens
+        (
+            lambda c: c["pretraining"].update(samples="split"),
+            "cfg.pretraining.samples: 'split' cuts CLM and MLM examples only; run 'mlm_nsp-tiny' trains 'mlm_nsp' (kind 'nsp')",
+        ),
+        (
+            lambda c: c["pretraining"].update(samples="split", sequence_length=16),
+            "samples 'split' needs sequence_length >= 24 (two samples of at least 12)",
+        ),
         (lambda c: c["continued_pretraining"].update(sizes=["small"], bases=["clm", "ul2"]), "cfg: runs ['clm-small', 'ul2-small']"),
         (lambda c: c["continued_pretraining"].update(optimizer="sgd"), "cfg.continued_pretraining.optimizer: unknown key"),
         (

@@ -545,3 +545,20 @@ def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_
         f"error: {init / 'model.safetensors'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"
         " for its bytes; rerun the job that writes it (snakemake -f <its output>)"
     )
+
+
+def test_the_study_s_split_samples_are_deterministic_cut_alike_for_every_objective_and_predict_nothing_across(
+    tokens_dir, init_dir, tmp_path
+):
+    """pretraining.samples: split (pipeline/pretrain/samples.py): each block cut in two at a point
+    that depends on (seed, step, row) only, so CLM and MLM read the same samples."""
+    from pipeline.pretrain.samples import cut_point
+
+    cuts = [cut_point(0, step, row, 32) for step in range(50) for row in range(4)]
+    assert min(cuts) >= 12 and max(cuts) <= 20 and len(set(cuts)) == 9  # uniform over [12, 21): both sides >= 12 tokens
+    split = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, samples="split")
+    a, b = (pretrain(split, tokens_dir, init_dir, tmp_path / name) for name in ("a", "b"))
+    assert_same_weights(weights(a), weights(b))
+    packed = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=4), tokens_dir, init_dir, tmp_path / "packed")
+    assert not np.array_equal(weights(a)["lm_head.weight"].numpy(), weights(packed)["lm_head.weight"].numpy())
+    assert read_json(a / "summary.json")["loss_fraction"] == pytest.approx(30 / 32)  # the block's last token and the cut's

@@ -38,7 +38,10 @@ def test_every_rule_of_the_paper_dag_executes(rehearsal, tmp_path):
     planned = run_snakemake(tmp_path, CONFIGS[:1], "-n")  # the paper DAG itself, planned from nothing
     assert planned.returncode == 0, planned.stderr[-2000:]
     paper = job_counts(planned.stdout)
-    assert sum(paper.values()) > 1000 and len(paper) >= 19  # the real thing: 1,766 jobs of 20 rules when this was written
+    # The study's scope: 39 pretraining runs (its 38 and Figure 11's 1B split), 42 models (and the
+    # untrained baseline per size) x 12 datasets, 12 curve checkpoints x 12; 1,160 jobs of 20 rules.
+    assert (paper["pretrain"], paper["finetune"], paper["finetune_checkpoint"]) == (39, 504, 144)
+    assert sum(paper.values()) == 1160 and len(paper) == 20
     assert set(paper) - set(executed) == set()
     assert set(executed) - set(paper) == {"study_results"}  # the paper config leaves it commented out (EncodEval is a git clone)
 

@@ -22,6 +22,8 @@ from pipeline.config.bounds import (
 )
 from pipeline.config.data import leaves_its_folder
 
+MIN_SAMPLE_TOKENS = 12  # the study's shortest sample (pipeline/pretrain/samples.py)
+
 
 @dataclass(frozen=True)
 class TokenizerSample:
@@ -222,11 +224,19 @@ class PretrainingSpec:
     schedule: ScheduleSpec = ScheduleSpec()
     optimizer: OptimizerSpec = OptimizerSpec()
     compute: ComputeSpec = ComputeSpec()
+    # packed: each block of sequence_length tokens is one sample. split: each block is cut at a
+    # seeded uniform point into two samples that attend only within themselves, the study's
+    # variable-length samples (pipeline/pretrain/samples.py); CLM and MLM objectives only.
+    samples: Literal["packed", "split"] = "packed"
 
     def validate(self) -> None:
         late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
         if late:
             raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")
+        if self.samples == "split" and self.sequence_length < 2 * MIN_SAMPLE_TOKENS:
+            raise ValueError(
+                f"samples 'split' needs sequence_length >= {2 * MIN_SAMPLE_TOKENS} (two samples of at least {MIN_SAMPLE_TOKENS})"
+            )
 
 
 @dataclass(frozen=True)

@@ -40,3 +40,21 @@ def prefix_attention_mask(
         position_ids=position_ids,
         or_mask_function=prefix_mask_function(prefix_lengths),
     )
+
+
+def segment_attention_mask(segment_starts: torch.Tensor, length: int, causal: bool) -> torch.Tensor:
+    """(B, 1, L, L) bool, True where query ``q`` may see key ``kv``: both in the same sample of
+    their row (before or from ``segment_starts[b]``), and under causal attention ``kv <= q``.
+    segment_starts (B,) long, each in (0, L). The study's variable-length samples, two per row."""
+    positions = torch.arange(length, device=segment_starts.device)
+    second = positions[None, :] >= segment_starts[:, None]  # (B, L): in the row's second sample
+    mask = second[:, :, None] == second[:, None, :]  # (B, L, L): query and key in one sample
+    if causal:
+        mask &= positions[None, None, :] <= positions[None, :, None]
+    return mask[:, None]
+
+
+def segment_positions(segment_starts: torch.Tensor, length: int) -> torch.Tensor:
+    """(B, L) RoPE positions counted from each sample's start: 0 .. s-1, then 0 .. L-s-1."""
+    positions = torch.arange(length, device=segment_starts.device)[None, :].expand(len(segment_starts), length)
+    return torch.where(positions >= segment_starts[:, None], positions - segment_starts[:, None], positions)

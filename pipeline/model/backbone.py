@@ -34,7 +34,7 @@ from pipeline.batch import Batch
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.integrity import verify_recorded
-from pipeline.model.attention import prefix_attention_mask
+from pipeline.model.attention import prefix_attention_mask, segment_attention_mask, segment_positions
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.objectives.base import IGNORE, Attention
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -181,6 +181,11 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     rest eager (seen on a GPU: BENCHMARKS.md). EuroBERT builds none.
     """
     no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
+    if batch.segment_starts is not None:  # two samples a row (pipeline.pretrain.samples); never padded
+        length = batch.input_ids.shape[1]
+        mask = segment_attention_mask(batch.segment_starts, length, causal=batch.attention == "causal")
+        positions = segment_positions(batch.segment_starts, length)
+        return model.base_model(input_ids=batch.input_ids, attention_mask=mask, position_ids=positions, **no_cache).last_hidden_state
     if batch.attention == "prefix":
         embeds = model.get_input_embeddings()(batch.input_ids)  # (B, L, H)
         mask = prefix_attention_mask(model.config, embeds, batch.prefix_lengths, batch.padding_mask)

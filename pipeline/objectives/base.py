@@ -11,6 +11,7 @@ does not depend on loader workers, process count or where a run was resumed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,6 +41,15 @@ class Example:
     labels: np.ndarray  # (L,) int64, IGNORE where no loss
     prefix_length: int = 0  # used by prefix attention only
     extras: Mapping[str, Any] = field(default_factory=dict)  # per-example values a loss needs (e.g. NSP label)
+    segment_start: int = 0  # > 0: a second sample starts here, attending only within itself (pipeline.pretrain.samples)
+
+    def split_at(self, cut: int, attention: Attention) -> Example:
+        """This example as two samples meeting at ``cut``: under causal attention the first
+        sample's last position, whose target is the second sample's first token, carries no label."""
+        labels = self.labels.copy()
+        if attention == "causal":
+            labels[cut - 1] = IGNORE
+        return dataclasses.replace(self, labels=labels, segment_start=cut)
 
 
 ObjectiveFn = Callable[..., Example]  # (block, rng, special, params[, partner=...]) -> Example

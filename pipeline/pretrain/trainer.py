@@ -43,6 +43,7 @@ from pipeline.pretrain.distributed import Processes
 from pipeline.pretrain.evaluation import objective_loss, yardstick
 from pipeline.pretrain.losses import PretrainingLoss, build_loss
 from pipeline.pretrain.plan import RunPlan
+from pipeline.pretrain.samples import cut_point
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.schedules import learning_rate
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -197,7 +198,8 @@ class Trainer:
         *global* batch (:func:`pipeline.batch.make_batch`)."""
         inputs = self.inputs
         rngs = [example_rng(inputs.seed, data_step, i) for i in rows]
-        return make_batch(inputs.objective, blocks, rngs, inputs.special, rows)
+        cuts = [cut_point(inputs.seed, data_step, i, len(blocks[i])) for i in rows] if inputs.spec.samples == "split" else None
+        return make_batch(inputs.objective, blocks, rngs, inputs.special, rows, cuts)
 
     def _micro_batches(self, step: int) -> list[Batch]:
         """This process's rows of step ``step``'s global batch, in micro-batches of ``compute.micro_batch_size``."""
