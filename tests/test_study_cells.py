@@ -11,7 +11,7 @@ import pytest
 from pipeline.configure import read_configs, resolve
 from pipeline.cost import stage_costs
 from pipeline.external.published_tables import KEY, read_published_tables
-from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, our_cells, published_beside, study_keys, summary_line
+from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, our_cells, published_beside, study_gaps, study_keys, summary_line
 from tests.conftest import REPO
 
 PAPER = str(REPO / "config" / "paper.yaml")
@@ -114,3 +114,16 @@ def test_sizes_the_study_does_not_have_produce_no_cell():
     cells = published_beside(read_published_tables(), our_cells(*fake_tables(90.0, size="tiny")))
     assert (cells["verdict"] == NOT_RUN).all() and len(cells) == 800
     assert "this run produced 0: 0 within the study's interval, 0 outside it; 800 not run" in summary_line(cells)
+
+
+def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():
+    comparison = pd.DataFrame([
+        {"size": "210m", "level": "family", "name": "SC", "family": "SC"},
+        {"size": "1b", "level": "task", "name": "squad_v2", "family": "QA"},
+        {"size": "tiny", "level": "family", "name": "SC", "family": "SC"},  # not a size of the study
+        {"size": "210m", "level": "task", "name": "sentiment", "family": "SC"},  # not a dataset of the study
+    ])  # fmt: skip
+    gaps = study_gaps(comparison, read_published_tables())
+    assert set(gaps) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
+    assert gaps["210m", "family", "SC"].mean == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM
+    assert gaps["1b", "task", "squad_v2"].mean == pytest.approx(74.96 - 57.99)

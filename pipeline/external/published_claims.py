@@ -19,12 +19,11 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, FAMILY_ORDER, read_published_tables
+from pipeline.external.study_cells import published_estimate
 from pipeline.report.claims.spec import Claim
 from pipeline.report.claims.verdicts import Verdict, combine, direction_verdict, fit_text, judge, listing, range_verdict
-from pipeline.report.stats import Estimate, average, difference, linear_combination, t_critical
+from pipeline.report.stats import Estimate, average, difference, linear_combination
 
-CONFIDENCE = 0.95
-SEEDS = 5  # fine-tuning seeds behind every published mean
 SIZES = ("210M", "610M", "1B")
 SOURCE = "in the study's published tables"
 Item = tuple[str, Estimate]
@@ -43,8 +42,7 @@ class PublishedTables:
             rows = rows[rows[column] == value]
         if len(rows) != 1:
             raise KeyError(f"{len(rows)} published cells for {dataset} {family} {model}")
-        mean, ci = float(rows["mean"].iloc[0]), float(rows["ci"].iloc[0])
-        return Estimate(mean, ci / t_critical(CONFIDENCE, SEEDS - 1), SEEDS - 1, CONFIDENCE)
+        return published_estimate(rows.iloc[0])
 
     def family(self, family: str, **model: object) -> Estimate:
         return self.cell(AVERAGE, family, **model)

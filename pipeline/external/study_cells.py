@@ -29,9 +29,11 @@ from typing import Any
 import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, KEY
+from pipeline.report.stats import Estimate, difference, t_critical
 
 STUDY_STEPS = 42_000  # the study's full budget, which a config's pretraining.num_steps stands for
 STUDY_SIZES = {"210m": ("210M", 210e6), "610m": ("610M", 610e6), "1b": ("1B", 1e9)}
+STUDY_SEEDS = 5  # fine-tuning seeds behind every published mean
 STUDY_TOKENS_PER_STEP = 2304 * 1024  # ~2.36M: 2,304 samples of ~1,024 tokens (paper section 2)
 # This harness's task names of the study's 12 datasets (config/tasks/paper/).
 TASK_DATASETS = {
@@ -212,3 +214,24 @@ def summary_line(cells: pd.DataFrame) -> str:
         f"{comparable} of the {produced} were measured the study's way (its scale and fine-tuning protocol); "
         + ("the others are set beside it to place this run, not to test the study." if produced > comparable else "")
     ).strip()
+
+
+def study_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tuple[str, str, str], Estimate]:
+    """(size, level, name) of each headline row the study published too -> the study's MLM-40 − CLM
+    there (Tables 2-5, Welch over its 5 fine-tuning seeds a side), for the headline's study column."""
+    gaps = {}
+    for _, item in comparison.iterrows():
+        if item["size"] not in STUDY_SIZES:
+            continue
+        dataset = AVERAGE if item["level"] == "family" else TASK_DATASETS.get(item["name"])
+        rows = published[(published["experiment"] == "mlm_vs_clm") & (published["size"] == STUDY_SIZES[item["size"]][0])]
+        rows = rows[(rows["dataset"] == dataset) & (rows["family"] == item["family"]) & rows["masking"].isin([40, -1])]
+        if len(rows) == 2:
+            mlm, clm = (published_estimate(rows[rows["objective"] == objective].iloc[0]) for objective in ("MLM", "CLM"))
+            gaps[item["size"], item["level"], item["name"]] = difference(mlm, clm)
+    return gaps
+
+
+def published_estimate(cell: pd.Series) -> Estimate:
+    """A published mean and 95% half-width as a t-estimate over the study's 5 fine-tuning seeds."""
+    return Estimate(float(cell["mean"]), float(cell["ci"]) / t_critical(0.95, STUDY_SEEDS - 1), STUDY_SEEDS - 1, 0.95)

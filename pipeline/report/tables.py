@@ -99,9 +99,12 @@ def comparison_cells(item: Mapping[str, Any]) -> tuple[Cell, Cell, Cell, Cell]:
     )
 
 
-def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidence: float) -> list[Table]:
+def headline_tables(
+    comparison: pd.DataFrame, baselines: pd.DataFrame, confidence: float, study: Mapping[tuple[str, str, str], Any] | None = None
+) -> list[Table]:
     """One "Task | MLM | CLM | Winner" table per size, with the references beside each task:
     random init (the same backbone, not pretrained) and the bag of words; family averages in bold.
+    ``study``: the study's own MLM − CLM (an Estimate) by (size, level, name), a column where a size has any.
 
     A winner is named only when the CI of MLM − CLM excludes zero; otherwise "tie". A row
     where neither run clears its trivial baseline is "no evidence", not a tie.
@@ -109,8 +112,10 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
     tables = []
     level = f"{100 * confidence:g}% CI"
     references = baselines.set_index(["task", "run"])
+    study = study or {}
     for size, at_size in comparison.groupby("size", sort=False):
         rows = []
+        published = any(key[0] == size for key in study)
         for family, group in at_size.groupby("family", sort=True):
             tasks = group[group["level"] == "task"]
             for _, item in pd.concat([tasks, group[group["level"] == "family"]]).iterrows():
@@ -120,8 +125,10 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
                 if bool(item["at_floor"]):
                     winner = Cell("no evidence", "winner-none")
                 lexical = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
+                theirs = study.get((size, item["level"], item["name"]))
+                beside = [num(interval_text(theirs.mean, theirs.low, theirs.high, signed=True) if theirs else "—")] if published else []
                 rows.append(row(
-                    key(name), mlm, clm, *reference_cells(item, lexical), gap, winner,
+                    key(name), mlm, clm, *reference_cells(item, lexical), gap, *beside, winner,
                     num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")),
                     css="family" if is_family else "",
                 ))  # fmt: skip
@@ -137,6 +144,7 @@ def headline_tables(comparison: pd.DataFrame, baselines: pd.DataFrame, confidenc
                     "Bag of words",
                     "Floor",
                     f"MLM − CLM [{level}, Welch]",
+                    *(["The study's MLM-40 − CLM (Tables 2-5)"] if published else []),
                     "Winner",
                     "Detectable at 80% power (seeds to decide a tie)",
                 ),
