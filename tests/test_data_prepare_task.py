@@ -133,3 +133,24 @@ def test_bad_input_is_a_one_line_error_and_status_2(tmp_path, capsys, overrides,
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_every_test_row_is_scored_repeats_included_and_only_train_loses_its_copies(tmp_path):
+    """The study scores every row of its test split: two test rows that are the same sentence up to
+    case and spacing both stay; a train row repeating one of them goes, counted."""
+    rows = [
+        {"sentence": "Halftime 1-0", "label": 1}, {"sentence": "HALFTIME  1-0", "label": 1},
+        {"sentence": "Halftime 1-0", "label": 1}, {"sentence": "a different line", "label": 0},
+    ]  # fmt: skip
+    train = [{"sentence": "halftime 1-0", "label": 1}] + [{"sentence": f"train line {n}", "label": n % 2} for n in range(1, 7)]
+    for name, content in (("test.jsonl", rows), ("train.jsonl", train)):
+        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
+    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
+    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
+                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.5)) == 0
+    assert [r["id"] for r in read_rows(tmp_path / "task" / "test.jsonl")] == ["test/0", "test/1", "test/2", "test/3"]
+    stats = json.loads((tmp_path / "task" / "stats.json").read_text())
+    assert stats["duplicates_removed"] == 1 and stats["num_rows"]["test"] == 4
+    kept = [r["id"] for split in ("train", "validation") for r in read_rows(tmp_path / "task" / f"{split}.jsonl")]
+    assert sorted(kept) == [f"train/{n}" for n in range(1, 7)]

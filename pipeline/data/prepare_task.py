@@ -159,14 +159,16 @@ def deduplicate(
 ) -> tuple[dict[str, list[Example]], int]:
     """Each split without the rows that repeat a key of a row kept before them (test
     first, then validation, then train; source order within a split) or one of ``seen``,
-    and how many went."""
+    and how many went. The test split keeps every row, repeats included: it is scored as
+    the source has it (the study scores every row); only its repeats in validation and
+    train go, so no test row is trained or selected on."""
     seen = set(seen or ())
     kept: dict[str, list[Example]] = {}
     for split in DEDUP_ORDER:
         kept[split] = []
         for example in splits[split]:
             keys = task_type.dedup_keys(example.fields)
-            if not seen.isdisjoint(keys):
+            if split != "test" and not seen.isdisjoint(keys):
                 continue
             seen.update(keys)
             kept[split].append(example)

@@ -47,7 +47,7 @@ PROTOCOL_DIFFERENCES = {
     "TC": "TC labels first sub-tokens here; the study labels every sub-token and votes",
     "IR": "IR is evaluated in its training format here; the study encodes as sentence-transformers does",
 }
-EVERY_FAMILY = "fine-tuned in fp32 here, pure bf16 in the study; duplicate test rows dropped here, every row scored there"
+EVERY_FAMILY = "fine-tuned in fp32 here, pure bf16 in the study; text whitespace-normalised here, raw there"
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
 WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
 CELL_COLUMNS = [
