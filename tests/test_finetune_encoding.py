@@ -3,6 +3,7 @@ alignment, QA answer placement and span choice, retrieval ranking and loss, bf16
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from pipeline.config import TaskSpec
@@ -12,7 +13,7 @@ from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.finetune.task_types.extractive_qa import NULL, Answer, ExtractiveQA, answer_text, best_span, encode_qa, gold_positions
 from pipeline.finetune.task_types.retrieval import in_batch_negatives_loss, rank_documents
-from pipeline.finetune.task_types.token_classification import first_subtokens
+from pipeline.finetune.task_types.token_classification import majority_tag, token_words
 from pipeline.metrics import get_metric
 from pipeline.objectives.base import IGNORE
 
@@ -65,30 +66,49 @@ def test_the_study_s_format_is_text_and_eos_without_a_leading_bos(tokenizer):
 # --------------------------------------------------------------------- token classification
 
 
-def test_first_subtoken_of_each_word_by_hand():
+def test_each_sub_token_s_word_by_hand():
     # " ".join(["EU", "rejects", "German"]) = "EU rejects German"; byte-level BPE puts the
     # space before a word into the word's first token: "E" "U" " rej" "ects" " G" "erman".
     words = ["EU", "rejects", "German"]
-    offsets = [(0, 0), (0, 1), (1, 2), (2, 6), (6, 10), (10, 12), (12, 17), (0, 0)]
-    special = [1, 0, 0, 0, 0, 0, 0, 1]
-    assert first_subtokens(words, offsets, special) == [1, 3, 5]
+    offsets = [(0, 1), (1, 2), (2, 6), (6, 10), (10, 12), (12, 17)]
+    assert token_words(words, offsets) == [0, 0, 1, 1, 2, 2]
     # A bare space token (the BPE could not merge it) belongs to no word; truncation drops "German".
-    offsets = [(0, 0), (0, 2), (2, 3), (3, 10), (10, 11), (0, 0)]
-    assert first_subtokens(words, offsets, [1, 0, 0, 0, 0, 1]) == [1, 3, -1]
+    assert token_words(words, [(0, 2), (2, 3), (3, 10)]) == [0, -1, 1]
 
 
 def test_tags_sit_on_first_subtokens_and_predictions_are_per_word(tokenizer):
     tc = get_task_type("token_classification")(context_of(tokenizer, "token_classification", max_length=10))
     words = ["the", "committee", "met", "Anna", "Smith", "on", "tuesday", "to", "discuss", "the", "budget"]
     (example,) = tc.encode([{"tokens": words, "tags": [2, 2, 2, 0, 1, 2, 2, 2, 2, 2, 2]}])
-    assert len(example.input_ids) == 10  # truncated: the last words have no sub-token
-    kept = [p for p in example.first_tokens if p >= 0]
-    assert kept == sorted(kept) and example.first_tokens[len(kept) :] == [-1] * (len(words) - len(kept))
+    assert len(example.input_ids) == 10 and example.input_ids[0] == BOS and example.input_ids[-1] == EOS  # truncated
+    kept = [positions[0] for positions in example.word_positions if positions]
+    assert kept == sorted(kept) and example.word_positions[len(kept) :] == [[]] * (len(words) - len(kept))
     for word, position in zip(words, kept):
         assert word.startswith(tokenizer.decode(example.input_ids[position]).strip())
     labelled = {p: label for p, label in enumerate(example.labels) if label != IGNORE}
     assert labelled == {p: tag for p, tag in zip(kept, [2, 2, 2, 0, 1, 2, 2, 2, 2, 2, 2])}
     assert tc.references([{"tokens": words[:2], "tags": [0, 2]}]) == [["B-NAME", "O"]]
+
+
+def test_the_study_s_tagging_labels_every_sub_token_and_votes_per_word(tokenizer):
+    """input_format eos (EncodEval's): " ".join(words) + eos, no <s>, every sub-token labelled
+    with its word's tag, a word predicted by the majority of its sub-tokens."""
+    tc = get_task_type("token_classification")(context_of(tokenizer, "token_classification", input_format="eos"))
+    words = ["Anna", "Smithsonianesque", "met"]
+    (example,) = tc.encode([{"tokens": words, "tags": [0, 1, 2]}])
+    assert example.input_ids == [*tokenizer(" ".join(words), add_special_tokens=False)["input_ids"], EOS]
+    assert len(example.word_positions[1]) > 1  # a long word of several sub-tokens
+    assert {p: example.labels[p] for positions in example.word_positions for p in positions} == {
+        p: tag for positions, tag in zip(example.word_positions, [0, 1, 2]) for p in positions
+    }
+    assert example.labels[-1] == IGNORE  # eos carries none
+    best = [2] * len(example.input_ids)
+    first, *rest = example.word_positions[1]
+    best[first] = 0  # the first sub-token says B-NAME, the others I-NAME: the majority wins
+    for p in rest:
+        best[p] = 1
+    assert tc.word_tag(best, example.word_positions[1], ["B-NAME", "I-NAME", "O"]) == "I-NAME"
+    assert majority_tag([0, 1]) == 0 and majority_tag([1, 0, 0]) == 0  # a tie goes to the earliest vote
 
 
 # ------------------------------------------------------------------------------ QA
@@ -180,3 +200,25 @@ def test_bf16_autocast_changes_matmuls_only_when_asked():
         assert layer(torch.ones(1, 4)).dtype == torch.bfloat16
     with autocast("fp32", torch.device("cpu")):
         assert layer(torch.ones(1, 4)).dtype == torch.float32
+
+
+# One row of each task type the paper config fine-tunes, and the input(s) its encoding builds.
+FORMAT_ROWS = {
+    "sequence_classification": ({"text": "The team won", "label": 0}, lambda e: [e.input_ids]),
+    "token_classification": ({"tokens": ["Anna", "met", "Bob"], "tags": [0, 2, 0]}, lambda e: [e.input_ids]),
+    "extractive_qa": (
+        {"question": "Who met?", "context": "Anna met Bob", "answers": {"text": ["Anna"], "answer_start": [0]}},
+        lambda e: [e.input_ids],
+    ),
+    "retrieval": ({"id": "q0", "query": "who met", "document": "Anna met Bob"}, lambda e: [e.query_ids, e.document_ids]),
+}
+
+
+@pytest.mark.parametrize("task_type", sorted(FORMAT_ROWS))
+@pytest.mark.parametrize("input_format", ["bos_eos", "eos"])
+def test_every_task_type_starts_and_ends_its_input_as_the_format_says(tokenizer, task_type, input_format):
+    """bos_eos: <s> ... </s>; eos (the study's): no <s>, ... </s>, for every task type."""
+    row, inputs_of = FORMAT_ROWS[task_type]
+    encoder = get_task_type(task_type)(context_of(tokenizer, task_type, input_format=input_format))
+    for ids in inputs_of(encoder.encode([row])[0]):
+        assert (ids[0] == BOS) == (input_format == "bos_eos") and ids[-1] == EOS and BOS not in ids[1:]

@@ -44,7 +44,6 @@ TASK_DATASETS = {
 # configuration measures"): a cell of these families is not measured the study's way.
 PROTOCOL_DIFFERENCES = {
     "QA": "QA predicts a start/end span here; the study tags answer tokens",
-    "TC": "TC labels first sub-tokens here; the study labels every sub-token and votes",
     "IR": "IR is evaluated in its training format here; the study encodes as sentence-transformers does",
 }
 EVERY_FAMILY = "fine-tuned in fp32 here, pure bf16 in the study; text whitespace-normalised here, raw there"

@@ -2,15 +2,24 @@
 
 Rows give words, our tokenizer sees text: the words are joined with single spaces and
 tokenized once (a cased byte-level BPE without a prefix space, so a word's first
-sub-token usually carries the space before it). The fast tokenizer's character offsets
-tie each sub-token to the word its first non-space character lies in; the first
-sub-token of every word carries the word's tag, the rest carry no loss (as BERT did).
-Predictions are word-level: the argmax tag at each word's first sub-token, and "O" for
-words truncated away (the metric still counts their gold spans as missed).
+sub-token usually carries the space before it), framed as every task's input is
+(:mod:`pipeline.finetune.framing`: ``<s> text </s>``, or the study's ``text </s>``). The
+fast tokenizer's character offsets tie each sub-token to the word its first non-space
+character lies in. Two labellings:
+
+- ``bos_eos`` (BERT's): the first sub-token of every word carries the word's tag, the rest
+  no loss; a word's prediction is the argmax tag at its first sub-token;
+- ``eos``, the study's (EncodEval's): every sub-token carries its word's tag, and a word's
+  prediction is the majority vote of its sub-tokens' argmax tags, a tie going to the tag its
+  earliest sub-token voted for (``Counter.most_common``; EncodEval's tie rule is not in the
+  copy of its code read here).
+
+Words truncated away are predicted "O" (the metric still counts their gold spans as missed).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pipeline.finetune.framing import leading
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.objectives.base import IGNORE
@@ -27,17 +37,17 @@ OUTSIDE = "O"
 
 @dataclass(frozen=True)
 class TaggingExample:
-    input_ids: list[int]  # <s> sub-tokens </s>
-    labels: list[int]  # per sub-token: the word's tag id on its first sub-token, IGNORE elsewhere
-    first_tokens: list[int]  # per word: the position of its first sub-token, -1 when truncated away
+    input_ids: list[int]  # [<s>] sub-tokens </s>
+    labels: list[int]  # per position: its word's tag id where it carries loss, IGNORE elsewhere
+    word_positions: list[list[int]]  # per word: the positions of its sub-tokens, [] when truncated away
 
 
-def first_subtokens(words: Sequence[str], offsets: Sequence[tuple[int, int]], special: Sequence[int]) -> list[int]:
-    """Position of each word's first sub-token in the tokenized ``" ".join(words)``, -1 if none.
+def token_words(words: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """The word each token of the tokenized ``" ".join(words)`` belongs to, -1 for none.
 
-    offsets: (start, end) character span of each token; special: 1 for <s>, </s>. A
-    token's span may start on the space before its word (byte-level BPE puts it there),
-    so the word is the one its first non-space character belongs to.
+    offsets: (start, end) character span of each token. A token's span may start on the space
+    before its word (byte-level BPE puts it there), so the word is the one its first non-space
+    character belongs to.
     """
     text = " ".join(words)
     word_of_char = [-1] * len(text)  # -1: a separating space
@@ -45,16 +55,17 @@ def first_subtokens(words: Sequence[str], offsets: Sequence[tuple[int, int]], sp
     for index, word in enumerate(words):
         word_of_char[start : start + len(word)] = [index] * len(word)
         start += len(word) + 1
-    first = [-1] * len(words)
-    for position, ((begin, end), is_special) in enumerate(zip(offsets, special)):
+    owners = []
+    for begin, end in offsets:
         while begin < end and text[begin].isspace():
             begin += 1
-        if is_special or begin >= end or word_of_char[begin] < 0:
-            continue
-        word = word_of_char[begin]
-        if first[word] < 0:
-            first[word] = position
-    return first
+        owners.append(word_of_char[begin] if begin < end else -1)
+    return owners
+
+
+def majority_tag(votes: Sequence[int]) -> int:
+    """The tag most sub-tokens of a word voted for; a tie goes to the earliest sub-token's vote."""
+    return Counter(votes).most_common(1)[0][0]
 
 
 class TokenClassifier(nn.Module):
@@ -71,22 +82,28 @@ class TokenClassifier(nn.Module):
 @register("token_classification")
 class TokenClassification(TaskType):
     def encode(self, rows: list[dict]) -> list[TaggingExample]:
-        encoded = self.context.tokenizer(
+        context = self.context
+        lead = leading(context.bos_id)
+        encoded = context.tokenizer(
             [" ".join(row["tokens"]) for row in rows],
+            add_special_tokens=False,
             truncation=True,
-            max_length=self.context.task.max_length,
+            max_length=context.task.max_length - len(lead) - 1,
             return_offsets_mapping=True,
-            return_special_tokens_mask=True,
         )
+        every_subtoken = context.input_format == "eos"  # the study's labelling
         examples = []
         for index, row in enumerate(rows):
-            ids = encoded["input_ids"][index]
-            first = first_subtokens(row["tokens"], encoded["offset_mapping"][index], encoded["special_tokens_mask"][index])
+            ids = [*lead, *encoded["input_ids"][index], context.eos_id]
+            positions: list[list[int]] = [[] for _ in row["tokens"]]
+            for position, word in enumerate(token_words(row["tokens"], encoded["offset_mapping"][index]), start=len(lead)):
+                if word >= 0:
+                    positions[word].append(position)
             labels = [IGNORE] * len(ids)
-            for position, tag in zip(first, row["tags"]):
-                if position >= 0:
+            for word_positions, tag in zip(positions, row["tags"]):
+                for position in word_positions if every_subtoken else word_positions[:1]:
                     labels[position] = tag
-            examples.append(TaggingExample(ids, labels, first))
+            examples.append(TaggingExample(ids, labels, positions))
         return examples
 
     def references(self, rows: list[dict]) -> list[list[str]]:
@@ -107,6 +124,15 @@ class TokenClassification(TaskType):
         def word_tags(indices: list[int]) -> list[list[str]]:
             examples = [split.examples[i] for i in indices]
             best = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id)).argmax(-1).tolist()  # (B, T)
-            return [[names[row[p]] if p >= 0 else OUTSIDE for p in e.first_tokens] for row, e in zip(best, examples)]
+            return [[self.word_tag(row, word, names) for word in e.word_positions] for row, e in zip(best, examples)]
 
         return in_length_order(split.lengths, batch_size, word_tags)
+
+    def word_tag(self, best: Sequence[int], positions: Sequence[int], names: Sequence[str]) -> str:
+        """A word's predicted tag from the argmax tags ``best`` (T,) of its row: its first sub-token's,
+        or under the study's labelling its sub-tokens' majority; "O" for a word truncated away."""
+        if not positions:
+            return OUTSIDE
+        if self.context.input_format == "eos":
+            return names[majority_tag([best[p] for p in positions])]
+        return names[best[positions[0]]]
