@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
+import torch
 
 from pipeline.__main__ import main
 from pipeline.config import TaskTypeName
@@ -227,13 +228,34 @@ def test_needle_refuses_a_model_that_cannot_generate(init_dir, tmp_path, capsys)
     assert "objective kind 'mlm' cannot generate" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("precision", ["bf16", "bf16_weights"])
 @pytest.mark.parametrize("task_type", registered_task_types())
-def test_bf16_sweep_gives_sane_scores(task_type, init_dir, tmp_path):
+def test_bf16_sweep_gives_sane_scores(task_type, precision, init_dir, tmp_path):
+    """Autocast, and the study's pure-bf16 weights and AdamW state (EncodEval's), for every task type."""
     task = make_task(task_type, tmp_path / "task")
     # prefix_lm: NIAH then runs prefix attention, whose 4-D mask must suit bf16's eager attention too
-    grid = finetune(spec_json(task_type, "prefix_lm", precision="bf16"), init_dir, task, tmp_path / "bf16")["grid"]
+    grid = finetune(spec_json(task_type, "prefix_lm", precision=precision), init_dir, task, tmp_path / precision)["grid"]
     assert [p["num_steps"] for p in grid] == [3, 3] and all(0 <= p["test"] <= 100 for p in grid)
-    assert read_json(tmp_path / "bf16" / "provenance.json")["spec"]["finetuning"]["precision"] == "bf16"
+    assert read_json(tmp_path / precision / "provenance.json")["spec"]["finetuning"]["precision"] == precision
+
+
+def test_pure_bf16_keeps_weights_and_adam_state_in_bf16_and_loses_updates_below_their_resolution():
+    """EncodEval's precision: no fp32 master copy, so a step smaller than half a weight's bf16
+    spacing leaves it unchanged, where fp32 moves it."""
+    from pipeline.config import OptimizerSpec
+    from pipeline.finetune.sweep import in_precision
+    from pipeline.optimization import build_adamw
+
+    moved = {}
+    for precision in ("fp32", "bf16_weights"):
+        layer = in_precision(torch.nn.Linear(4, 4, bias=False), precision)
+        layer.weight.data.fill_(1.0)
+        optimizer = build_adamw(layer, OptimizerSpec(weight_decay=0.0), 1e-4)
+        layer(torch.ones(1, 4, dtype=layer.weight.dtype)).sum().backward()
+        optimizer.step()  # Adam's first step: every weight moves by the learning rate, 1e-4
+        moved[precision] = float((layer.weight.float() - 1.0).abs().max())
+        assert optimizer.state[layer.weight]["exp_avg"].dtype == layer.weight.dtype
+    assert moved["fp32"] == pytest.approx(1e-4, rel=1e-2) and moved["bf16_weights"] == 0.0  # bf16's spacing at 1.0 is 2^-7
 
 
 def test_a_judged_retrieval_task_ranks_its_documents_for_validation_and_test(init_dir, tmp_path):

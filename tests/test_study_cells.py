@@ -98,7 +98,7 @@ def test_a_run_at_the_study_s_scale_is_within_or_outside_its_interval():
     assert produced.loc[("CLM", "SST-2"), "verdict"] == WITHIN  # 90.00 ± 0.30
     assert produced.loc[("CLM", "QQP"), "verdict"] == OUTSIDE
     assert produced.loc[("MLM", "SST-2"), "difference"] == pytest.approx(90.2 - 90.44)
-    assert produced["comparable"].eq(False).all()  # fine-tuned in fp32, test rows de-duplicated: not EncodEval's protocol
+    assert produced["comparable"].eq(False).all()  # text normalised, not raw: not yet EncodEval's protocol
     assert summary_line(cells).startswith("Of the study's 800 published cells, this run produced 8: 2 within the study's interval, 6")
 
 

@@ -52,8 +52,10 @@ class FinetuningSpec:
     attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
     input_format: InputFormat = "bos_eos"
     eval_batch_size: Count = 128
-    # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU
-    precision: Literal["fp32", "bf16"] = "fp32"
+    # bf16: forward passes under torch.autocast (weights, optimizer and losses stay fp32); ~1.25x faster on CPU.
+    # bf16_weights: the model cast to bfloat16, AdamW's state bf16 too, no fp32 master copy: EncodEval's
+    # (the study's) fine-tuning, where an update below a weight's bf16 resolution is lost.
+    precision: Literal["fp32", "bf16", "bf16_weights"] = "fp32"
     # Seeds that run at every LR; the other seeds run only at the LR these choose on validation.
     # None: every seed runs every LR (the study's full grid).
     selection_seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY] | None = None

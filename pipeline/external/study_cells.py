@@ -46,7 +46,7 @@ PROTOCOL_DIFFERENCES = {
     "QA": "QA predicts a start/end span here; the study tags answer tokens",
     "IR": "IR is evaluated in its training format here; the study encodes as sentence-transformers does",
 }
-EVERY_FAMILY = "fine-tuned in fp32 here, pure bf16 in the study; text whitespace-normalised here, raw there"
+EVERY_FAMILY = "text whitespace-normalised here, raw in the study"
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
 WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
 CELL_COLUMNS = [

@@ -6,7 +6,7 @@ point only restores the pretrained weights (a tensor copy) and draws a fresh hea
 order and schedule from its seed. Everything task-specific (encoding, head, loss,
 predictions) comes from the task type (:mod:`pipeline.finetune.task_types`); this loop
 is the same for all of them: AdamW, linear schedule with warmup, gradient clipping,
-length-grouped batches, optionally bf16 autocast.
+length-grouped batches, optionally bf16 autocast or the study's pure-bf16 weights.
 """
 
 from __future__ import annotations
@@ -89,8 +89,16 @@ def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) 
 
 def autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
     """bf16: matmuls of the forward pass in bfloat16 (torch.autocast); weights, gradients,
-    optimizer state and losses stay float32. fp32: nothing changes."""
+    optimizer state and losses stay float32. fp32 and bf16_weights (already bfloat16
+    throughout): nothing changes."""
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def in_precision(model: nn.Module, precision: str) -> nn.Module:
+    """bf16_weights: ``model`` cast to bfloat16, as EncodEval casts the model before its
+    ``Trainer``, so AdamW keeps bf16 moments and updates bf16 weights in place (no fp32
+    master copy: an update below half a weight's bf16 step rounds away). Else as it is."""
+    return model.to(torch.bfloat16) if precision == "bf16_weights" else model
 
 
 class Sweep:
@@ -113,7 +121,7 @@ class Sweep:
         self.metric = metric
         self.also_metrics = also_metrics  # recorded beside the headline metric's scores, as "<metric>.<key>"
         self.device = next(pretrained.parameters()).device
-        if spec.precision == "bf16" and self.device.type == "cpu":
+        if spec.precision in ("bf16", "bf16_weights") and self.device.type == "cpu":
             # torch's CPU SDPA kernel is ~5x slower in bf16 than in fp32 (measured on the tiny
             # model's shapes, backward above all), which eats the whole matmul gain; eager
             # attention is two bf16 matmuls around a float32 softmax.
@@ -148,7 +156,7 @@ class Sweep:
         spec, train = self.spec, self.splits["train"]
         self.pretrained.load_state_dict(self.pretrained_state)
         torch.manual_seed(seed)
-        model = self.task_type.build_model(self.pretrained)
+        model = in_precision(self.task_type.build_model(self.pretrained), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec.budget)
         losses = []
