@@ -154,3 +154,23 @@ def test_every_test_row_is_scored_repeats_included_and_only_train_loses_its_copi
     assert stats["duplicates_removed"] == 1 and stats["num_rows"]["test"] == 4
     kept = [r["id"] for split in ("train", "validation") for r in read_rows(tmp_path / "task" / f"{split}.jsonl")]
     assert sorted(kept) == [f"train/{n}" for n in range(1, 7)]
+
+
+def test_the_study_s_validation_draw_is_datasets_train_test_split_row_for_row(tmp_path):
+    """validation_draw: train_test_split, EncodEval's train_test_split(train_size=0.95, seed=42) of
+    train, reproduced: the same rows, its validation kept whole."""
+    from datasets import Dataset
+
+    train = [{"sentence": f"train line {n}", "label": n % 2} for n in range(60)] + [{"sentence": "train line 3", "label": 1}]
+    for name, content in (("train.jsonl", train), ("test.jsonl", [{"sentence": "a test line", "label": 0}])):
+        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
+    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
+    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
+                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.05, validation_draw="train_test_split")) == 0
+    theirs = Dataset.from_list(train).train_test_split(train_size=0.95, seed=42)["test"]
+    ours = read_rows(tmp_path / "task" / "validation.jsonl")
+    assert [row["text"] for row in ours] == theirs["sentence"] and len(ours) == 4  # 5% of 61, rounded up as datasets does
+    assert not (tmp_path / "no-test").exists()
+    del data["hub"]["splits"]["test"]
+    assert prepare(tmp_path / "no-test", task_spec(data=data, validation_draw="train_test_split")) == 2

@@ -266,6 +266,12 @@ class TaskSpec:
     test_fraction: ProperFraction = 0.2  # carved from the rows when the source has no test split
     validation_fraction: ProperFraction = 0.05  # of train, as in the study
     split_seed: NonNegativeInt = 42
+    # How validation is drawn from train when the source has none. hashed: a seeded hash of each
+    # row's group (the same row lands in the same split whatever else the source holds).
+    # train_test_split: the study's (EncodEval's) draw, datasets' train_test_split(train_size=
+    # 1 - validation_fraction, seed=split_seed) of the source's train rows in their order,
+    # reproduced exactly; its validation keeps every row (needs the source's own test split).
+    validation_draw: Literal["hashed", "train_test_split"] = "hashed"
     needle: NeedleSpec | None = None  # needle_in_a_haystack only
     # retrieval only: validation and test judged against a corpus (the study's IR datasets);
     # `data` then gives the training pairs alone.

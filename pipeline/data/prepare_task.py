@@ -38,6 +38,7 @@ SPLITS = ("train", "validation", "test")
 # When two rows are duplicates, the one kept is in the split listed first: an official
 # test set stays whole and its duplicates leave train instead.
 DEDUP_ORDER = ("test", "validation", "train")
+WHOLE_SPLITS = {False: ("test",), True: ("test", "validation")}  # by whether validation is the study's draw
 # The judged documents of a retrieval task whose validation and test rank against a corpus
 # (TaskSpec.judgements); an empty file for every other task.
 DOCUMENTS = "documents"
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> None:
         train, num_duplicates = deduplicate({"train": examples, "validation": [], "test": []}, task_type, judged_keys(queries, judged))
         splits, documents = {**train, **queries}, judged.documents
     else:
-        splits, num_duplicates = deduplicate(split_examples(examples, spec), task_type)
+        drawn = spec.validation_draw == "train_test_split"
+        splits, num_duplicates = deduplicate(split_examples(examples, spec, where), task_type, whole=WHOLE_SPLITS[drawn])
         documents = []
     if spec.needle is not None:
         splits = build_needle_splits(splits, spec)
@@ -124,10 +126,22 @@ def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: s
     return examples, num_empty
 
 
-def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Example]]:
+def split_examples(examples: list[Example], spec: TaskSpec, where: str) -> dict[str, list[Example]]:
     """train/validation/test: the source's own test and validation splits where it has
-    them; the rest by a seeded hash of the group, carving only the splits it lacks."""
+    them; the rest by a seeded hash of the group, carving only the splits it lacks, or
+    validation by the study's draw (``validation_draw: train_test_split``)."""
     given = {e.split for e in examples}
+    if spec.validation_draw == "train_test_split" and "validation" not in given:
+        if "test" not in given:
+            raise PipelineError(f"{where}: validation_draw 'train_test_split' needs the source's own test split (splits: {{test: ...}})")
+        train = [e for e in examples if e.split not in ("test", "validation")]
+        drawn = study_validation_indices(len(train), spec.validation_fraction, spec.split_seed)
+        held = set(drawn)
+        return {
+            "train": [e for i, e in enumerate(train) if i not in held],
+            "validation": [train[i] for i in drawn],  # in the draw's order, as datasets gives it
+            "test": [e for e in examples if e.split == "test"],
+        }
     carve = GroupSplit(
         0.0 if "test" in given else spec.test_fraction,
         0.0 if "validation" in given else spec.validation_fraction,
@@ -137,6 +151,16 @@ def split_examples(examples: list[Example], spec: TaskSpec) -> dict[str, list[Ex
     for example in examples:
         splits[example.split if example.split in ("test", "validation") else carve(example.group)].append(example)
     return splits
+
+
+def study_validation_indices(num_rows: int, validation_fraction: float, seed: int) -> list[int]:
+    """The rows of a train split of ``num_rows`` that EncodEval's
+    ``train_test_split(train_size=1 - validation_fraction, seed=seed)`` sends to validation,
+    in its order: datasets' own draw, run on the row numbers alone."""
+    from datasets import Dataset  # only the study's draw needs it
+
+    rows = Dataset.from_dict({"row": list(range(num_rows))})
+    return list(rows.train_test_split(train_size=1 - validation_fraction, seed=seed)["test"]["row"])
 
 
 def judged_queries(judged: JudgedSplits) -> dict[str, list[Example]]:
@@ -155,20 +179,21 @@ def judged_keys(queries: dict[str, list[Example]], judged: JudgedSplits) -> set[
 
 
 def deduplicate(
-    splits: dict[str, list[Example]], task_type: TaskRows, seen: set[str] | None = None
+    splits: dict[str, list[Example]], task_type: TaskRows, seen: set[str] | None = None, whole: tuple[str, ...] = ("test",)
 ) -> tuple[dict[str, list[Example]], int]:
     """Each split without the rows that repeat a key of a row kept before them (test
     first, then validation, then train; source order within a split) or one of ``seen``,
-    and how many went. The test split keeps every row, repeats included: it is scored as
-    the source has it (the study scores every row); only its repeats in validation and
-    train go, so no test row is trained or selected on."""
+    and how many went. The ``whole`` splits keep every row, repeats included: the test split
+    is scored as the source has it (the study scores every row), and the study's drawn
+    validation is its own; only their repeats in later splits go, so no test row is trained
+    or selected on."""
     seen = set(seen or ())
     kept: dict[str, list[Example]] = {}
     for split in DEDUP_ORDER:
         kept[split] = []
         for example in splits[split]:
             keys = task_type.dedup_keys(example.fields)
-            if split != "test" and not seen.isdisjoint(keys):
+            if split not in whole and not seen.isdisjoint(keys):
                 continue
             seen.update(keys)
             kept[split].append(example)
