@@ -98,7 +98,7 @@ def check_row(task: TaskSpec, labels: list[str], row: dict) -> None:
     elif task.type == "token_classification":
         assert set(row) == {"id", "tokens", "tags"}
         assert len(row["tokens"]) == len(row["tags"]) > 0 and all(t in range(len(labels)) for t in row["tags"])
-    elif task.type == "extractive_qa":
+    elif task.type in ("extractive_qa", "qa_token_tagging"):
         assert set(row) == {"id", "question", "context", "answers"}
         for text, start in zip(row["answers"]["text"], row["answers"]["answer_start"], strict=True):
             assert row["context"][start : start + len(text)] == text

@@ -222,3 +222,22 @@ def test_every_task_type_starts_and_ends_its_input_as_the_format_says(tokenizer,
     encoder = get_task_type(task_type)(context_of(tokenizer, task_type, input_format=input_format))
     for ids in inputs_of(encoder.encode([row])[0]):
         assert (ids[0] == BOS) == (input_format == "bos_eos") and ids[-1] == EOS and BOS not in ids[1:]
+
+
+def test_the_study_s_qa_tags_every_answer_token_after_its_question_template(tokenizer):
+    """qa_token_tagging (EncodEval's QA): "Question: {q}\\nContext: " + context + eos, no special
+    tokens added, label 1 on each token of the first answer; an answer cut by truncation is none."""
+    row = {"question": "Who met Ann?", "context": "Ann met Bob at noon", "answers": {"text": ["Bob"], "answer_start": [8]}}
+    prefix = tokenizer("Question: Who met Ann?\nContext: ", add_special_tokens=False)["input_ids"]
+    passage = tokenizer("Ann met Bob at noon", add_special_tokens=False)["input_ids"]
+    qa = get_task_type("qa_token_tagging")(context_of(tokenizer, "qa_token_tagging", max_length=64, input_format="eos"))
+    (example,) = qa.encode([row])
+    assert example.input_ids == [*prefix, *passage, EOS] and BOS not in example.input_ids
+    assert tokenizer.decode([example.input_ids[p] for p in example.gold]).strip() == "Bob"
+    assert example.gold == list(range(example.gold[0], example.gold[-1] + 1)) and example.gold[0] > len(prefix)
+    assert example.labels == [1 if p in example.gold else 0 for p in range(len(example.input_ids))]
+    unanswerable = {**row, "answers": {"text": [], "answer_start": []}}
+    assert qa.encode([unanswerable])[0].gold == [] and set(qa.encode([unanswerable])[0].labels) == {0}
+    short = get_task_type("qa_token_tagging")(context_of(tokenizer, "qa_token_tagging", max_length=len(prefix) + 2, input_format="eos"))
+    (cut,) = short.encode([{**row, "answers": {"text": ["noon"], "answer_start": [15]}}])
+    assert cut.input_ids == [*prefix, *passage[:2]] and cut.gold == []  # the context and eos cut from the end, the answer with them

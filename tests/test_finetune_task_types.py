@@ -97,6 +97,7 @@ CASES = {
     "sequence_classification": ("SC", "accuracy", sentence_pairs, ["different", "same"]),
     "token_classification": ("TC", "span_f1", name_tags, ["B-NAME", "I-NAME", "O"]),
     "extractive_qa": ("QA", "squad_v2", reporter_questions, []),
+    "qa_token_tagging": ("QA", "qa_token_position_f1", reporter_questions, []),
     "retrieval": ("IR", "ndcg_at_10", sentence_search, []),
     "needle_in_a_haystack": ("NIAH", "exact_match", magic_numbers, []),
 }

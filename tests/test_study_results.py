@@ -148,6 +148,7 @@ def our_scores(
     points: list[tuple[float, int, float, list | None]],
     metric: str = "accuracy",
     source: str = "nyu-mll/glue/sst2 validation",
+    task_type: str | None = None,
 ) -> Path:
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
     validation, per-example test scores in points), tested on ``source``."""
@@ -162,7 +163,8 @@ def our_scores(
         for rate, seed, validation, examples in points
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "grid": grid}))
+    record = {"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "task_type": task_type, "grid": grid}
+    path.write_text(json.dumps(record))
     return path
 
 
@@ -178,8 +180,11 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     carved = our_scores(
         tmp_path / "ours" / "carved.json", "carved", [(5e-05, 0, 70.0, [100.0] * 5)], source="carved from json by a seeded hash"
     )
-    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
-            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2"]  # fmt: skip
+    # the study's QA metric, but a start/end span head: its positions score another task
+    span = our_scores(tmp_path / "ours" / "span.json", "span", [(5e-05, 0, 70.0, [100.0, 0.0])], "qa_token_position_f1",
+                      "rajpurkar/squad validation", task_type="extractive_qa")  # fmt: skip
+    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), str(span), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
+            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2", "span:squad"]  # fmt: skip
     assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
     sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]
@@ -192,6 +197,7 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     # the official word-level F1 is not the study's token-position F1, however many examples match
     assert squad["examples"] == 0 and squad["not_paired_because"] == "metric squad_v2 here, the study's QA metric is qa_token_position_f1"
     assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
+    assert versus.loc["span", "not_paired_because"] == "QA head differs: extractive_qa here, qa_token_tagging in the study"
     assert versus.loc["carved", "not_paired_because"] == (
         "test split carved from json by a seeded hash here, the study's is nyu-mll/glue/sst2 validation"
     )

@@ -236,7 +236,9 @@ class JudgementsSpec:
 
 TaskFamily = Literal["SC", "TC", "QA", "IR", "NIAH"]
 # The registered task types (pipeline/data/task_rows.py, pipeline/finetune/task_types/), checked equal by a test.
-TaskTypeName = Literal["sequence_classification", "token_classification", "extractive_qa", "retrieval", "needle_in_a_haystack"]
+TaskTypeName = Literal[
+    "sequence_classification", "token_classification", "extractive_qa", "qa_token_tagging", "retrieval", "needle_in_a_haystack"
+]
 
 
 @dataclass(frozen=True)

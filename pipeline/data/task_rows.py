@@ -221,6 +221,17 @@ class ExtractiveQA(TaskRows):
         return Baseline("no answer", round(100 * unanswerable / len(test), 4), "always abstain: squad_v2 F1 = % unanswerable")
 
 
+class QATokenTagging(ExtractiveQA):
+    """The rows of extractive QA, answered as the study answers it (every answer token tagged):
+    scored by its token positions only."""
+
+    metrics = ("qa_token_position_f1",)
+
+    def baseline(self, train: list[Fields], test: list[Fields], labels: list[str]) -> Baseline:
+        unanswerable = sum(not f["answers"]["text"] for f in test)
+        return Baseline("no answer", round(100 * unanswerable / len(test), 4), "always abstain: token-position F1 = % unanswerable")
+
+
 class Retrieval(TaskRows):
     """``{query, document}``: the document is the query's one relevant document. Queries
     and documents are each unique, so every query has exactly one right answer. A judged
@@ -284,6 +295,7 @@ TASK_TYPES: dict[str, TaskRows] = {
     "sequence_classification": SequenceClassification(),
     "token_classification": TokenClassification(),
     "extractive_qa": ExtractiveQA(),
+    "qa_token_tagging": QATokenTagging(),
     "retrieval": RETRIEVAL_ROWS,
     "needle_in_a_haystack": NeedleInAHaystack(),
 }

@@ -43,7 +43,6 @@ TASK_DATASETS = {
 # Where this harness's fine-tuning is not yet EncodEval's (docs/paper-scale.md, "What the paper
 # configuration measures"): a cell of these families is not measured the study's way.
 PROTOCOL_DIFFERENCES = {
-    "QA": "QA predicts a start/end span here; the study tags answer tokens",
     "IR": "IR is evaluated in its training format here; the study encodes as sentence-transformers does",
 }
 EVERY_FAMILY = "text whitespace-normalised here, raw in the study"

@@ -30,6 +30,9 @@ from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
 
 POINTS = 100.0  # EncodEval's per-example scores are fractions; ours are in points
+# Families whose head decides what the metric measures: QA's token positions are a tagging head's
+# (EncodEval's) output; a span pointer's positions score the same metric on another task.
+STUDY_TASK_TYPES = {"QA": "qa_token_tagging"}
 
 
 def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
@@ -42,6 +45,7 @@ def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
             key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
             grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
             grid.attrs["metric"], grid.attrs["test_source"] = record["metric"], record.get("test_source")
+            grid.attrs["task_type"] = record.get("task_type")
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
             raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
         found[key] = grid
@@ -65,6 +69,9 @@ def refusal(points: pd.DataFrame, theirs: pd.Series, mine: np.ndarray | None) ->
         return f"{dataset}: {UNSEEDED_TEST_SPLITS[dataset]}"
     if metric != study_metric:
         return f"metric {metric} here, the study's {theirs['family']} metric is {study_metric}"
+    study_type, ours = STUDY_TASK_TYPES.get(theirs["family"]), points.attrs.get("task_type")
+    if study_type is not None and ours != study_type:
+        return f"{theirs['family']} head differs: {ours or 'not recorded'} here, {study_type} in the study"
     if dataset not in STUDY_TEST_SOURCES:
         return f"the study's test split of {dataset} is not known here"
     if source not in STUDY_TEST_SOURCES[dataset]:

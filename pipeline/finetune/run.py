@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> None:
                 "task": spec.task_name,
                 "family": spec.task.family,
                 "metric": spec.task.metric,
+                "task_type": spec.task.type,  # how it was fine-tuned (study-results pairs QA only when it is the study's head)
                 "higher_is_better": metric.higher_is_better,
                 "run": spec.run,
                 "objective": spec.objective,
