@@ -183,8 +183,21 @@ def test_qa_scores_texts_for_squad_and_token_positions_for_encodeval():
 def test_documents_are_ranked_by_similarity():
     queries = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     documents = torch.tensor([[0.9, 0.1], [0.1, 0.9], [0.7, 0.7]])
-    assert rank_documents(queries, documents, ["a", "b", "c"]) == [["a", "c", "b"], ["b", "c", "a"]]
-    assert rank_documents(queries, documents, ["a", "b", "c"], depth=1) == [["a"], ["b"]]
+    ranked = rank_documents(queries, documents, ["a", "b", "c"])
+    assert [r["ids"] for r in ranked] == [["a", "c", "b"], ["b", "c", "a"]]
+    assert ranked[0]["scores"] == pytest.approx([0.9, 0.7, 0.1])  # the scores that tell ties apart
+    assert [r["ids"] for r in rank_documents(queries, documents, ["a", "b", "c"], depth=1)] == [["a"], ["b"]]
+
+
+def test_the_study_s_ir_evaluation_encodes_as_sentence_transformers_does(tokenizer):
+    """input_format eos: training pairs are text + eos; judged queries and documents are ranked as
+    SentenceTransformer.encode feeds them, the tokenizer's <bos> first and no eos."""
+    retrieval = get_task_type("retrieval")(context_of(tokenizer, "retrieval", input_format="eos"))
+    text = tokenizer("Query: who met", add_special_tokens=False)["input_ids"]
+    (pair,) = retrieval.encode([{"id": "q0", "query": "Query: who met", "document": "Document: Anna"}])
+    assert pair.query_ids == [*text, EOS]
+    (judged,) = retrieval.encode([{"id": "q0", "query": "Query: who met", "relevant": ["d0"]}])
+    assert judged.query_ids == [BOS, *text] and retrieval.evaluated(["Document: Anna"])[0][0] == BOS
 
 
 def test_in_batch_negatives_loss_rewards_matching_pairs():

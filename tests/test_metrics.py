@@ -42,7 +42,10 @@ SAMPLES = {
     "squad_v2": (["Paris", ""], [["Paris"], []]),
     "ndcg_at_10": ([["d1", "d2"], ["d3", "d1"]], [["d2"], ["d3"]]),
     "exact_match": (["7", "x"], ["7", "y"]),
-    "encodeval_ndcg_at_10": ([["d1", "d2"], ["d3", "d1"]], [["d2"], ["d4"]]),
+    "encodeval_ndcg_at_10": (
+        [{"ids": ["d1", "d2"], "scores": [0.9, 0.9]}, {"ids": ["d3", "d1"], "scores": [0.8, 0.1]}],
+        [["d2"], ["d4"]],
+    ),
     "sentence_macro_f1": ([["B-PER", "O"], ["O"]], [["B-PER", "O"], ["B-LOC"]]),
     "qa_token_position_f1": ([[5, 6], []], [[6, 7], []]),
 }
@@ -434,6 +437,22 @@ def test_encodeval_ndcg_equals_sklearn_on_the_retrieved_top_10():
         rankings.append(ranking)
         relevants.append(relevant)
     assert compute("encodeval_ndcg_at_10", rankings, relevants)["ndcg@10"] == pytest.approx(100 * sum(expected) / len(expected))
+
+
+def test_encodeval_ndcg_averages_tied_gains_as_sklearn_does():
+    """The issue's hand case: the top two tied, the second relevant: 81.55 (sklearn), not 100."""
+    tied = {"ids": ["d1", "d2", "d3"], "scores": [0.5, 0.5, 0.1]}
+    assert compute("encodeval_ndcg_at_10", [tied], [["d2"]])["ndcg@10"] == pytest.approx(100 * (0.5 + 0.5 / math.log2(3)))
+    assert round(compute("encodeval_ndcg_at_10", [tied], [["d2"]])["ndcg@10"], 2) == 81.55
+    assert compute("encodeval_ndcg_at_10", [["d1", "d2", "d3"]], [["d2"]])["ndcg@10"] == pytest.approx(100 / math.log2(3))
+    rng = random.Random(1)
+    for _ in range(30):  # against sklearn on rankings with ties
+        scores = sorted((rng.choice([0.1, 0.2, 0.3, 0.4]) for _ in range(10)), reverse=True)
+        ids = [f"d{i}" for i in range(10)]
+        relevant = rng.sample(ids, rng.randint(1, 4))
+        gains = [[1.0 if document in relevant else 0.0 for document in ids]]
+        expected = 100 * ndcg_score(gains, [scores]) if any(gains[0]) else 0.0
+        assert compute("encodeval_ndcg_at_10", [{"ids": ids, "scores": scores}], [relevant])["ndcg@10"] == pytest.approx(expected)
 
 
 def test_sentence_macro_f1_by_hand_o_included():

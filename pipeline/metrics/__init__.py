@@ -24,7 +24,7 @@ from pipeline.metrics import (
     squad_v2,
 )
 
-InputKind = Literal["id", "text", "texts", "positions"]
+InputKind = Literal["id", "text", "texts", "positions", "scored"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class Metric:
     higher_is_better: bool
     compute: Callable[[Sequence, Sequence], dict[str, float]]  # (predictions, references) -> scores in points 0-100
     # What one prediction and one reference are: "id" (a class id), "text", or "texts" (a list of
-    # strings: tags, ids, gold answers), or "positions" (a list of token positions); the evaluate module
+    # strings: tags, ids, gold answers), or "positions" (a list of token positions), or "scored" (a
+    # ranking with its scores, {"ids": [...], "scores": [...]}, best first); the evaluate module
     # (harness_metric.py) types its inputs so.
     inputs: tuple[InputKind, InputKind]
     # Whether the headline is the mean over examples of its value on each one (accuracy, SQuAD F1,
@@ -60,7 +61,7 @@ METRICS = {
         Metric("exact_match", "exact_match", True, exact_match.compute, ("text", "text")),  # generated answer, gold answer
         # The study's own variants (EncodEval's code, ../shared/REFERENCE.md section 7): what a number
         # set beside the study's must be measured with; each module says how it departs from the standard.
-        Metric("encodeval_ndcg_at_10", "ndcg@10", True, encodeval_ndcg_at_10.compute, ("texts", "texts")),
+        Metric("encodeval_ndcg_at_10", "ndcg@10", True, encodeval_ndcg_at_10.compute, ("scored", "texts")),  # ties as sklearn
         Metric("sentence_macro_f1", "macro_f1", True, sentence_macro_f1.compute, ("texts", "texts")),
         Metric("qa_token_position_f1", "f1", True, qa_token_position_f1.compute, ("positions", "positions")),  # answer token positions
     ]

@@ -30,6 +30,7 @@ FEATURE = {
     "text": datasets.Value("string"),
     "texts": datasets.Sequence(datasets.Value("string")),
     "positions": datasets.Sequence(datasets.Value("int64")),
+    "scored": {"ids": datasets.Sequence(datasets.Value("string")), "scores": datasets.Sequence(datasets.Value("float64"))},
 }
 
 

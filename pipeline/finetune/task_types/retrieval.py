@@ -21,10 +21,12 @@ from torch import nn
 from pipeline.finetune.framing import frame_truncated, tokenize
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
+from pipeline.metrics import Metric
 from pipeline.model.pooling import mean_pool
 
 TEMPERATURE = 0.05
 RANK_DEPTH = 10  # what ndcg@10 / mrr@10 read
+SENTENCE_TRANSFORMERS_CAP = 2048  # the study's evaluation inputs: SentenceTransformer.encode's max_seq_length
 
 
 @dataclass(frozen=True)
@@ -51,18 +53,19 @@ def in_batch_negatives_loss(queries: torch.Tensor, documents: torch.Tensor) -> t
     return F.cross_entropy(logits, torch.arange(len(queries)))
 
 
-def rank_documents(queries: torch.Tensor, documents: torch.Tensor, document_ids: Sequence[str], depth: int = RANK_DEPTH) -> list[list[str]]:
-    """queries (Q, H), documents (D, H) -> per query the ids of its top ``depth`` documents by dot product, best first."""
-    top = (queries @ documents.T).topk(min(depth, len(document_ids)), dim=-1).indices  # (Q, depth)
-    return [[document_ids[j] for j in row] for row in top.tolist()]
+def rank_documents(queries: torch.Tensor, documents: torch.Tensor, document_ids: Sequence[str], depth: int = RANK_DEPTH) -> list[dict]:
+    """queries (Q, H), documents (D, H) -> per query its top ``depth`` documents by dot product,
+    best first: ``{"ids": [...], "scores": [...]}`` (the scores tell ties apart for the study's nDCG)."""
+    top = (queries @ documents.T).topk(min(depth, len(document_ids)), dim=-1)  # values, indices (Q, depth)
+    return [{"ids": [document_ids[j] for j in row], "scores": scores} for row, scores in zip(top.indices.tolist(), top.values.tolist())]
 
 
 @register("retrieval")
 class Retrieval(TaskType):
     def encode(self, rows: list[dict]) -> list[RetrievalExample]:
-        queries = self.framed([row["query"] for row in rows])
         if is_judged(rows):
-            return [RetrievalExample(query, []) for query in queries]
+            return [RetrievalExample(query, []) for query in self.evaluated([row["query"] for row in rows])]
+        queries = self.framed([row["query"] for row in rows])
         return [RetrievalExample(query, document) for query, document in zip(queries, self.framed([row["document"] for row in rows]))]
 
     def framed(self, texts: list[str]) -> list[list[int]]:
@@ -70,6 +73,16 @@ class Retrieval(TaskType):
         return [
             frame_truncated([ids], context.bos_id, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)
         ]
+
+    def evaluated(self, texts: list[str]) -> list[list[int]]:
+        """A judged split's queries and documents as they are ranked. In the study's format, as
+        EncodEval ranks them, through ``SentenceTransformer.encode``: the tokenizer's own special
+        tokens, for Llama-3's ``<|begin_of_text|>`` before the text and nothing after it (no eos,
+        though training saw one), cut at 2,048 tokens; otherwise framed as in training."""
+        if self.context.input_format != "eos":
+            return self.framed(texts)
+        bos = self.context.tokenizer.bos_token_id
+        return [[bos, *ids][:SENTENCE_TRANSFORMERS_CAP] for ids in tokenize(self.context.tokenizer, texts)]
 
     def length(self, example: RetrievalExample) -> int:
         return max(len(example.query_ids), len(example.document_ids))
@@ -85,7 +98,7 @@ class Retrieval(TaskType):
         documents = model(*pad_batch([e.document_ids for e in examples], self.context.pad_id))
         return in_batch_negatives_loss(queries, documents)
 
-    def predict(self, model: MeanPoolEmbedder, split: EncodedSplit, batch_size: int) -> list[list[str]]:
+    def predict(self, model: MeanPoolEmbedder, split: EncodedSplit, batch_size: int) -> list[dict]:
         def embed(texts: list[list[int]]) -> torch.Tensor:
             """Framed texts -> embeddings (N, H) in text order."""
 
@@ -97,9 +110,14 @@ class Retrieval(TaskType):
         queries = embed([e.query_ids for e in split.examples])
         if is_judged(split.rows):
             corpus = self.context.documents
-            return rank_documents(queries, embed(self.framed([d["document"] for d in corpus])), [d["id"] for d in corpus])
+            return rank_documents(queries, embed(self.evaluated([d["document"] for d in corpus])), [d["id"] for d in corpus])
         documents = embed([e.document_ids for e in split.examples])
         return rank_documents(queries, documents, [row["id"] for row in split.rows])
+
+    def metric_inputs(self, metric: Metric, split: EncodedSplit, predictions: list[dict]) -> tuple[list, list]:
+        """Scored rankings for a metric that reads ties (the study's nDCG), the ids alone otherwise."""
+        ranked = predictions if metric.inputs[0] == "scored" else [prediction["ids"] for prediction in predictions]
+        return ranked, split.references
 
 
 def is_judged(rows: list[dict]) -> bool:
