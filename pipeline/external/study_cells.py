@@ -43,7 +43,7 @@ TASK_DATASETS = {
 # Where this harness's fine-tuning is not yet EncodEval's (docs/paper-scale.md, "What the paper
 # configuration measures"): a cell of these families is not measured the study's way.
 PROTOCOL_DIFFERENCES = {
-    "IR": "each IR dataset fine-tunes its own copy on MS MARCO's pairs here (de-duplicated against its own test); one for all three in the study",
+    "IR": "each IR dataset fine-tunes its own copy on MS MARCO's pairs here (de-duplicated against its own test); the study one for all",
 }
 EVERY_FAMILY = "text whitespace-normalised here, raw in the study"
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
