@@ -149,6 +149,7 @@ def our_scores(
     metric: str = "accuracy",
     source: str = "nyu-mll/glue/sst2 validation",
     task_type: str | None = None,
+    precision: str = "bf16_weights",
 ) -> Path:
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
     validation, per-example test scores in points), tested on ``source``."""
@@ -163,7 +164,8 @@ def our_scores(
         for rate, seed, validation, examples in points
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "task_type": task_type, "grid": grid}
+    record = {"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "task_type": task_type,
+              "input_format": "eos", "precision": precision, "grid": grid}  # fmt: skip
     path.write_text(json.dumps(record))
     return path
 
@@ -183,8 +185,11 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     # the study's QA metric, but a start/end span head: its positions score another task
     span = our_scores(tmp_path / "ours" / "span.json", "span", [(5e-05, 0, 70.0, [100.0, 0.0])], "qa_token_position_f1",
                       "rajpurkar/squad validation", task_type="extractive_qa")  # fmt: skip
-    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), str(span), "--matches", "mlmvsclm_210m_clm:210m-clm-42k",
-            "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2", "span:squad"]  # fmt: skip
+    # the study's split and count, fine-tuned in fp32: not the study's precision
+    fp32 = our_scores(tmp_path / "ours" / "fp32.json", "fp32", [(5e-05, 0, 70.0, [100.0] * 5)], precision="fp32")
+    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), str(span), str(fp32), "--matches",
+            "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2", "span:squad",
+            "fp32:sst2"]  # fmt: skip
     assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
     sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]
@@ -198,6 +203,7 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
     assert squad["examples"] == 0 and squad["not_paired_because"] == "metric squad_v2 here, the study's QA metric is qa_token_position_f1"
     assert short["examples"] == 0 and short["not_paired_because"] == "3 test examples here, 5 in the study's"
     assert versus.loc["span", "not_paired_because"] == "QA head differs: extractive_qa here, qa_token_tagging in the study"
+    assert versus.loc["fp32", "not_paired_because"] == "precision fp32 here, bf16_weights in the study"
     assert versus.loc["carved", "not_paired_because"] == (
         "test split carved from json by a seeded hash here, the study's is nyu-mll/glue/sst2 validation"
     )

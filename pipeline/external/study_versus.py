@@ -33,6 +33,8 @@ POINTS = 100.0  # EncodEval's per-example scores are fractions; ours are in poin
 # Families whose head decides what the metric measures: QA's token positions are a tagging head's
 # (EncodEval's) output; a span pointer's positions score the same metric on another task.
 STUDY_TASK_TYPES = {"QA": "qa_token_tagging"}
+# The fine-tuning settings a grid must have been run with to be the study's (EncodEval's).
+STUDY_PROTOCOL = {"input_format": "eos", "precision": "bf16_weights"}
 
 
 def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
@@ -45,7 +47,8 @@ def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
             key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
             grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
             grid.attrs["metric"], grid.attrs["test_source"] = record["metric"], record.get("test_source")
-            grid.attrs["task_type"] = record.get("task_type")
+            for setting in ("task_type", "input_format", "precision"):
+                grid.attrs[setting] = record.get(setting)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
             raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
         found[key] = grid
@@ -72,6 +75,9 @@ def refusal(points: pd.DataFrame, theirs: pd.Series, mine: np.ndarray | None) ->
     study_type, ours = STUDY_TASK_TYPES.get(theirs["family"]), points.attrs.get("task_type")
     if study_type is not None and ours != study_type:
         return f"{theirs['family']} head differs: {ours or 'not recorded'} here, {study_type} in the study"
+    for key, study_value in STUDY_PROTOCOL.items():
+        if points.attrs.get(key) != study_value:
+            return f"{key} {points.attrs.get(key) or '(not recorded)'} here, {study_value} in the study"
     if dataset not in STUDY_TEST_SOURCES:
         return f"the study's test split of {dataset} is not known here"
     if source not in STUDY_TEST_SOURCES[dataset]:

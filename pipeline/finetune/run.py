@@ -104,7 +104,10 @@ def run(args: argparse.Namespace) -> None:
                 "task": spec.task_name,
                 "family": spec.task.family,
                 "metric": spec.task.metric,
-                "task_type": spec.task.type,  # how it was fine-tuned (study-results pairs QA only when it is the study's head)
+                # How it was fine-tuned: study-results pairs with the study only under its head, input and precision.
+                "task_type": spec.task.type,
+                "input_format": finetuning.input_format,
+                "precision": finetuning.precision,
                 "higher_is_better": metric.higher_is_better,
                 "run": spec.run,
                 "objective": spec.objective,
