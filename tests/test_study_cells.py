@@ -113,7 +113,7 @@ def test_a_shrunk_run_is_matched_by_its_role_and_says_it_is_not_comparable():
 def test_sizes_the_study_does_not_have_produce_no_cell():
     cells = published_beside(read_published_tables(), our_cells(*fake_tables(90.0, size="tiny")))
     assert (cells["verdict"] == NOT_RUN).all() and len(cells) == 800
-    assert "this run produced 0: 0 within the study's interval, 0 outside it; 800 not run" in summary_line(cells)
+    assert "this run produced none (800 not run): it has none of the study's sizes" in summary_line(cells)
 
 
 def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():

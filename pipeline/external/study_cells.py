@@ -206,6 +206,11 @@ def summary_line(cells: pd.DataFrame) -> str:
     counts = cells["verdict"].value_counts()
     produced = int(counts.get(WITHIN, 0) + counts.get(OUTSIDE, 0))
     comparable = int(cells["comparable"].astype(bool).sum())
+    if produced == 0:
+        return (
+            f"Of the study's {len(cells)} published cells, this run produced none ({len(cells)} not run): it has none of the"
+            " study's sizes (210m, 610m, 1b) fine-tuned on its datasets at its budgets."
+        )
     return (
         f"Of the study's {len(cells)} published cells, this run produced {produced}: {int(counts.get(WITHIN, 0))} within the study's "
         f"interval, {int(counts.get(OUTSIDE, 0))} outside it; {int(counts.get(NOT_RUN, 0))} not run. "
