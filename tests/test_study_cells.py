@@ -11,7 +11,7 @@ import pytest
 from pipeline.configure import read_configs, resolve
 from pipeline.cost import stage_costs
 from pipeline.external.published_tables import KEY, read_published_tables
-from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, our_cells, published_beside, study_gaps, study_keys, summary_line
+from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, headline_gaps, our_cells, published_beside, study_keys, summary_line
 from tests.conftest import REPO
 
 PAPER = str(REPO / "config" / "paper.yaml")
@@ -123,7 +123,7 @@ def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():
         {"size": "tiny", "level": "family", "name": "SC", "family": "SC"},  # not a size of the study
         {"size": "210m", "level": "task", "name": "sentiment", "family": "SC"},  # not a dataset of the study
     ])  # fmt: skip
-    gaps = study_gaps(comparison, read_published_tables())
+    gaps = headline_gaps(comparison, read_published_tables())
     assert set(gaps) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
     assert gaps["210m", "family", "SC"].mean == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM
     assert gaps["1b", "task", "squad_v2"].mean == pytest.approx(74.96 - 57.99)

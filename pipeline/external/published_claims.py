@@ -19,42 +19,15 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, FAMILY_ORDER, read_published_tables
-from pipeline.external.study_cells import published_estimate
+from pipeline.external.study_cells import PublishedTables, headline
 from pipeline.report.claims.spec import Claim
 from pipeline.report.claims.verdicts import Verdict, combine, direction_verdict, fit_text, judge, listing, range_verdict
-from pipeline.report.stats import Estimate, average, difference, linear_combination
+from pipeline.report.stats import Estimate, difference, linear_combination
 
 SIZES = ("210M", "610M", "1B")
 SOURCE = "in the study's published tables"
 Item = tuple[str, Estimate]
 PUBLISHED_CLAIM_COLUMNS = ["id", "verdict", "evidence", "needed"]
-
-
-class PublishedTables:
-    """The published cells, looked up by model and dataset as :class:`Estimate`."""
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.frame = frame
-
-    def cell(self, dataset: str, family: str, **model: object) -> Estimate:
-        rows = self.frame[(self.frame["dataset"] == dataset) & (self.frame["family"] == family)]
-        for column, value in model.items():
-            rows = rows[rows[column] == value]
-        if len(rows) != 1:
-            raise KeyError(f"{len(rows)} published cells for {dataset} {family} {model}")
-        return published_estimate(rows.iloc[0])
-
-    def family(self, family: str, **model: object) -> Estimate:
-        return self.cell(AVERAGE, family, **model)
-
-    def overall(self, **model: object) -> Estimate:
-        """The mean of the four family averages (how the study ranks its splits)."""
-        return average([self.family(family, **model) for family in FAMILY_ORDER])
-
-
-def headline(size: str, objective: str, masking: int = 40) -> dict[str, object]:
-    """A model of Tables 2-5: ``objective`` at ``size``, 42k steps (MLM at ``masking``%)."""
-    return {"experiment": "mlm_vs_clm", "size": size, "objective": objective.upper(), "masking": masking if objective == "mlm" else -1}
 
 
 def gaps(tables: PublishedTables, leader: str, families: Sequence[str], dataset: str | None = None) -> list[Item]:

@@ -13,12 +13,14 @@ and the bases of Tables 14-17, before any continued step) equal in mean and CI.
 
 from __future__ import annotations
 
+import functools
+import io
 import math
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, first_line
 
 PUBLISHED = Path(__file__).parent / "published" / "study_tables.csv"
 CITATION = "Gisserot-Boukhlef et al., Should We Still Pretrain Encoders with Masked Language Modeling? arXiv:2507.00994v4, Tables 2-17"
@@ -45,11 +47,25 @@ def family_of_table(table: int) -> str:
 
 
 def read_published_tables(path: Path = PUBLISHED) -> pd.DataFrame:
-    """Every published cell, one row each, with its ``family``; PipelineError for any check that fails."""
+    """Every published cell, one row each, with its ``family``; PipelineError for any check that fails.
+
+    The checks run once per content: the aggregate and report stages each read the tables
+    twice or more (the reference table, the claims, the headline, the curve figure); every
+    caller gets its own copy to change."""
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise PipelineError(f"{path}: cannot read the published tables ({str(error).strip().splitlines()[0]})") from None
+        content = Path(path).read_bytes()
+    except OSError as error:
+        raise PipelineError(f"{path}: cannot read the published tables ({first_line(error)})") from None
+    return _checked(content, str(path)).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def _checked(content: bytes, path: str) -> pd.DataFrame:
+    """The tables of a file's ``content``, typed and checked (``path`` names it in errors)."""
+    try:
+        frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise PipelineError(f"{path}: cannot read the published tables ({first_line(error)})") from None
     if list(frame.columns) != COLUMNS:
         raise PipelineError(f"{path}: columns {list(frame.columns)}, not {COLUMNS}")
     frame = _typed(frame, path)
@@ -60,7 +76,7 @@ def read_published_tables(path: Path = PUBLISHED) -> pd.DataFrame:
     return frame
 
 
-def _typed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _typed(frame: pd.DataFrame, path: str) -> pd.DataFrame:
     """Integers where the column counts (-1 where it does not apply: left empty), mean and ci as floats."""
     typed = frame.copy()
     for column in ["table", "masking", "steps", "cpt_steps", "clm_steps", "mlm_steps", "mean", "ci"]:
@@ -74,7 +90,7 @@ def _typed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return typed
 
 
-def _check_rows(frame: pd.DataFrame, path: Path) -> None:
+def _check_rows(frame: pd.DataFrame, path: str) -> None:
     for index, row in frame.iterrows():
         where = f"{path}: line {index + 2}"
         tables = EXPERIMENTS.get(row["experiment"])
@@ -92,7 +108,7 @@ def _check_rows(frame: pd.DataFrame, path: Path) -> None:
             raise PipelineError(f"{path}: {_describe(key)}: datasets {list(datasets)}, not each of {list(expected)} once")
 
 
-def _check_averages(frame: pd.DataFrame, path: Path) -> None:
+def _check_averages(frame: pd.DataFrame, path: str) -> None:
     for key, rows in frame.groupby(KEY):
         scores = rows.set_index("dataset")["mean"]
         mean = scores.drop(AVERAGE).mean()
@@ -100,7 +116,7 @@ def _check_averages(frame: pd.DataFrame, path: Path) -> None:
             raise PipelineError(f"{path}: {_describe(key)}: Average {scores[AVERAGE]:.2f} is not its datasets' mean {mean:.3f}")
 
 
-def _check_shared_rows(frame: pd.DataFrame, path: Path) -> None:
+def _check_shared_rows(frame: pd.DataFrame, path: str) -> None:
     """The 610M models at 42k that three experiments report: one model, one number each."""
     for objective in ("MLM", "CLM"):
         headline = frame[(frame["experiment"] == "mlm_vs_clm") & (frame["size"] == "610M") & (frame["objective"] == objective)]

@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, KEY
-from pipeline.report.stats import Estimate, difference, t_critical
+from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
+from pipeline.report.stats import Estimate, average, difference, t_critical
 
 STUDY_STEPS = 42_000  # the study's full budget, which a config's pretraining.num_steps stands for
 STUDY_SIZES = {"210m": ("210M", 210e6), "610m": ("610M", 610e6), "1b": ("1B", 1e9)}
@@ -109,8 +109,8 @@ def not_comparable_because(run: Mapping[str, Any], step: int | None, num_steps: 
     """Why a cell of ``run`` is not measured the study's way ("" if it is): its scale, its protocol."""
     reasons = []
     study_parameters = STUDY_SIZES[run["size"]][1]
-    tokens = run["num_tokens"] * (step or num_steps) / num_steps if step is not None else run["num_tokens"]
-    study_tokens = scaled(step or run["num_steps"], num_steps) * STUDY_TOKENS_PER_STEP
+    tokens = run["num_tokens"] * step / num_steps if step is not None else run["num_tokens"]
+    study_tokens = scaled(run["num_steps"] if step is None else step, num_steps) * STUDY_TOKENS_PER_STEP
     if abs(run["num_parameters"] / study_parameters - 1) > SCALE_TOLERANCE or abs(tokens / study_tokens - 1) > SCALE_TOLERANCE:
         reasons.append(f"{run['num_parameters'] / study_parameters:.2g}x the study's parameters, {tokens / study_tokens:.2g}x its tokens")
     if family in PROTOCOL_DIFFERENCES:
@@ -162,8 +162,10 @@ def _results(scores: pd.DataFrame, family_scores: pd.DataFrame, curves: pd.DataF
         step = int(row["step"])
         if row["level"] == "task" and row["name"] in TASK_DATASETS:
             add(row["run"], step, TASK_DATASETS[row["name"]], row["name"], row)
-        elif row["level"] == "family" and _is_study_family(row["family"], tasks_at.get((row["run"], row["step"], row["family"]), [])):
-            add(row["run"], step, AVERAGE, " ".join(sorted(tasks_at[(row["run"], row["step"], row["family"])])), row)
+        elif row["level"] == "family":
+            tasks = tasks_at.get((row["run"], row["step"], row["family"]), [])
+            if _is_study_family(row["family"], tasks):
+                add(row["run"], step, AVERAGE, " ".join(sorted(tasks)), row)
     return found
 
 
@@ -219,22 +221,50 @@ def summary_line(cells: pd.DataFrame) -> str:
     ).strip()
 
 
-def study_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tuple[str, str, str], Estimate]:
+def headline_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tuple[str, str, str], Estimate]:
     """(size, level, name) of each headline row the study published too -> the study's MLM-40 − CLM
     there (Tables 2-5, Welch over its 5 fine-tuning seeds a side), for the headline's study column."""
-    gaps = {}
+    tables, gaps = PublishedTables(published), {}
     for _, item in comparison.iterrows():
-        if item["size"] not in STUDY_SIZES:
-            continue
         dataset = AVERAGE if item["level"] == "family" else TASK_DATASETS.get(item["name"])
-        rows = published[(published["experiment"] == "mlm_vs_clm") & (published["size"] == STUDY_SIZES[item["size"]][0])]
-        rows = rows[(rows["dataset"] == dataset) & (rows["family"] == item["family"]) & rows["masking"].isin([40, -1])]
-        if len(rows) == 2:
-            mlm, clm = (published_estimate(rows[rows["objective"] == objective].iloc[0]) for objective in ("MLM", "CLM"))
-            gaps[item["size"], item["level"], item["name"]] = difference(mlm, clm)
+        if item["size"] not in STUDY_SIZES or dataset is None:
+            continue
+        size = STUDY_SIZES[item["size"]][0]
+        try:
+            mlm, clm = (tables.cell(dataset, item["family"], **headline(size, objective)) for objective in ("mlm", "clm"))
+        except KeyError:  # the row's family is not the study's for that dataset
+            continue
+        gaps[item["size"], item["level"], item["name"]] = difference(mlm, clm)
     return gaps
 
 
 def published_estimate(cell: pd.Series) -> Estimate:
     """A published mean and 95% half-width as a t-estimate over the study's 5 fine-tuning seeds."""
     return Estimate(float(cell["mean"]), float(cell["ci"]) / t_critical(0.95, STUDY_SEEDS - 1), STUDY_SEEDS - 1, 0.95)
+
+
+class PublishedTables:
+    """The published cells, looked up by model and dataset as :class:`Estimate`."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+
+    def cell(self, dataset: str, family: str, **model: object) -> Estimate:
+        rows = self.frame[(self.frame["dataset"] == dataset) & (self.frame["family"] == family)]
+        for column, value in model.items():
+            rows = rows[rows[column] == value]
+        if len(rows) != 1:
+            raise KeyError(f"{len(rows)} published cells for {dataset} {family} {model}")
+        return published_estimate(rows.iloc[0])
+
+    def family(self, family: str, **model: object) -> Estimate:
+        return self.cell(AVERAGE, family, **model)
+
+    def overall(self, **model: object) -> Estimate:
+        """The mean of the four family averages (how the study ranks its splits)."""
+        return average([self.family(family, **model) for family in FAMILY_ORDER])
+
+
+def headline(size: str, objective: str, masking: int = 40) -> dict[str, object]:
+    """A model of Tables 2-5: ``objective`` at ``size``, 42k steps (MLM at ``masking``%)."""
+    return {"experiment": "mlm_vs_clm", "size": size, "objective": objective.upper(), "masking": masking if objective == "mlm" else -1}

@@ -19,12 +19,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, read_published_tables
+from pipeline.external.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
 from pipeline.report.budget_trend import MLM_MINUS_CLM
 from pipeline.report.figures import panel_figure
 
-# The study's step: 2,304 variable-length samples of ~1,024 tokens on average (REFERENCE.md
-# section 1), so 1k-40k steps are 2.4B-94B tokens.
-STUDY_TOKENS_PER_STEP = 2_304 * 1_024
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"
 
 

@@ -62,7 +62,7 @@ class QATokenTagging(TaskType):
             prefix = prefixes[index]
             kept = max(0, context.task.max_length - len(prefix))  # "only_second": the context (+ eos) is cut, never the question
             second = [*passages["input_ids"][index], context.eos_id][:kept]
-            offsets = passages["offset_mapping"][index][: min(kept, len(passages["input_ids"][index]))]
+            offsets = passages["offset_mapping"][index][:kept]  # the context tokens kept (eos has none)
             answers = row["answers"]
             answer = None
             if answers["text"]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from pipeline.external.published_tables import read_published_tables
-from pipeline.external.study_cells import study_gaps
+from pipeline.external.study_cells import headline_gaps
 from pipeline.report.catalog.base import Display, ResultTable, register
 from pipeline.report.comparisons import by_size, comparison_table
 from pipeline.report.contract import COMPARISON_COLUMNS
@@ -20,7 +20,7 @@ def versus_random(frames: Mapping[str, pd.DataFrame], confidence: float) -> list
 
 def headline(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:
     """The headline tables, with the study's own MLM − CLM beside each row it published too."""
-    study = study_gaps(frames["comparison"], read_published_tables())
+    study = headline_gaps(frames["comparison"], read_published_tables())
     return headline_tables(frames["comparison"], frames["baselines"], confidence, study)
 
 
