@@ -81,6 +81,11 @@ class TokenClassifier(nn.Module):
 
 @register("token_classification")
 class TokenClassification(TaskType):
+    @property
+    def every_subtoken(self) -> bool:
+        """The study's labelling (its input format): every sub-token tagged, words by majority vote."""
+        return self.context.input_format == "eos"
+
     def encode(self, rows: list[dict]) -> list[TaggingExample]:
         context = self.context
         lead = leading(context.bos_id)
@@ -91,7 +96,6 @@ class TokenClassification(TaskType):
             max_length=context.task.max_length - len(lead) - 1,
             return_offsets_mapping=True,
         )
-        every_subtoken = context.input_format == "eos"  # the study's labelling
         examples = []
         for index, row in enumerate(rows):
             ids = [*lead, *encoded["input_ids"][index], context.eos_id]
@@ -101,7 +105,7 @@ class TokenClassification(TaskType):
                     positions[word].append(position)
             labels = [IGNORE] * len(ids)
             for word_positions, tag in zip(positions, row["tags"]):
-                for position in word_positions if every_subtoken else word_positions[:1]:
+                for position in word_positions if self.every_subtoken else word_positions[:1]:
                     labels[position] = tag
             examples.append(TaggingExample(ids, labels, positions))
         return examples
@@ -133,6 +137,6 @@ class TokenClassification(TaskType):
         or under the study's labelling its sub-tokens' majority; "O" for a word truncated away."""
         if not positions:
             return OUTSIDE
-        if self.context.input_format == "eos":
+        if self.every_subtoken:
             return names[majority_tag([best[p] for p in positions])]
         return names[best[positions[0]]]
