@@ -51,7 +51,7 @@ def main() -> None:
             steps = sweep.num_finetune_steps(len(lengths), spec.budget)
             padded = sum(len(b) * max(lengths[i] for i in b.tolist()) for b in sweep.batch_order(lengths, steps, spec.batch_size, 0))
             started = time.perf_counter()
-            result = runner.run_point(args.learning_rate, 0, "bench")
+            result, _ = runner.run_point(args.learning_rate, 0, "bench")
             seconds[name].append(time.perf_counter() - started)
             print(f"{name:8s} padded tokens {padded:,}  {seconds[name][-1]:.1f} s  test {result.test:.1f}", flush=True)
     medians = {name: statistics.median(values) for name, values in seconds.items()}

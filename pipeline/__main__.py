@@ -28,6 +28,7 @@ STAGES = {
     "initialize": ("pipeline.pretrain.initialize", "save the shared initial weights of one model size"),
     "pretrain": ("pipeline.pretrain.run", "pretrain one backbone under one objective"),
     "finetune": ("pipeline.finetune.run", "fine-tune one model on one task over the LR x seed grid"),
+    "finetune-evaluated": ("pipeline.finetune.evaluated", "write out the scores of a task scored on another task's fine-tuned models"),
     "minimal-pairs": ("pipeline.zeroshot.score_pairs", "score one model on every minimal pair, without fine-tuning"),
     "bag-of-words": ("pipeline.baselines.bag_of_words", "score the bag-of-words reference on one classification task"),
     "study-results": (

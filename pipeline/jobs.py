@@ -50,6 +50,7 @@ def finetune_spec(config: Config, task: str, name: str, size: str, objective_kin
             "size": size,
             "finetuning": config.finetuning.for_task(task),
             "pretraining_step": pretraining_step,
+            "evaluated": {other: config.tasks[other] for other in config.evaluated_with(task)},
         }
     )
 

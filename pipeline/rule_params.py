@@ -196,6 +196,13 @@ def objective_kind(resolved: Resolved, name: str, size: str) -> str:
     return RANDOM_INIT if objective == RANDOM_INIT else resolved.config.objectives[objective]["kind"]
 
 
+def evaluated_task_dirs(resolved: Resolved, task: str) -> list[str]:
+    """The fine-tuning command's arguments naming the prepared tasks scored on its models besides ``task``."""
+    return [
+        arg for other in resolved.config.evaluated_with(task) for arg in ("--evaluated-task-dir", f"{other}=results/data/tasks/{other}")
+    ]
+
+
 @rule("finetune", "finetune")
 def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     task, name, size = w["task"], w["name"], w["size"]
@@ -204,6 +211,7 @@ def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "spec": spec,
         "model": final_model(name, size),
         "task_dir": f"results/data/tasks/{task}",
+        "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune/{task}/{name}-{size}",
     }
 
@@ -216,6 +224,7 @@ def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "spec": spec,
         "model": checkpoint(name, size, step),
         "task_dir": f"results/data/tasks/{task}",
+        "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune/{task}/{name}-{size}-step{step}",
     }
 
@@ -227,8 +236,17 @@ def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "spec": jobs.finetune_spec(config, task, name, "outside", config.outside_model(name).objective, None),
         "model": f"results/outside/{name}/model",
         "task_dir": f"results/data/tasks/{task}",
+        "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune_outside/{task}/{name}",
     }
+
+
+@rule("finetune_evaluated", "finetune-evaluated")
+def finetune_evaluated(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
+    """A task trained with another (``TaskSpec.trained_with``): its scores, out of the trainer's job
+    on the same model (``finetuned``: finetune or finetune_outside; ``model``: run, checkpoint or outside model)."""
+    finetuned, task, model = w["finetuned"], w["task"], w["model"]
+    return {"trained": f"results/{finetuned}/{resolved.config.trainer_of(task)}/{model}", "out": f"results/{finetuned}/{task}/{model}"}
 
 
 @rule("bag_of_words", "bag-of-words")

@@ -36,6 +36,8 @@ OUTPUTS = {
     "pack_outside": "results/outside/{name}/tokens/shards/{shard}",
     "index_tokens_outside": "results/outside/{name}/tokens/meta.json",
     "finetune_outside": "results/finetune_outside/{task}/{name}/scores.json",
+    # A task scored on another's fine-tuned models (TaskSpec.trained_with), out of that job: any of the three above.
+    "finetune_evaluated": "results/{finetuned}/{task}/{model}/scores.json",
     "bag_of_words": "results/baselines/{task}/bag_of_words/scores.json",
     "prepare_minimal_pairs": "results/data/minimal_pairs/pairs.jsonl",
     "minimal_pairs": "results/zeroshot/minimal_pairs/{name}-{size}/scores.json",
@@ -195,6 +197,18 @@ def source_manifests(resolved: Resolved) -> list[str]:
 # ------------------------------------------------------------------ every job
 
 
+def fine_tuning_jobs(resolved: Resolved, rule: str, wildcards: Iterator[dict[str, str]]) -> Iterator[Job]:
+    """The jobs of a fine-tuning rule's outputs: the rule's own for a task that fine-tunes, and
+    for one scored on another's models (``trained_with``) the job writing its scores out of
+    that task's job on the same model."""
+    for each in wildcards:
+        if resolved.config.tasks[each["task"]].trained_with is None:
+            yield Job(rule, each)
+        else:
+            parts = Path(output(rule, **each)).parts  # results, <finetuned>, <task>, <model>, scores.json
+            yield Job("finetune_evaluated", {"finetuned": parts[1], "task": each["task"], "model": parts[3]})
+
+
 def every_job(resolved: Resolved) -> Iterator[Job]:
     """Every job the workflow runs for ``resolved`` (the whole DAG of ``snakemake --forceall``)."""
     config = resolved.config
@@ -206,17 +220,16 @@ def every_job(resolved: Resolved) -> Iterator[Job]:
     yield from (Job("pack", {"shard": shard}) for shard in shards)
     yield from (Job("initialize", {"name": name, "size": size}) for name, size in random_init_runs(resolved))
     yield from (Job("pretrain", {"name": name, "size": size}) for name, size in pretrain_runs(resolved))
-    yield from (Job("finetune", {"task": t, "name": n, "size": s}) for t, n, s in finetuned(resolved))
-    yield from (
-        Job("finetune_checkpoint", {"task": t, "name": n, "size": s, "step": str(i)}) for t, n, s, i in finetuned_checkpoints(resolved)
-    )
+    yield from fine_tuning_jobs(resolved, "finetune", ({"task": t, "name": n, "size": s} for t, n, s in finetuned(resolved)))
+    checkpoints = ({"task": t, "name": n, "size": s, "step": str(i)} for t, n, s, i in finetuned_checkpoints(resolved))
+    yield from fine_tuning_jobs(resolved, "finetune_checkpoint", checkpoints)
     for model in config.outside_models:
         yield Job("import_model", {"name": model.name})
     outside_bases = {plan.start.run for plan in resolved.plans.values() if plan.start.kind == "outside"}
     for name in sorted(outside_bases):
         yield from (Job("pack_outside", {"name": name, "shard": shard}) for shard in shards)
         yield Job("index_tokens_outside", {"name": name})
-    yield from (Job("finetune_outside", {"task": task, "name": name}) for task, name in finetuned_outside(resolved))
+    yield from fine_tuning_jobs(resolved, "finetune_outside", ({"task": t, "name": n} for t, n in finetuned_outside(resolved)))
     yield from (Job("bag_of_words", {"task": task}) for task in bag_of_words_tasks(resolved))
     if config.minimal_pairs is not None:
         yield Job("prepare_minimal_pairs", {})

@@ -9,6 +9,7 @@
 
 import functools
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -125,7 +126,17 @@ def corpus_source_inputs(wildcards):
 
 
 def task_split_inputs(wildcards):
-    return [f"results/data/tasks/{wildcards.task}/{split}.jsonl" for split in TASK_FILES] + [OUTPUTS["prepare_task"].format(task=wildcards.task)]
+    """A fine-tuning job's prepared task, and those of the tasks scored on its models (``trained_with``)."""
+    tasks = [wildcards.task, *CFG.evaluated_with(wildcards.task)]
+    return [f"results/data/tasks/{task}/{split}.jsonl" for task in tasks for split in TASK_FILES] + [
+        OUTPUTS["prepare_task"].format(task=task) for task in tasks
+    ]
+
+
+# Tasks that fine-tune models of their own, and those scored on another's (TaskSpec.trained_with):
+# the fine-tuning rules make the first's outputs, finetune_evaluated the second's.
+FINE_TUNED_TASKS = "|".join(re.escape(name) for name, task in CFG.tasks.items() if task.trained_with is None)
+EVALUATED_TASKS = "|".join(re.escape(name) for name, task in CFG.tasks.items() if task.trained_with is not None)
 
 
 def pretrain_start(wildcards):

@@ -5,7 +5,7 @@
 
 FINETUNE_COMMAND = (
     "{PYTHON:q} -m pipeline finetune --spec {params.spec:q} --model {params.model:q} --task-dir {params.task_dir:q}"
-    " --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"
+    " {params.evaluated_task_dirs:q} --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"
 )
 
 
@@ -15,6 +15,8 @@ rule finetune:
         task=task_split_inputs,
     output:
         update(OUTPUTS["finetune"]),
+    wildcard_constraints:
+        task=FINE_TUNED_TASKS,
     params:
         **rule_params("finetune"),
         device=job_device,
@@ -36,6 +38,8 @@ rule finetune_checkpoint:
         task=task_split_inputs,
     output:
         update(OUTPUTS["finetune_checkpoint"]),
+    wildcard_constraints:
+        task=FINE_TUNED_TASKS,
     params:
         **rule_params("finetune_checkpoint"),
         device=job_device,
@@ -48,3 +52,26 @@ rule finetune_checkpoint:
         "benchmarks/finetune/{task}/{name}-{size}-step{step}.tsv"
     shell:
         FINETUNE_COMMAND
+
+
+# A task scored on another task's fine-tuned models (the study's nq and mldr_en on MS MARCO's):
+# its scores.json, written out of that task's job on the same model. Nothing is trained.
+if EVALUATED_TASKS:
+
+    rule finetune_evaluated:
+        input:
+            trained=lambda w: f"results/{w.finetuned}/{CFG.trainer_of(w.task)}/{w.model}/scores.json",
+        output:
+            update(OUTPUTS["finetune_evaluated"]),
+        wildcard_constraints:
+            finetuned="finetune|finetune_outside",
+            task=EVALUATED_TASKS,
+            model=r"[A-Za-z0-9_-]+",
+        params:
+            **rule_params("finetune_evaluated"),
+        localrule: True
+        log:
+            "logs/finetune_evaluated/{finetuned}/{task}/{model}.log",
+        shell:
+            "{PYTHON:q} -m pipeline finetune-evaluated --trained {params.trained:q} --task {wildcards.task:q} --out {params.out:q}"
+            " > {log:q} 2>&1"

@@ -24,6 +24,8 @@ rule finetune_outside:
         task=task_split_inputs,
     output:
         update(OUTPUTS["finetune_outside"]),
+    wildcard_constraints:
+        task=FINE_TUNED_TASKS,
     params:
         **rule_params("finetune_outside"),
         device=job_device,

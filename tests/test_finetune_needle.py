@@ -53,7 +53,7 @@ def test_greedy_decoding_writes_the_learned_answer_and_stops(objective_kind, ini
     splits = {name: needle.encode_split(rows(n, offset)) for name, n, offset in (("train", 32, 0), ("validation", 8, 40), ("test", 8, 50))}
     spec = FinetuningSpec(tasks=("n",), learning_rates=(1e-2,), seeds=(0,), batch_size=8, max_steps=40, max_epochs=100.0, eval_batch_size=3)
     sweep = Sweep(needle, needle.load_pretrained(str(init_dir)), splits, spec, get_metric("exact_match"))
-    result = sweep.run_point(1e-2, 0, "needle")
+    result, _ = sweep.run_point(1e-2, 0, "needle")
     assert result.test == result.test_scores["exact_match"] == 100.0
     assert result.test_scores["length=3,depth=0.5"] == result.test_scores["length=4,depth=0.5"] == 100.0
     # Decoding stops at </s>: exactly " 42" comes out, though MAX_NEW_TOKENS would allow more.

@@ -46,9 +46,10 @@ def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper):
         (run, step) for run in ("clm-610m", "mlm-610m") for step in (1000, 2000, 5000, 10000, 20000, 40000)
     ]
     costs = {cost.stage: cost for cost in stage_costs(paper.config, paper.plans, paper.curve_points)}
-    # 39 models and 3 untrained baselines x 12 datasets, and 12 checkpoints x 12: each its 6 LRs x 5 seeds
-    assert (costs["finetune"].jobs, costs["finetune"].runs) == (504, 15_120)
-    assert (costs["finetune_checkpoint"].jobs, costs["finetune_checkpoint"].runs) == (144, 4_320)
+    # 39 models and 3 untrained baselines x 10 datasets trained on, and 12 checkpoints x 10: each its
+    # 6 LRs x 5 seeds (nq and mldr_en are scored on MS MARCO's fine-tuned models, as in the study)
+    assert (costs["finetune"].jobs, costs["finetune"].runs) == (420, 12_600)
+    assert (costs["finetune_checkpoint"].jobs, costs["finetune_checkpoint"].runs) == (120, 3_600)
 
 
 def test_the_paper_plan_fills_every_model_the_study_published(paper):
@@ -71,8 +72,14 @@ def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper):
     assert {"clm3k_mlm_12000steps-210m", "mlm_cpt_on_clm_2000steps-1b", "ul2-210m"} <= added
 
 
-def fake_tables(mean: float, size: str = "210m", steps: int = 42_000, low: float = math.nan, high: float = math.nan):
-    """A CLM and an MLM-40 run of ``steps``, fine-tuned on the study's three SC datasets at ``mean``."""
+STUDY_SC = {"task_type": "sequence_classification", "input_format": "eos", "precision": "bf16_weights", "text": "raw", "trained_on": None}
+
+
+def fake_tables(
+    mean: float, size: str = "210m", steps: int = 42_000, low: float = math.nan, high: float = math.nan, protocol: dict | None = None
+):
+    """A CLM and an MLM-40 run of ``steps``, fine-tuned on the study's three SC datasets at ``mean``
+    under ``protocol`` (the study's by default)."""
     pretraining = pd.DataFrame([
         {"run": f"{name}-{size}", "size": size, "study": "objectives", "num_steps": steps, "first_step": 0, "objective_kind": name,
          "started_from_run": None, "num_parameters": 210e6, "num_tokens": steps * 2304 * 1024}
@@ -87,7 +94,8 @@ def fake_tables(mean: float, size: str = "210m", steps: int = 42_000, low: float
         for name in ("clm", "mlm")
     ])  # fmt: skip
     curves = pd.DataFrame(columns=["level", "name", "family", "run", "step", "final", "test_mean", "test_low", "test_high"])
-    return pretraining, scores, families, curves, {f"mlm-{size}": {"mask_ratio": 0.4}}
+    protocols = {task: {**STUDY_SC, "trained_on": task, **(protocol or {})} for task in ("sst2", "qqp", "mnli")}
+    return pretraining, scores, families, curves, {f"mlm-{size}": {"mask_ratio": 0.4}}, protocols
 
 
 def test_a_run_at_the_study_s_scale_is_within_or_outside_its_interval():
@@ -98,8 +106,30 @@ def test_a_run_at_the_study_s_scale_is_within_or_outside_its_interval():
     assert produced.loc[("CLM", "SST-2"), "verdict"] == WITHIN  # 90.00 ± 0.30
     assert produced.loc[("CLM", "QQP"), "verdict"] == OUTSIDE
     assert produced.loc[("MLM", "SST-2"), "difference"] == pytest.approx(90.2 - 90.44)
-    assert produced["comparable"].eq(False).all()  # text normalised, not raw: not yet EncodEval's protocol
+    assert produced["comparable"].all()  # the study's scale and its fine-tuning protocol
     assert summary_line(cells).startswith("Of the study's 800 published cells, this run produced 8: 2 within the study's interval, 6")
+
+
+def test_a_cell_fine_tuned_otherwise_than_the_study_says_how():
+    cells = published_beside(read_published_tables(), our_cells(*fake_tables(90.2, protocol={"precision": "fp32", "text": "cleaned"})))
+    produced = cells[cells["verdict"] != NOT_RUN]
+    assert not produced["comparable"].any()
+    assert set(produced["not_comparable_because"]) == {
+        "precision fp32 here, bf16_weights in the study; text cleaned here, raw in the study"
+    }
+
+
+def test_an_ir_model_counts_as_the_study_s_only_when_fine_tuned_on_ms_marco():
+    from pipeline.external.study_protocol import protocol_differences
+
+    ir = {"task_type": "retrieval", "input_format": "eos", "precision": "bf16_weights", "text": "raw"}
+    assert protocol_differences("IR", {**ir, "trained_on": "msmarco"}, "msmarco") == []
+    assert protocol_differences("IR", {**ir, "trained_on": "nq"}, "nq") == [
+        "IR models fine-tuned by task nq here; the study scores those it fine-tuned on msmarco"
+    ]
+    assert protocol_differences("QA", {**ir, "task_type": "extractive_qa"}, None) == [
+        "QA head differs: extractive_qa here, qa_token_tagging in the study"
+    ]
 
 
 def test_a_shrunk_run_is_matched_by_its_role_and_says_it_is_not_comparable():

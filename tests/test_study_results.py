@@ -148,7 +148,7 @@ def our_scores(
     points: list[tuple[float, int, float, list | None]],
     metric: str = "accuracy",
     source: str = "nyu-mll/glue/sst2 validation",
-    task_type: str | None = None,
+    task_type: str = "sequence_classification",
     precision: str = "bf16_weights",
 ) -> Path:
     """A finetune_outside scores.json of the outside model ``mlmvsclm_210m_clm``: (LR, seed,
@@ -165,7 +165,7 @@ def our_scores(
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "task_type": task_type,
-              "input_format": "eos", "precision": precision, "grid": grid}  # fmt: skip
+              "input_format": "eos", "precision": precision, "text": "raw", "grid": grid}  # fmt: skip
     path.write_text(json.dumps(record))
     return path
 

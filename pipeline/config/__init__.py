@@ -253,11 +253,42 @@ class Config:
             for name in names:
                 if name not in known:
                     raise ValueError(f"{where}: {name!r} is not defined (defined: {', '.join(sorted(known))})")
+        self._check_trained_with()
         self._check_curve_families()
         used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]
         for artifact in used_artifacts:
             if artifact is not None and artifact not in self.sources:
                 raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")
+
+    def _check_trained_with(self) -> None:
+        """A task scored on another's fine-tuned models runs exactly where its trainer runs:
+        the trainer is a task of the same type that fine-tunes itself, in ``finetuning.tasks``
+        whenever the task is, and the task has no ``by_task`` protocol of its own."""
+        for name, task in self.tasks.items():
+            trainer = task.trained_with
+            if trainer is None:
+                continue
+            where = f"tasks.{name}.trained_with"
+            if trainer not in self.tasks:
+                raise ValueError(f"{where}: {trainer!r} is not defined (defined: {', '.join(sorted(self.tasks))})")
+            if self.tasks[trainer].trained_with is not None or self.tasks[trainer].type != task.type:
+                raise ValueError(f"{where}: {trainer!r} must be a {task.type} task that fine-tunes itself (no trained_with)")
+            if name in self.finetuning.tasks and trainer not in self.finetuning.tasks:
+                raise ValueError(f"{where}: {trainer!r} is not in finetuning.tasks, so nothing fine-tunes the models {name!r} is scored on")
+            if name in self.finetuning.curve_tasks and trainer not in self.finetuning.curve_tasks:
+                raise ValueError(
+                    f"{where}: {trainer!r} is kept off the learning curves (by_task.{trainer}.learning_curves), {name!r} is not"
+                )
+            if name in self.finetuning.by_task:
+                raise ValueError(f"finetuning.by_task.{name}: {name!r} is scored on {trainer!r}'s fine-tuned models, under its protocol")
+
+    def trainer_of(self, task: str) -> str:
+        """The task whose fine-tuning job scores ``task``: its ``trained_with``, else itself."""
+        return self.tasks[task].trained_with or task
+
+    def evaluated_with(self, trainer: str) -> tuple[str, ...]:
+        """The tasks of ``finetuning.tasks`` that ``trainer``'s fine-tuned models are scored on besides it."""
+        return tuple(task for task in self.finetuning.tasks if self.tasks[task].trained_with == trainer)
 
     def _check_curve_families(self) -> None:
         """A task kept off the learning curves takes its family with it: a family's curve is

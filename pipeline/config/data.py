@@ -274,10 +274,18 @@ class TaskSpec:
     # 1 - validation_fraction, seed=split_seed) of the source's train rows in their order,
     # reproduced exactly; its validation keeps every row (needs the source's own test split).
     validation_draw: Literal["hashed", "train_test_split"] = "hashed"
+    # Text fields as the source gives them (the study's inputs: EncodEval tokenizes the hub's
+    # strings unchanged), instead of clean_text's NFC, single spaces and no control characters.
+    # Duplicates are found on the same lower-cased, space-collapsed key either way.
+    raw_text: bool = False
     needle: NeedleSpec | None = None  # needle_in_a_haystack only
     # retrieval only: validation and test judged against a corpus (the study's IR datasets);
     # `data` then gives the training pairs alone.
     judgements: JudgementsSpec | None = None
+    # retrieval only: the task whose fine-tuned models this one is scored on, at every grid
+    # point, instead of fine-tuning its own (the study trains once on MS MARCO and evaluates
+    # that model on msmarco, nq and mldr_en). Its `data` is then not trained on.
+    trained_with: str | None = None
 
     @property
     def test_source(self) -> str:
@@ -297,6 +305,8 @@ class TaskSpec:
     def validate(self) -> None:
         if self.judgements is not None and self.type != "retrieval":
             raise ValueError("a 'judgements' entry goes with type 'retrieval'")
+        if self.trained_with is not None and self.type != "retrieval":
+            raise ValueError("'trained_with' goes with type 'retrieval' (an embedder has no task-specific head to share)")
         if (self.type == "needle_in_a_haystack") != (self.needle is not None):
             raise ValueError("a 'needle' entry goes with type 'needle_in_a_haystack', and only with it")
         if self.templates and self.data.hub is None:

@@ -16,8 +16,10 @@ rehearsal, a CPU tier with the paper's size names) is matched as the paper confi
   run has all three of the family's datasets.
 
 Each matched cell says whether it was measured the study's way: at the study's parameters and
-tokens, and with its fine-tuning protocol (:data:`PROTOCOL_DIFFERENCES`, what this harness does
-otherwise today). A cell measured otherwise is still shown, marked not comparable.
+tokens, and with its fine-tuning protocol as each task's scores.json records it
+(:func:`.study_protocol.protocol_differences`: head, input format, precision, raw text, which
+task's fine-tuning an IR model came from). A cell measured otherwise is still shown, marked
+not comparable, with every reason.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
+from pipeline.external.study_protocol import protocol_differences
 from pipeline.report.stats import Estimate, average, difference, t_critical
 
 STUDY_STEPS = 42_000  # the study's full budget, which a config's pretraining.num_steps stands for
@@ -40,12 +43,6 @@ TASK_DATASETS = {
     "sst2": "SST-2", "qqp": "QQP", "mnli": "MNLI", "conll2003": "CoNLL", "ontonotes": "OntoNotes", "uner_en": "UNER",
     "squad": "SQuAD", "squad_v2": "SQuAD-v2", "record": "ReCoRD", "msmarco": "MS MARCO", "nq": "NQ", "mldr_en": "MLDR",
 }  # fmt: skip
-# Where this harness's fine-tuning is not yet EncodEval's (docs/paper-scale.md, "What the paper
-# configuration measures"): a cell of these families is not measured the study's way.
-PROTOCOL_DIFFERENCES = {
-    "IR": "each IR dataset fine-tunes its own copy on MS MARCO's pairs here (de-duplicated against its own test); the study one for all",
-}
-EVERY_FAMILY = "text whitespace-normalised here, raw in the study"
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
 WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
 CELL_COLUMNS = [
@@ -105,22 +102,29 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
     return keys
 
 
-def not_comparable_because(run: Mapping[str, Any], step: int | None, num_steps: int, family: str) -> str:
-    """Why a cell of ``run`` is not measured the study's way ("" if it is): its scale, its protocol."""
+def not_comparable_because(
+    run: Mapping[str, Any], step: int | None, num_steps: int, family: str, tasks: list[str], protocols: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """Why a cell of ``run`` over ``tasks`` (one, or a family's three) is not measured the study's
+    way ("" if it is): its scale, and how each task's grids were fine-tuned (``protocols``)."""
     reasons = []
     study_parameters = STUDY_SIZES[run["size"]][1]
     tokens = run["num_tokens"] * step / num_steps if step is not None else run["num_tokens"]
     study_tokens = scaled(run["num_steps"] if step is None else step, num_steps) * STUDY_TOKENS_PER_STEP
     if abs(run["num_parameters"] / study_parameters - 1) > SCALE_TOLERANCE or abs(tokens / study_tokens - 1) > SCALE_TOLERANCE:
         reasons.append(f"{run['num_parameters'] / study_parameters:.2g}x the study's parameters, {tokens / study_tokens:.2g}x its tokens")
-    if family in PROTOCOL_DIFFERENCES:
-        reasons.append(PROTOCOL_DIFFERENCES[family])
-    return "; ".join([*reasons, EVERY_FAMILY])
+    for task in tasks:
+        protocol = protocols.get(task, {})
+        trained_on = protocol.get("trained_on") or task  # a task name of TASK_DATASETS is EncodEval's for IR
+        for reason in protocol_differences(family, protocol, trained_on if trained_on in TASK_DATASETS else None):
+            if reason not in reasons:
+                reasons.append(reason)
+    return "; ".join(reasons)
 
 
 def our_cells(
     pretraining: pd.DataFrame, scores: pd.DataFrame, family_scores: pd.DataFrame, curves: pd.DataFrame,
-    objective_params: Mapping[str, Mapping[str, Any]],
+    objective_params: Mapping[str, Mapping[str, Any]], protocols: Mapping[str, Mapping[str, Any]],
 ) -> pd.DataFrame:  # fmt: skip
     """One row per (study key, dataset) this run produced: its run, step, task, mean and interval."""
     if pretraining.empty:
@@ -134,7 +138,7 @@ def our_cells(
         base_kind = kinds.get(run["started_from_run"], "") if isinstance(run["started_from_run"], str) else ""
         for (step, dataset, family), result in results.get(run["run"], {}).items():
             keys = study_keys(run, step, num_steps, mask_ratio, base_kind)
-            why = not_comparable_because(run, step, num_steps, family) if keys else ""
+            why = not_comparable_because(run, step, num_steps, family, result["task"].split(), protocols) if keys else ""
             for key in keys:
                 rows.append(
                     {**key, "family": family, "dataset": dataset, "run": run["run"], "step": step, **result, "not_comparable_because": why}

@@ -25,16 +25,12 @@ import pandas as pd
 
 from pipeline.errors import PipelineError
 from pipeline.external.encodeval import STUDY_METRICS, STUDY_TEST_SOURCES, UNSEEDED_TEST_SPLITS, example_scores
+from pipeline.external.study_protocol import PROTOCOL_KEYS, protocol_differences
 from pipeline.report.contract import STUDY_VERSUS_COLUMNS
 from pipeline.report.scoring import chosen_on_validation
 from pipeline.report.stats import Estimate, mean_interval
 
 POINTS = 100.0  # EncodEval's per-example scores are fractions; ours are in points
-# Families whose head decides what the metric measures: QA's token positions are a tagging head's
-# (EncodEval's) output; a span pointer's positions score the same metric on another task.
-STUDY_TASK_TYPES = {"QA": "qa_token_tagging"}
-# The fine-tuning settings a grid must have been run with to be the study's (EncodEval's).
-STUDY_PROTOCOL = {"input_format": "eos", "precision": "bf16_weights"}
 
 
 def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
@@ -47,7 +43,7 @@ def read_ours(paths: list[Path]) -> dict[tuple[str, str], pd.DataFrame]:
             key, grid = (record["objective"], record["task"]), pd.DataFrame(record["grid"])
             grid = grid[["learning_rate", "seed", "validation", "test"]].assign(test_examples=grid.get("test_examples"))
             grid.attrs["metric"], grid.attrs["test_source"] = record["metric"], record.get("test_source")
-            for setting in ("task_type", "input_format", "precision"):
+            for setting in PROTOCOL_KEYS:
                 grid.attrs[setting] = record.get(setting)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
             raise PipelineError(f"{path}: not a fine-tuning scores.json ({type(error).__name__}: {error})") from None
@@ -64,20 +60,18 @@ def our_example_scores(points: pd.DataFrame) -> np.ndarray | None:
     return np.mean(lists, axis=0)
 
 
-def refusal(points: pd.DataFrame, theirs: pd.Series, mine: np.ndarray | None) -> str:
-    """Why our per-example test scores cannot be paired with the study's for this row; "" if they can."""
+def refusal(points: pd.DataFrame, theirs: pd.Series, mine: np.ndarray | None, trained_on_dataset: str | None) -> str:
+    """Why our per-example test scores cannot be paired with the study's for this row; "" if they
+    can. ``trained_on_dataset``: the study's dataset our grid's models were fine-tuned on."""
     metric, source, dataset = points.attrs["metric"], points.attrs["test_source"], theirs["dataset"]
     study_metric = STUDY_METRICS.get(theirs["family"])
     if dataset in UNSEEDED_TEST_SPLITS:
         return f"{dataset}: {UNSEEDED_TEST_SPLITS[dataset]}"
     if metric != study_metric:
         return f"metric {metric} here, the study's {theirs['family']} metric is {study_metric}"
-    study_type, ours = STUDY_TASK_TYPES.get(theirs["family"]), points.attrs.get("task_type")
-    if study_type is not None and ours != study_type:
-        return f"{theirs['family']} head differs: {ours or 'not recorded'} here, {study_type} in the study"
-    for key, study_value in STUDY_PROTOCOL.items():
-        if points.attrs.get(key) != study_value:
-            return f"{key} {points.attrs.get(key) or '(not recorded)'} here, {study_value} in the study"
+    differences = protocol_differences(theirs["family"], points.attrs, trained_on_dataset)
+    if differences:
+        return differences[0]
     if dataset not in STUDY_TEST_SOURCES:
         return f"the study's test split of {dataset} is not known here"
     if source not in STUDY_TEST_SOURCES[dataset]:
@@ -101,7 +95,7 @@ def versus_table(
         learning_rate, _, test = chosen_on_validation(points, "learning_rate")
         mine = our_example_scores(points[points["learning_rate"] == learning_rate])
         for _, theirs in study.iterrows():
-            paired, why = None, refusal(points, theirs, mine)
+            paired, why = None, refusal(points, theirs, mine, tasks.get(points.attrs.get("trained_on") or task))
             if not why:
                 paired = mean_interval(mine - POINTS * example_scores(theirs["paths"]), confidence)
             rows.append({

@@ -13,15 +13,16 @@ import argparse
 import dataclasses
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
+from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
-from pipeline.finetune.sweep import Sweep
+from pipeline.finetune.sweep import Evaluation, GridResult, Sweep
 from pipeline.finetune.task_data import read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
@@ -43,12 +44,18 @@ class FinetuneRunSpec:
     size: str
     finetuning: FinetuningSpec
     pretraining_step: int | None = None  # an intermediate checkpoint (learning curves); None for the final model
+    # Tasks scored on this job's fine-tuned models besides its own (TaskSpec.trained_with), by name.
+    evaluated: dict[str, TaskSpec] = field(default_factory=dict)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="JSON of the fine-tuning run")
     parser.add_argument("--model", required=True, help="checkpoint directory (pretrained or initial weights)")
     parser.add_argument("--task-dir", required=True, help="prepared task (train/validation/test.jsonl, stats.json)")
+    parser.add_argument(
+        "--evaluated-task-dir", action="append", default=[], metavar="NAME=DIR",
+        help="a prepared task of the spec's 'evaluated', scored on every grid point's model (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--out", required=True, help="output directory for scores.json")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="cpu, or cuda (the job's GPU, `resources: gpu=1`)")
@@ -78,48 +85,77 @@ def run(args: argparse.Namespace) -> None:
     use_device(device)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
-    metric = get_metric(spec.task.metric)
-    stats, rows = read_task(args.task_dir)
     tokenizer = load_saved_tokenizer(args.model)
-    task_type = get_task_type(spec.task.type)(
-        TaskContext(
-            spec.task, stats, tokenizer, finetuning.attention, spec.objective_kind, finetuning.input_format, read_documents(args.task_dir)
-        )
-    )
-    splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
-    also_metrics = [get_metric(name) for name in spec.task.also_metrics]
-    sweep = Sweep(task_type, task_type.load_pretrained(args.model).to(device), splits, finetuning, metric, also_metrics)
+    task_dirs = {spec.task_name: args.task_dir, **evaluated_task_dirs(args.evaluated_task_dir, spec)}
+    tasks = {spec.task_name: spec.task, **spec.evaluated}
+    rows, evaluations = {}, {}
+    for name, task in tasks.items():
+        stats, rows[name] = read_task(task_dirs[name])
+        documents = read_documents(task_dirs[name])
+        context = TaskContext(task, stats, tokenizer, finetuning.attention, spec.objective_kind, finetuning.input_format, documents)
+        task_type = get_task_type(task.type)(context)
+        # An evaluated task's training rows are not trained on: left unencoded.
+        kept = {split: split_rows for split, split_rows in rows[name].items() if name == spec.task_name or split != "train"}
+        splits = {split: task_type.encode_split(split_rows) for split, split_rows in kept.items()}
+        evaluations[name] = Evaluation(task_type, splits, get_metric(task.metric), [get_metric(other) for other in task.also_metrics])
+    own = evaluations.pop(spec.task_name)
+    pretrained = own.task_type.load_pretrained(args.model).to(device)
+    sweep = Sweep(own.task_type, pretrained, own.splits, finetuning, own.metric, own.also_metrics, evaluations)
     log.info(
-        "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s",
-        spec.run, spec.task_name, spec.task.type, *(len(splits[name]) for name in ("train", "validation", "test")),
-        task_type.attention, finetuning.precision,
+        "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s%s",
+        spec.run, spec.task_name, spec.task.type, *(len(own.splits[name]) for name in ("train", "validation", "test")),
+        own.task_type.attention, finetuning.precision, f"; scored on {', '.join(evaluations)} too" if evaluations else "",
     )  # fmt: skip
-    results = [dataclasses.asdict(result) for result in sweep.run_grid(f"finetune {spec.run} on {spec.task_name}")]
+    grid = sweep.run_grid(f"finetune {spec.run} on {spec.task_name}")
+    record = scores_record(spec, spec.task_name, own, rows[spec.task_name]["test"], [result for result, _ in grid])
+    # What an evaluated task's own scores.json will hold (pipeline.finetune.evaluated writes it out).
+    record["evaluated"] = {
+        name: scores_record(spec, name, evaluation, rows[name]["test"], [elsewhere[name] for _, elsewhere in grid])
+        for name, evaluation in evaluations.items()
+    }
     with atomic_path(args.out) as out:
         out.mkdir()
-        write_provenance(out, strict.to_plain(spec), {"model": Path(args.model) / WEIGHTS_FILE, "task": args.task_dir})
-        write_json(
-            out / "scores.json",
-            {
-                "task": spec.task_name,
-                "family": spec.task.family,
-                "metric": spec.task.metric,
-                # How it was fine-tuned: study-results pairs with the study only under its head, input and precision.
-                "task_type": spec.task.type,
-                "input_format": finetuning.input_format,
-                "precision": finetuning.precision,
-                "higher_is_better": metric.higher_is_better,
-                "run": spec.run,
-                "objective": spec.objective,
-                "objective_kind": spec.objective_kind,
-                "size": spec.size,
-                "attention": task_type.attention,  # NIAH: the objective's generative pattern
-                "pretraining_step": spec.pretraining_step,
-                # Which test examples, in which order, the per-example scores are of: two lists
-                # pair example by example only under the same identity (and the same metric),
-                # and with the study's only where the test split is the study's.
-                "test_source": spec.task.test_source,
-                "test_examples_identity": examples_identity(rows["test"]),
-                "grid": results,
-            },
+        inputs = {"model": Path(args.model) / WEIGHTS_FILE, **{f"task {name}": directory for name, directory in task_dirs.items()}}
+        write_json(out / "scores.json", record)
+        # scores.json recorded: a task trained with this one is written out of it (pipeline.finetune.evaluated), verified.
+        write_provenance(out, strict.to_plain(spec), inputs, outputs=[out / "scores.json"])
+
+
+def evaluated_task_dirs(pairs: list[str], spec: FinetuneRunSpec) -> dict[str, str]:
+    """``NAME=DIR`` arguments as {name: dir}, exactly the spec's ``evaluated`` tasks."""
+    dirs = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+    if len(dirs) != len(pairs) or set(dirs) != set(spec.evaluated):
+        raise PipelineError(
+            f"--evaluated-task-dir {pairs}: give NAME=DIR once for each task of the spec's evaluated ({sorted(spec.evaluated)})"
         )
+    return dirs
+
+
+def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation, test_rows: list[dict], grid: list[GridResult]) -> dict:
+    """One task's ``scores.json``: every grid point of ``grid`` and how it was fine-tuned."""
+    task, metric, finetuning = evaluation.task_type.context.task, evaluation.metric, spec.finetuning
+    return {
+        "task": task_name,
+        "family": task.family,
+        "metric": task.metric,
+        # How it was fine-tuned: study-results pairs with the study only under its head, input and precision.
+        "task_type": task.type,
+        "input_format": finetuning.input_format,
+        "precision": finetuning.precision,
+        "text": "raw" if task.raw_text else "cleaned",
+        "higher_is_better": metric.higher_is_better,
+        "run": spec.run,
+        "objective": spec.objective,
+        "objective_kind": spec.objective_kind,
+        "size": spec.size,
+        "attention": evaluation.task_type.attention,  # NIAH: the objective's generative pattern
+        "pretraining_step": spec.pretraining_step,
+        # The task whose training rows fine-tuned the models (itself unless TaskSpec.trained_with).
+        "trained_on": spec.task_name,
+        # Which test examples, in which order, the per-example scores are of: two lists
+        # pair example by example only under the same identity (and the same metric),
+        # and with the study's only where the test split is the study's.
+        "test_source": task.test_source,
+        "test_examples_identity": examples_identity(test_rows),
+        "grid": [dataclasses.asdict(result) for result in grid],
+    }

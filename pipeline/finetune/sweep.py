@@ -16,8 +16,9 @@ import copy
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import torch
 from torch import nn
@@ -50,6 +51,17 @@ class GridResult:
     # The headline of each test example in split order, for paired comparisons with another
     # model's on the same examples (the study's released results); None: not a mean over examples.
     test_examples: list[float] | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A task the fine-tuned model of every grid point is scored on: the trained task, or one
+    scored on its models (``TaskSpec.trained_with``), with its own encoding, corpus and metrics."""
+
+    task_type: TaskType
+    splits: dict[str, EncodedSplit]  # at least validation and test
+    metric: Metric
+    also_metrics: Sequence[Metric] = ()  # recorded beside the headline metric's scores, as "<metric>.<key>"
 
 
 def num_finetune_steps(num_examples: int, budget: ExampleBudget) -> int:
@@ -112,14 +124,15 @@ class Sweep:
         spec: FinetuningSpec,
         metric: Metric,
         also_metrics: Sequence[Metric] = (),
+        evaluated: Mapping[str, Evaluation] = MappingProxyType({}),
     ):
         self.task_type = task_type
         self.pretrained = pretrained
         self.pretrained_state = copy.deepcopy(pretrained.state_dict())
-        self.splits = splits
+        self.train = splits["train"]
         self.spec = spec
-        self.metric = metric
-        self.also_metrics = also_metrics  # recorded beside the headline metric's scores, as "<metric>.<key>"
+        self.own = Evaluation(task_type, splits, metric, also_metrics)
+        self.evaluated = dict(evaluated)  # other tasks, by name: scored by the same models, never trained on
         self.device = next(pretrained.parameters()).device
         if spec.precision in ("bf16", "bf16_weights") and self.device.type == "cpu":
             # torch's CPU SDPA kernel is ~5x slower in bf16 than in fp32 (measured on the tiny
@@ -127,33 +140,35 @@ class Sweep:
             # attention is two bf16 matmuls around a float32 softmax.
             pretrained.set_attn_implementation("eager")
 
-    def run_grid(self, description: str) -> list[GridResult]:
+    def run_grid(self, description: str) -> list[tuple[GridResult, dict[str, GridResult]]]:
         """Every LR at the selection seeds, then the other seeds at the LR those chose on
-        validation; on the study's full grid (no ``selection_seeds``) every seed runs every LR."""
+        validation (the trained task's); on the study's full grid (no ``selection_seeds``)
+        every seed runs every LR. Each point: its result, and those of ``evaluated`` by name."""
         spec = self.spec
         selecting = spec.seeds_at_every_rate
         others = [seed for seed in spec.seeds if seed not in selecting]
         with tqdm(total=spec.num_runs, desc=description, unit="run") as progress:
 
-            def run(learning_rate: float, seed: int) -> GridResult:
+            def run(learning_rate: float, seed: int) -> tuple[GridResult, dict[str, GridResult]]:
                 result = self.run_point(learning_rate, seed, description)
                 progress.update()
                 return result
 
             results = [run(learning_rate, seed) for learning_rate in spec.learning_rates for seed in selecting]
             if others:
-                chosen = best_on_validation((r.learning_rate, r.validation) for r in results)
+                chosen = best_on_validation((r.learning_rate, r.validation) for r, _ in results)
                 log.info("lr %.1e chosen on validation (seeds %s); seeds %s run at it", chosen, list(selecting), others)
                 results += [run(chosen, seed) for seed in others]
         return results
 
-    def run_point(self, learning_rate: float, seed: int, description: str) -> GridResult:
+    def run_point(self, learning_rate: float, seed: int, description: str) -> tuple[GridResult, dict[str, GridResult]]:
         """One grid point: the pretrained weights restored, a head, data order and schedule
-        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored.
-        A loss that stops being finite ends the job (``description`` names it): its scores
-        would be the untrained head's, passed off as a result."""
+        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored on
+        the trained task and on each of ``evaluated``. A loss that stops being finite ends the
+        job (``description`` names it): its scores would be the untrained head's, passed off
+        as a result."""
         started = time.perf_counter()
-        spec, train = self.spec, self.splits["train"]
+        spec, train = self.spec, self.train
         self.pretrained.load_state_dict(self.pretrained_state)
         torch.manual_seed(seed)
         model = in_precision(self.task_type.build_model(self.pretrained), spec.precision)
@@ -175,32 +190,46 @@ class Sweep:
                     f"{description}: the loss is {losses[-1]} at step {step + 1} of learning rate {learning_rate:g}, seed {seed};"
                     " nothing is written (lower the learning rate, or check the model it starts from)"
                 )
-        predictions = {split: self.predict(model, self.splits[split]) for split in EVALUATION_SPLITS}
-        scores = {split: self.split_scores(self.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
-        headline = self.metric.headline
-        result = GridResult(
-            learning_rate, seed, scores["validation"][headline], scores["test"][headline], num_steps, time.perf_counter() - started,
-            scores["validation"], scores["test"],
-            self.metric.per_example(*self.task_type.metric_inputs(self.metric, self.splits["test"], predictions["test"])),
-        )  # fmt: skip
+        trained = time.perf_counter() - started
+        result = self.scored(self.own, model, learning_rate, seed, num_steps, trained)
         tail = losses[-max(1, num_steps // 10) :]
         log.info(
             "lr %.1e seed %d: validation %s %.2f, test %.2f (%d steps, final loss %.3f, %.1f s)",
-            learning_rate, seed, headline, result.validation, result.test, num_steps, sum(tail) / len(tail), result.seconds,
+            learning_rate, seed, self.own.metric.headline, result.validation, result.test, num_steps, sum(tail) / len(tail), result.seconds,
         )  # fmt: skip
-        return result
+        elsewhere = {name: self.scored(evaluation, model, learning_rate, seed, num_steps) for name, evaluation in self.evaluated.items()}
+        for name, other in elsewhere.items():
+            log.info("  on %s: validation %.2f, test %.2f (%.1f s)", name, other.validation, other.test, other.seconds)
+        return result, elsewhere
 
-    def split_scores(self, split: EncodedSplit, predictions: list) -> dict[str, float]:
-        """The headline metric's whole result, and each other metric's under its name."""
-        scores = self.task_type.scores(self.metric, split, predictions)
-        for other in self.also_metrics:
-            scores |= {f"{other.name}.{key}": value for key, value in self.task_type.scores(other, split, predictions).items()}
-        return scores
+    def scored(
+        self, evaluation: Evaluation, model: nn.Module, learning_rate: float, seed: int, num_steps: int, trained: float = 0.0
+    ) -> GridResult:
+        """``model``'s validation and test scores on ``evaluation``'s task; ``seconds``: ``trained``
+        (the training's, for the trained task) plus the scoring's own."""
+        started = time.perf_counter()
+        predictions = {split: self.predict(evaluation.task_type, model, evaluation.splits[split]) for split in EVALUATION_SPLITS}
+        scores = {split: split_scores(evaluation, evaluation.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
+        metric, test = evaluation.metric, evaluation.splits["test"]
+        return GridResult(
+            learning_rate, seed, scores["validation"][metric.headline], scores["test"][metric.headline], num_steps,
+            trained + time.perf_counter() - started, scores["validation"], scores["test"],
+            metric.per_example(*evaluation.task_type.metric_inputs(metric, test, predictions["test"])),
+        )  # fmt: skip
 
-    def predict(self, model: nn.Module, split: EncodedSplit) -> list:
+    def predict(self, task_type: TaskType, model: nn.Module, split: EncodedSplit) -> list:
         """The task's predictions for ``split``, in eval mode."""
         model.eval()
         with torch.no_grad(), autocast(self.spec.precision, self.device):
-            predictions = self.task_type.predict(model, split, self.spec.eval_batch_size)
+            predictions = task_type.predict(model, split, self.spec.eval_batch_size)
         model.train()
         return predictions
+
+
+def split_scores(evaluation: Evaluation, split: EncodedSplit, predictions: list) -> dict[str, float]:
+    """The headline metric's whole result, and each other metric's under its name."""
+    task_type = evaluation.task_type
+    scores = task_type.scores(evaluation.metric, split, predictions)
+    for other in evaluation.also_metrics:
+        scores |= {f"{other.name}.{key}": value for key, value in task_type.scores(other, split, predictions).items()}
+    return scores

@@ -71,6 +71,7 @@ from pipeline.report.inputs import (
     read_finetune_grid,
     read_minimal_pairs,
     read_pretraining,
+    read_protocols,
     read_tasks,
 )
 
@@ -124,6 +125,7 @@ def read_sources(
         confidence=confidence,
         objective_params=objective_params,
         claims=claims,
+        protocols=read_protocols([*scores_paths, *curve_paths]),
     )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.errors import PipelineError
+from pipeline.external.study_protocol import PROTOCOL_KEYS
 from pipeline.files import read_json
 from pipeline.report.contract import GRID_COLUMNS, MINIMAL_PAIR_OUTCOME_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
 from pipeline.report.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
@@ -169,6 +170,23 @@ def read_pretraining(paths: list[Path]) -> tuple[pd.DataFrame, dict[str, dict[st
 def unanswerable_test_questions(record: dict) -> int | None:
     """An extractive QA task's test questions with no answer in their passage; None for other task types."""
     return record["label_counts"].get("test", {}).get("unanswerable") if record["type"] == "extractive_qa" else None
+
+
+def read_protocols(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """Task -> how its grids were fine-tuned (:data:`PROTOCOL_KEYS` of its scores.json files, a key
+    a file lacks as None); every file of a task must say the same, or one line names two that differ."""
+    protocols: dict[str, dict[str, Any]] = {}
+    first: dict[str, Path] = {}
+    for path in paths:
+        record = read_json(path)
+        task, protocol = record.get("task"), {key: record.get(key) for key in PROTOCOL_KEYS}
+        if task in protocols and protocols[task] != protocol:
+            differing = next(key for key in PROTOCOL_KEYS if protocols[task][key] != protocol[key])
+            theirs = protocols[task][differing]
+            raise PipelineError(f"{path}: key {differing!r} = {protocol[differing]!r}, but {first[task]} has {theirs!r} for task {task!r}")
+        protocols.setdefault(task, protocol)
+        first.setdefault(task, path)
+    return protocols
 
 
 def read_tasks(paths: list[Path]) -> pd.DataFrame:

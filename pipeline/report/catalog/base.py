@@ -11,7 +11,7 @@ one new module of this package that calls :func:`register`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -36,6 +36,8 @@ class Sources:
     objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
     claims: Sequence[Claim]
     measured_by: str = "this run"  # whose runs these are (Results.measured_by)
+    # task -> how its grids were fine-tuned, as scores.json records it (study_protocol.PROTOCOL_KEYS)
+    protocols: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 # (every table built so far by name, the confidence level) -> the tables one display shows

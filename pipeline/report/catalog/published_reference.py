@@ -22,7 +22,8 @@ EXPERIMENT_TITLES = {
 
 
 def build(sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    ours = our_cells(built["pretraining"], built["scores"], built["family_scores"], built["learning_curves"], sources.objective_params)
+    tables = (built[name] for name in ("pretraining", "scores", "family_scores", "learning_curves"))
+    ours = our_cells(*tables, sources.objective_params, sources.protocols)
     return published_beside(read_published_tables(), ours)
 
 
