@@ -174,3 +174,31 @@ def test_the_study_s_validation_draw_is_datasets_train_test_split_row_for_row(tm
     assert not (tmp_path / "no-test").exists()
     del data["hub"]["splits"]["test"]
     assert prepare(tmp_path / "no-test", task_spec(data=data, validation_draw="train_test_split")) == 2
+
+
+def test_raw_text_keeps_every_string_as_the_source_gives_it(tmp_path):
+    """raw_text (the paper's tasks): text reaches the model as the hub holds it, as EncodEval feeds
+    it: spacing, a zero-width space and a control character kept; cleaned otherwise."""
+    test = [{"sentence": "  Halftime\t 1-0\u200b", "label": 1}, {"sentence": "line\x07 two\r\n", "label": 0}]
+    train = [{"sentence": f"train  line {n}", "label": n % 2} for n in range(8)]
+    for name, content in (("test.jsonl", test), ("train.jsonl", train)):
+        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
+    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
+    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
+                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    assert prepare(tmp_path / "raw", task_spec(data=data, validation_fraction=0.5, raw_text=True)) == 0
+    assert [row["text"] for row in read_rows(tmp_path / "raw" / "test.jsonl")] == [row["sentence"] for row in test]
+    assert prepare(tmp_path / "cleaned", task_spec(data=data, validation_fraction=0.5)) == 0
+    assert [row["text"] for row in read_rows(tmp_path / "cleaned" / "test.jsonl")] == ["Halftime 1-0", "line two"]
+
+
+def test_a_raw_answer_keeps_its_offset_in_the_raw_context():
+    from pipeline.data.task_rows import TASK_TYPES
+
+    context = "Filed  by\u200b Anna Berg, in  Oslo."
+    row = {"question": " Who filed? ", "context": context, "answers": {"text": ["Anna Berg"], "answer_start": [context.index("Anna")]}}
+    raw = TASK_TYPES["qa_token_tagging"].prepare(row, "w", raw=True)
+    assert raw["context"] == context and raw["question"] == " Who filed? " and raw["answers"]["answer_start"] == [11]
+    cleaned = TASK_TYPES["qa_token_tagging"].prepare(row, "w")
+    start = cleaned["answers"]["answer_start"][0]
+    assert cleaned["context"] == "Filed by Anna Berg, in Oslo." and cleaned["context"][start : start + 9] == "Anna Berg"

@@ -30,7 +30,7 @@ class JudgedSplits:
     documents: list[dict[str, Any]]  # {id, document}: every judged document, in corpus order
 
 
-def read_judgements(spec: JudgementsSpec, split_seed: int, where: str) -> JudgedSplits:
+def read_judgements(spec: JudgementsSpec, split_seed: int, where: str, raw: bool = False) -> JudgedSplits:
     """Stream the judgements, then the queries and the corpus, keeping what is judged."""
     scores: dict[str, dict[str, dict[str, int]]] = {split: {} for split in SPLITS}  # split -> query -> document -> score
     texts: dict[str, str] = {}  # query id -> its text (from the judgements, or the queries below)
@@ -49,7 +49,7 @@ def read_judgements(spec: JudgementsSpec, split_seed: int, where: str) -> Judged
         texts.update((row["query_id"], row["query"]) for row in _rows(spec, spec.queries, f"{where}.queries") if row["query_id"] in wanted)
     judged = {document for split in SPLITS for documents in scores[split].values() for document in documents}
     documents = [
-        {"id": row["document_id"], "document": clean_text(row["document"])}
+        {"id": row["document_id"], "document": row["document"] if raw else clean_text(row["document"])}
         for row in _rows(spec, spec.corpus, f"{where}.corpus")
         if row["document_id"] in judged
     ]
@@ -61,7 +61,8 @@ def read_judgements(spec: JudgementsSpec, split_seed: int, where: str) -> Judged
     missing = judged - seen
     if missing:
         raise PipelineError(f"{where}.corpus: {len(missing)} judged document(s) not in the corpus, e.g. {min(missing)!r}")
-    return JudgedSplits({split: _query_rows(scores[split], texts, spec.min_score, f"{where}.queries") for split in SPLITS}, documents)
+    rows = {split: _query_rows(scores[split], texts, spec.min_score, f"{where}.queries", raw) for split in SPLITS}
+    return JudgedSplits(rows, documents)
 
 
 def _rows(spec: JudgementsSpec, hub: HubSpec, where: str) -> Iterator[dict[str, Any]]:
@@ -92,7 +93,7 @@ def _score(row: dict[str, Any], where: str) -> int:
         raise PipelineError(f"{where}.qrels: row {row['id']!r} field 'score': {row['score']!r} is not an integer") from None
 
 
-def _query_rows(scores: dict[str, dict[str, int]], texts: dict[str, str], min_score: int, where: str) -> list[dict[str, Any]]:
+def _query_rows(scores: dict[str, dict[str, int]], texts: dict[str, str], min_score: int, where: str, raw: bool) -> list[dict[str, Any]]:
     rows = []
     for query, documents in scores.items():
         relevant = [document for document, score in documents.items() if score >= min_score]
@@ -100,5 +101,5 @@ def _query_rows(scores: dict[str, dict[str, int]], texts: dict[str, str], min_sc
             continue
         if query not in texts:
             raise PipelineError(f"{where}: judged query {query!r} has no text")
-        rows.append({"id": query, "query": clean_text(texts[query]), "relevant": relevant})
+        rows.append({"id": query, "query": texts[query] if raw else clean_text(texts[query]), "relevant": relevant})
     return rows

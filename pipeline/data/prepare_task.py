@@ -63,11 +63,11 @@ def run(args: argparse.Namespace) -> None:
     rows = read_source(spec.data, args.sources, where, group_split)
     if spec.templates:
         rows = (apply_templates(row, spec.templates, f"{where}: row {row.get('id')!r}") for row in rows)
-    examples, num_empty = clean_examples(rows, task_type, where)
+    examples, num_empty = clean_examples(rows, task_type, where, spec.raw_text)
     if not examples:
         raise PipelineError(f"{where}: the source yields no non-empty rows")
     if spec.judgements is not None:
-        judged = read_judgements(spec.judgements, spec.split_seed, f"tasks.{args.name}.judgements")
+        judged = read_judgements(spec.judgements, spec.split_seed, f"tasks.{args.name}.judgements", spec.raw_text)
         queries = judged_queries(judged)
         # every pair of the source trains, less those that repeat a judged query or document
         train, num_duplicates = deduplicate({"train": examples, "validation": [], "test": []}, task_type, judged_keys(queries, judged))
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> None:
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
 
 
-def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: str) -> tuple[list[Example], int]:
-    """Checked, cleaned examples without empty texts, and how many were empty."""
+def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: str, raw: bool = False) -> tuple[list[Example], int]:
+    """Checked examples without empty texts, cleaned unless ``raw``, and how many were empty."""
     examples: list[Example] = []
     ids: set[str] = set()
     num_empty = 0
@@ -115,7 +115,7 @@ def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: s
         split = row.get("split")
         if split is not None and split not in SPLITS:
             raise PipelineError(f"{row_where} is in split {split!r}; ours are {', '.join(SPLITS)}")
-        fields = task_type.prepare(row, row_where)
+        fields = task_type.prepare(row, row_where, raw)
         if fields is None:
             num_empty += 1
             continue

@@ -2,7 +2,8 @@
 
 A type says which fields a reader must give, checks and cleans them (every text field
 with :func:`clean_text`, as the corpus is cleaned, so decontamination compares like with
-like), says what makes two rows duplicates, which names are numbered (class labels,
+like; or, under ``TaskSpec.raw_text``, keeps them as the source gives them, as the study
+feeds them to its models), says what makes two rows duplicates, which names are numbered (class labels,
 IOB2 tags), what a written row looks like (the schemas in the design: ids and fields,
 labels and tags as integers), what ``label_counts`` counts and the trivial baseline
 stats.json reports next to the fine-tuned scores:
@@ -76,8 +77,9 @@ class TaskRows:
     # study's variant where EncodEval scores it otherwise (pipeline/metrics/).
     metrics: tuple[str, ...] = ()
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
-        """The row's checked, cleaned fields; None when a text is empty (the row is dropped)."""
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
+        """The row's checked fields, their texts cleaned (``raw``: as the source gives them, the
+        study's inputs); None when a text is empty (the row is dropped)."""
         raise NotImplementedError
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
@@ -112,10 +114,10 @@ class SequenceClassification(TaskRows):
     lexical_baseline = True
     metrics = ("accuracy",)
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
-        fields = {"text": clean_text(_string(row, "text", where))}
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
+        fields = {"text": _text(_string(row, "text", where), raw)}
         if row.get("text_pair") is not None:
-            fields["text_pair"] = clean_text(_string(row, "text_pair", where))
+            fields["text_pair"] = _text(_string(row, "text_pair", where), raw)
         if not all(fields.values()):
             return None
         return {**fields, "label": _string(row, "label", where)}
@@ -146,11 +148,11 @@ class TokenClassification(TaskRows):
     text_fields = ("tokens",)
     metrics = ("span_f1", "sentence_macro_f1")
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
         tokens, tags = _string_list(row, "tokens", where), _string_list(row, "tags", where)
         if len(tokens) != len(tags):
             raise RowError(where, "tags", f"{len(tags)} tags for {len(tokens)} tokens")
-        tokens = [clean_text(token) for token in tokens]
+        tokens = [_text(token, raw) for token in tokens]
         for number, token in enumerate(tokens):
             if not token or any(c.isspace() for c in token):
                 raise RowError(where, "tokens", f"token {number} is {token!r}; a token is a non-empty word without spaces")
@@ -184,7 +186,7 @@ class ExtractiveQA(TaskRows):
     text_fields = ("question", "context")
     metrics = ("squad_v2", "qa_token_position_f1")
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
         question, context = _string(row, "question", where), _string(row, "context", where)
         answers = row["answers"]
         if not (isinstance(answers, dict) and {"text", "answer_start"} <= answers.keys()):
@@ -192,19 +194,20 @@ class ExtractiveQA(TaskRows):
         texts, starts = answers["text"], answers["answer_start"]
         if not (isinstance(texts, list) and isinstance(starts, list) and len(texts) == len(starts)):
             raise RowError(where, "answers", "'text' and 'answer_start' must be lists of one length")
-        cleaned = clean_text(context)
+        cleaned = _text(context, raw)
         located: dict[str, list] = {"text": [], "answer_start": []}
         for text, start in zip(texts, starts, strict=True):
             if not (isinstance(text, str) and text.strip() and isinstance(start, int) and context[start : start + len(text)] == text):
                 raise RowError(where, "answers", f"{text!r} is not the context's text at {start!r}")
-            start += len(text) - len(text.lstrip())
-            text = clean_text(text)
-            start = _cleaned_offset(context, start)
-            if cleaned[start : start + len(text)] != text:
-                raise RowError(where, "answers", f"{text!r} spans a line break of the context; answers lie within one line")
+            if not raw:  # the answer moved with the context's cleaning
+                start += len(text) - len(text.lstrip())
+                text = clean_text(text)
+                start = _cleaned_offset(context, start)
+                if cleaned[start : start + len(text)] != text:
+                    raise RowError(where, "answers", f"{text!r} spans a line break of the context; answers lie within one line")
             located["text"].append(text)
             located["answer_start"].append(start)
-        question = clean_text(question)
+        question = _text(question, raw)
         return {"question": question, "context": cleaned, "answers": located} if question and cleaned else None
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
@@ -242,8 +245,8 @@ class Retrieval(TaskRows):
     text_fields = ("query", "document")
     metrics = ("ndcg_at_10", "encodeval_ndcg_at_10")
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
-        fields = {name: clean_text(_string(row, name, where)) for name in self.fields}
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
+        fields = {name: _text(_string(row, name, where), raw) for name in self.fields}
         return fields if all(fields.values()) else None
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
@@ -276,8 +279,8 @@ class NeedleInAHaystack(TaskRows):
     generative = True
     metrics = ("exact_match",)
 
-    def prepare(self, row: dict[str, Any], where: str) -> Fields | None:
-        text = clean_text(_string(row, "text", where))
+    def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
+        text = _text(_string(row, "text", where), raw)
         return {"text": text} if text else None
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
@@ -313,6 +316,11 @@ def _string_list(row: dict[str, Any], field: str, where: str) -> list[str]:
     if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
         raise RowError(where, field, f"expected a list of strings, got {value!r:.60}")
     return value
+
+
+def _text(value: str, raw: bool) -> str:
+    """A text field as the source gives it (``raw``), or cleaned as the corpus is (:func:`clean_text`)."""
+    return value if raw else clean_text(value)
 
 
 # A character clean_text leaves alone and no text holds (Unicode private use).

@@ -31,7 +31,7 @@ SENTENCE_TRANSFORMERS_CAP = 2048  # the study's evaluation inputs: SentenceTrans
 
 @dataclass(frozen=True)
 class RetrievalExample:
-    query_ids: list[int]  # <s> query </s>
+    query_ids: list[int]  # <s> query </s> (a judged query: as it is ranked, ``Retrieval.evaluated``)
     document_ids: list[int]  # <s> document </s>; empty for a judged query (its documents are the corpus's)
 
 
@@ -69,10 +69,14 @@ class Retrieval(TaskType):
         return [RetrievalExample(query, document) for query, document in zip(queries, self.framed([row["document"] for row in rows]))]
 
     def framed(self, texts: list[str]) -> list[list[int]]:
+        """Training inputs: ``<bos> text </bos>`` in either format. In the study's, EncodEval's IR
+        writer calls the tokenizer on ``text + eos`` with its default special tokens, so Llama-3's
+        post-processor puts ``<|begin_of_text|>`` first, where its SC, SR and TC writers pass
+        ``add_special_tokens=False`` (read in a fork of EncodEval, ``Theodb/EncodEval``:
+        ``retrieval_eval.py``; the study's own branch is not in the stored copies)."""
         context = self.context
-        return [
-            frame_truncated([ids], context.bos_id, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)
-        ]
+        bos = context.tokenizer.bos_token_id
+        return [frame_truncated([ids], bos, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)]
 
     def evaluated(self, texts: list[str]) -> list[list[int]]:
         """A judged split's queries and documents as they are ranked. In the study's format, as

@@ -10,16 +10,17 @@ character lies in. Two labellings:
 - ``bos_eos`` (BERT's): the first sub-token of every word carries the word's tag, the rest
   no loss; a word's prediction is the argmax tag at its first sub-token;
 - ``eos``, the study's (EncodEval's): every sub-token carries its word's tag, and a word's
-  prediction is the majority vote of its sub-tokens' argmax tags, a tie going to the tag its
-  earliest sub-token voted for (``Counter.most_common``; EncodEval's tie rule is not in the
-  copy of its code read here).
+  prediction is the majority vote of its sub-tokens' argmax tags, ties broken as EncodEval's
+  ``max(set(votes), key=votes.count)`` breaks them: the first of the tied tags in CPython's
+  iteration order of a set of ints (by value modulo the set's table size; the smaller tag for
+  tags below 8). Read in a fork of EncodEval (``Theodb/EncodEval``,
+  ``token_classification_eval.py``: ``sanitize_predictions_labels``).
 
 Words truncated away are predicted "O" (the metric still counts their gold spans as missed).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,8 +65,10 @@ def token_words(words: Sequence[str], offsets: Sequence[tuple[int, int]]) -> lis
 
 
 def majority_tag(votes: Sequence[int]) -> int:
-    """The tag most sub-tokens of a word voted for; a tie goes to the earliest sub-token's vote."""
-    return Counter(votes).most_common(1)[0][0]
+    """The tag most sub-tokens of a word voted for, a tie broken exactly as EncodEval's expression:
+    the first tied tag in the set's iteration order (so [0, 1] and [1, 0] both give 0)."""
+    votes = list(votes)
+    return max(set(votes), key=votes.count)
 
 
 class TokenClassifier(nn.Module):
