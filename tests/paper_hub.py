@@ -206,8 +206,9 @@ def write_llama3_standin(out: Path) -> Path:
     return out
 
 
-# What the released checkpoints ship beside their weights: EuroBERT's modelling code (here
-# subclasses of transformers' own, so a test can tell whose code ran) named by the config's auto_map.
+# What a EuroBERT checkpoint on the hub ships beside its weights: its modelling code (here
+# subclasses of transformers' own, so a test can tell whose code ran) named by the config's
+# auto_map; tests/test_outside_models.py checks it runs only under trust_remote_code.
 REMOTE_CODE = {
     "configuration_eurobert.py": "from transformers.models.eurobert import configuration_eurobert as stock\n\n\n"
     "class EuroBertConfig(stock.EuroBertConfig):\n    pass\n",
@@ -231,25 +232,61 @@ def with_remote_code(out: Path) -> Path:
     return out
 
 
-def write_release_standin(out: Path, tokenizer: Path, size, seed: int) -> Path:
-    """A stand-in of one of the study's released checkpoints: a EuroBERT masked LM of config size
-    ``size`` (a SizeSpec) over ``tokenizer``'s vocabulary (its ids: bos, eos, the <|mask|> at the first
-    reserved token), shipping its own modelling code, with the tokenizer beside the weights."""
+# Optimus' module names (Nicolas-BZRD/EuroBERT, optimus/trainer/model/model.py) of one block's
+# weights -> their shape from (hidden, heads, kv heads, head_dim, ffn).
+OPTIMUS_BLOCK_SHAPES = {
+    "attn_norm.weight": lambda d, h, kv, hd, f: (d,),
+    "attn.qkv_proj.weight": lambda d, h, kv, hd, f: ((h + 2 * kv) * hd, d),
+    "attn.out_proj.weight": lambda d, h, kv, hd, f: (d, h * hd),
+    "mlp_norm.weight": lambda d, h, kv, hd, f: (d,),
+    "mlp.fc_1.weight": lambda d, h, kv, hd, f: (f, d),
+    "mlp.fc_2.weight": lambda d, h, kv, hd, f: (f, d),
+    "mlp.proj.weight": lambda d, h, kv, hd, f: (d, f),
+}
+
+
+def optimus_state(size, vocab_size: int, seed: int, prefix: str = "model.") -> dict:
+    """Random weights of config size ``size`` named as Optimus names its EuroBERT's, under the
+    wrapper's ``prefix``: norms near 1, the rest N(0, 0.02) as Optimus initialises them."""
     import torch
-    from transformers import AutoTokenizer, EuroBertConfig, EuroBertForMaskedLM
+
+    generator = torch.Generator().manual_seed(seed)
+    d, h, kv, f = size.hidden_size, size.num_heads, size.num_kv_heads, size.ffn_size
+
+    def weight(shape: tuple[int, ...]) -> torch.Tensor:
+        scale, centre = (0.1, 1.0) if len(shape) == 1 else (0.02, 0.0)
+        return centre + scale * torch.randn(shape, generator=generator)
+
+    state = {"embedding.weight": weight((vocab_size, d)), "final_layernorm.weight": weight((d,)), "lm_head.weight": weight((vocab_size, d))}
+    for layer in range(size.num_layers):
+        state |= {f"blocks.{layer}.{name}": weight(shape(d, h, kv, d // h, f)) for name, shape in OPTIMUS_BLOCK_SHAPES.items()}
+    return {prefix + name: tensor for name, tensor in state.items()}
+
+
+def write_release_standin(out: Path, tokenizer: Path, size, seed: int, prefix: str = "model.") -> Path:
+    """A stand-in of one of the study's released checkpoints as EncodEval reads them: config.json
+    names ``model_type: sl_model`` (a class EncodEval registers itself; transformers knows none)
+    with the sizes under Optimus' names, the weights one safetensors file under Optimus' module
+    names, the tokenizer beside them (its ids: bos, eos as pad, the <|mask|> at the first reserved
+    token, as the released 210m-mlm40-42k's). Neither a real config.json nor a real key list was
+    readable here (pipeline/model/sl_model.py): this is the layout the importer is built for."""
+    from safetensors.torch import save_file
+    from transformers import AutoTokenizer
 
     ids = AutoTokenizer.from_pretrained(tokenizer)
-    torch.manual_seed(seed)
-    config = EuroBertConfig(
-        vocab_size=len(ids), hidden_size=size.hidden_size, intermediate_size=size.ffn_size,
-        num_hidden_layers=size.num_layers, num_attention_heads=size.num_heads, num_key_value_heads=size.num_kv_heads,
-        max_position_embeddings=2048, bos_token_id=ids.bos_token_id, eos_token_id=ids.eos_token_id,
-        pad_token_id=ids.eos_token_id, mask_token_id=ids.convert_tokens_to_ids("<|reserved_special_token_0|>"),
-    )  # fmt: skip
-    EuroBertForMaskedLM(config).save_pretrained(out)
+    out.mkdir(parents=True, exist_ok=True)
+    config = {
+        "model_type": "sl_model", "architectures": ["SLModel"], "vocab_size": len(ids), "embedding_size": size.hidden_size,
+        "num_head": size.num_heads, "num_kv_head": size.num_kv_heads, "num_layer": size.num_layers, "mlp_hidden_dim": size.ffn_size,
+        "block_size": 2048, "rms_norm_eps": 1e-5, "rope_base": 10_000, "bias": False, "tied_weights": False,
+        "bos_token_id": ids.bos_token_id, "eos_token_id": ids.eos_token_id, "pad_token_id": ids.eos_token_id,
+        "mask_token_id": ids.convert_tokens_to_ids("<|reserved_special_token_0|>"),
+    }  # fmt: skip
+    (out / "config.json").write_text(json.dumps(config, indent=2))
+    save_file(optimus_state(size, len(ids), seed, prefix), out / "model.safetensors")
     for file in tokenizer.iterdir():
         shutil.copy(file, out / file.name)
-    return with_remote_code(out)
+    return out
 
 
 def write_results_json(root: Path, model: str, family: str, dataset: str, point: str, validation: list, test: list) -> Path:

@@ -34,6 +34,8 @@ from pipeline.errors import PipelineError
 from pipeline.files import RESULTS, atomic_path
 from pipeline.integrity import PROVENANCE_FILE, verify_recorded
 from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.model.sl_model import is_sl_model, read_sl_model
+from pipeline.objectives import parse_objective
 from pipeline.objectives.base import Attention
 from pipeline.provenance import write_provenance
 from pipeline.staging.manifest import verify_staged
@@ -62,7 +64,11 @@ def run(args: argparse.Namespace) -> None:
     where = f"outside_models[{spec.name}]"
     check_local_path(spec.path, f"{where}.path")
     verify_source(spec)
-    config = load_config(spec, where)
+    released = is_sl_model(spec.path)  # the study's own checkpoints: read from their weights, no code of theirs
+    if released:
+        config, weights = read_sl_model(spec.path, parse_objective({"kind": spec.objective}).attention, where)
+    else:
+        config, weights = load_config(spec, where), None
     misfit = backbone_misfit(config) if config.model_type in FAMILIES else "is another family"
     converts = misfit is None
     if config.model_type == "eurobert" and not converts:  # an encoder the backbone cannot take has no other way in
@@ -80,7 +86,8 @@ def run(args: argparse.Namespace) -> None:
     if converts:
         backbone = backbone_spec(config, special)
         model = build_language_model(backbone, attention, seed=0)
-        missing, unexpected = model.load_state_dict(load_model(spec, attention, where).state_dict(), strict=False)
+        state = weights if released else load_model(spec, attention, where).state_dict()
+        missing, unexpected = model.load_state_dict(state, strict=False)
         if missing or unexpected:
             raise PipelineError(
                 f"{where}: {spec.path!r}'s weights do not fit the backbone (missing {missing[:3]}, unexpected {unexpected[:3]})"
@@ -96,7 +103,8 @@ def run(args: argparse.Namespace) -> None:
     record = {
         "path": spec.path, "revision": spec.revision, "architecture": architecture(config), "attention": attention,
         # transformers loads a repository's own code (auto_map) only under trust_remote_code
-        "modelling_code": "repository" if type(config).__module__.startswith("transformers_modules") else "transformers",
+        "modelling_code": "none: weights read by pipeline.model.sl_model" if released else
+        "repository" if type(config).__module__.startswith("transformers_modules") else "transformers",
         "weights_sha256": weights_digest(model.state_dict()), "tokenizer": tokenizer_record,
     }  # fmt: skip
     with atomic_path(args.out) as out:
