@@ -108,3 +108,19 @@ def test_the_paper_config_scores_nq_and_mldr_en_on_ms_marco_s_models():
     config = load_config(read_configs([str(REPO / "config" / "paper.yaml")]))
     assert config.evaluated_with("msmarco") == ("nq", "mldr_en")
     assert [config.trainer_of(task) for task in ("msmarco", "nq", "mldr_en", "sst2")] == ["msmarco", "msmarco", "msmarco", "sst2"]
+
+
+def test_an_evaluated_task_takes_exactly_its_trainer_s_models():
+    """Every finetune_evaluated job reads a fine-tuning job the plan has, and no more models are
+    scored than the trainer fine-tunes (a runs filter on msmarco filters nq and mldr_en too)."""
+    from pipeline.configure import resolve
+    from pipeline.targets import every_job
+
+    data = merge(read_configs([str(REPO / "config" / "paper.yaml")]), {"finetuning": {"by_task": {"msmarco": {"runs": ["mlm"]}}}})
+    jobs = list(every_job(resolve(data, "paper")))
+    planned = {job.output for job in jobs}
+    evaluated = [job for job in jobs if job.rule == "finetune_evaluated"]
+    trained = {job.output for job in jobs if job.rule.startswith("finetune") and job.wildcards.get("task") == "msmarco"}
+    assert len(evaluated) == 2 * len(trained) > 0
+    for job in evaluated:
+        assert job.output.replace(f"/{job.wildcards['task']}/", "/msmarco/") in planned

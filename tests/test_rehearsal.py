@@ -16,6 +16,7 @@ import pytest
 from pipeline.__main__ import main
 from tests import paper_hub
 from tests.conftest import REPO, job_counts, run_snakemake
+from tests.encodeval_calls import comparisons
 
 pytestmark = pytest.mark.slow
 CONFIGS = (REPO / "config" / "paper.yaml", REPO / "config" / "rehearsal.yaml")
@@ -88,3 +89,12 @@ def test_the_report_is_written(rehearsal):
     html = (workdir / "reports" / "replication.html").read_text()
     assert "Rehearsal of the paper configuration on a CPU" in html
     assert (workdir / "reports" / "replication.pdf").stat().st_size > 0
+
+
+def test_every_dataset_is_encoded_as_encodeval_s_tokenizer_calls_encode_it(rehearsal):
+    """The first test row of each of the 12 datasets (and MS MARCO's first training pair) gives the
+    ids EncodEval's calls, written out in tests/encodeval_calls.py, give the same row."""
+    workdir, _ = rehearsal
+    compared = list(comparisons(workdir, [str(path) for path in CONFIGS]))
+    assert len(compared) == 12 + 3  # each IR task's training pair too
+    assert [(name, split) for name, split, ours, theirs in compared if ours != theirs] == []

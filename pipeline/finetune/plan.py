@@ -7,7 +7,8 @@ objectives whose attention is causal or prefix, and the untrained baseline, whic
 given causal attention. And a task's ``finetuning.by_task.<task>.runs`` may name the
 runs it takes, by name (``clm``: every size) or with the size (``clm-tiny``), and
 ``...learning_curves: false`` keeps it off the learning-curve checkpoints, so that a
-config can spend a costly task's budget on the runs that matter most. Outside models
+config can spend a costly task's budget on the runs that matter most; a task scored on another's
+fine-tuned models (``trained_with``) takes the models that task takes. Outside models
 (``outside_models``) follow the same rules, by their name and the objective they were trained with.
 """
 
@@ -52,8 +53,9 @@ def finetunes_outside(config: Config, task: str, name: str) -> bool:
 
 
 def task_takes(config: Config, task: str, names: set[str], kind: str) -> bool:
-    """Whether ``task`` takes a model known by any of ``names`` and trained with objective ``kind``."""
-    budget = config.finetuning.by_task.get(task)
+    """Whether ``task`` takes a model known by any of ``names`` and trained with objective ``kind``;
+    a task scored on another's fine-tuned models (``trained_with``) takes exactly that task's."""
+    budget = config.finetuning.by_task.get(config.trainer_of(task))
     if budget is not None and budget.runs is not None and not names & set(budget.runs):
         return False
     if TASK_TYPES[config.tasks[task].type].generative:
