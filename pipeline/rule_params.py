@@ -213,6 +213,7 @@ def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune/{task}/{name}-{size}",
+        "work_dir": f"results/resume/finetune/{task}/{name}-{size}",  # finished grid points across attempts (pipeline.finetune.resume)
     }
 
 
@@ -226,6 +227,7 @@ def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune/{task}/{name}-{size}-step{step}",
+        "work_dir": f"results/resume/finetune/{task}/{name}-{size}-step{step}",  # finished grid points (finetune.resume)
     }
 
 
@@ -238,6 +240,7 @@ def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
         "out": f"results/finetune_outside/{task}/{name}",
+        "work_dir": f"results/resume/finetune_outside/{task}/{name}",  # finished grid points across attempts (pipeline.finetune.resume)
     }
 
 

@@ -1,11 +1,14 @@
 # Every pretrained model, and the untrained initial weights ("random-{size}"), on every
-# task: the whole LR x seed grid in one job, so the model and data load once. A job asks
+# task: the whole LR x seed grid in one job, so the model and data load once. Each finished
+# grid point is kept in results/resume/ until the job's output is written: a job killed at its
+# time limit and resubmitted (the profile's retries) resumes at its next point. A job asks
 # for hardware.finetune_gpus GPUs (0 on the CPU default, 1 at paper scale) and computes
 # there; like any resource, changing it reruns nothing.
 
 FINETUNE_COMMAND = (
     "{PYTHON:q} -m pipeline finetune --spec {params.spec:q} --model {params.model:q} --task-dir {params.task_dir:q}"
-    " {params.evaluated_task_dirs:q} --out {params.out:q} --threads {threads:q} --device {params.device:q} > {log:q} 2>&1"
+    " {params.evaluated_task_dirs:q} --out {params.out:q} --work-dir {params.work_dir:q} --threads {threads:q}"
+    " --device {params.device:q} > {log:q} 2>&1"
 )
 
 

@@ -22,8 +22,9 @@ from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
+from pipeline.finetune.resume import PointStore, grid_fingerprint
 from pipeline.finetune.sweep import Evaluation, GridResult, Sweep
-from pipeline.finetune.task_data import read_documents, read_task
+from pipeline.finetune.task_data import SPLITS, read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
@@ -57,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a prepared task of the spec's 'evaluated', scored on every grid point's model (repeatable)",
     )  # fmt: skip
     parser.add_argument("--out", required=True, help="output directory for scores.json")
+    parser.add_argument("--work-dir", type=Path, help="finished grid points, kept across interrupted attempts (none: no resume)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="cpu, or cuda (the job's GPU, `resources: gpu=1`)")
 
@@ -106,7 +108,13 @@ def run(args: argparse.Namespace) -> None:
         spec.run, spec.task_name, spec.task.type, *(len(own.splits[name]) for name in ("train", "validation", "test")),
         own.task_type.attention, finetuning.precision, f"; scored on {', '.join(evaluations)} too" if evaluations else "",
     )  # fmt: skip
-    grid = sweep.run_grid(f"finetune {spec.run} on {spec.task_name}")
+    store = None
+    if args.work_dir is not None:
+        recorded = [Path(args.model) / WEIGHTS_FILE, *(Path(d) / f"{split}.jsonl" for d in task_dirs.values() for split in SPLITS)]
+        store = PointStore(args.work_dir, grid_fingerprint(args.spec, recorded))
+        if len(store):
+            log.info("resuming: %d grid point(s) finished by an earlier attempt (%s)", len(store), args.work_dir)
+    grid = sweep.run_grid(f"finetune {spec.run} on {spec.task_name}", store)
     record = scores_record(spec, spec.task_name, own, rows[spec.task_name]["test"], [result for result, _ in grid])
     # What an evaluated task's own scores.json will hold (pipeline.finetune.evaluated writes it out).
     record["evaluated"] = {
@@ -119,6 +127,8 @@ def run(args: argparse.Namespace) -> None:
         write_json(out / "scores.json", record)
         # scores.json recorded: a task trained with this one is written out of it (pipeline.finetune.evaluated), verified.
         write_provenance(out, strict.to_plain(spec), inputs, outputs=[out / "scores.json"])
+    if store is not None:
+        store.remove()
 
 
 def evaluated_task_dirs(pairs: list[str], spec: FinetuneRunSpec) -> dict[str, str]:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -32,6 +33,9 @@ from pipeline.finetune.task_types import TaskType
 from pipeline.metrics import Metric
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.schedules import linear_with_warmup
+
+if TYPE_CHECKING:  # resume reads and writes GridResults: it imports this module
+    from pipeline.finetune.resume import PointStore
 
 log = logging.getLogger(__name__)
 
@@ -140,19 +144,26 @@ class Sweep:
             # attention is two bf16 matmuls around a float32 softmax.
             pretrained.set_attn_implementation("eager")
 
-    def run_grid(self, description: str) -> list[tuple[GridResult, dict[str, GridResult]]]:
+    def run_grid(self, description: str, store: PointStore | None = None) -> list[tuple[GridResult, dict[str, GridResult]]]:
         """Every LR at the selection seeds, then the other seeds at the LR those chose on
         validation (the trained task's); on the study's full grid (no ``selection_seeds``)
-        every seed runs every LR. Each point: its result, and those of ``evaluated`` by name."""
+        every seed runs every LR. Each point: its result, and those of ``evaluated`` by name.
+        ``store``: points a killed attempt finished are taken from it, each new one put in it."""
         spec = self.spec
         selecting = spec.seeds_at_every_rate
         others = [seed for seed in spec.seeds if seed not in selecting]
         with tqdm(total=spec.num_runs, desc=description, unit="run") as progress:
 
             def run(learning_rate: float, seed: int) -> tuple[GridResult, dict[str, GridResult]]:
-                result = self.run_point(learning_rate, seed, description)
+                point = store.get(learning_rate, seed) if store is not None else None
+                if point is not None:
+                    log.info("lr %.1e seed %d: from the resume state (validation %.2f)", learning_rate, seed, point[0].validation)
+                else:
+                    point = self.run_point(learning_rate, seed, description)
+                    if store is not None:
+                        store.put(learning_rate, seed, point)
                 progress.update()
-                return result
+                return point
 
             results = [run(learning_rate, seed) for learning_rate in spec.learning_rates for seed in selecting]
             if others:
@@ -178,13 +189,12 @@ class Sweep:
         model.train()
         for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed)):
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
-            with autocast(spec.precision, self.device):
-                loss = self.task_type.loss(model, [train.examples[i] for i in indices])
-            loss.backward()
+            examples = [train.examples[i] for i in indices]
+            micro_batch_size = spec.micro_batch_size or len(examples)
+            losses.append(self.task_type.accumulate(model, examples, micro_batch_size, lambda: autocast(spec.precision, self.device)))
             torch.nn.utils.clip_grad_norm_(model.parameters(), spec.optimizer.grad_clip_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(loss.item())
             if not math.isfinite(losses[-1]):
                 raise PipelineError(
                     f"{description}: the loss is {losses[-1]} at step {step + 1} of learning rate {learning_rate:g}, seed {seed};"
