@@ -60,6 +60,10 @@ class FinetuningSpec:
     # None: every seed runs every LR (the study's full grid).
     selection_seeds: Annotated[tuple[NonNegativeInt, ...], NON_EMPTY] | None = None
     by_task: dict[str, TaskBudgetSpec] = field(default_factory=dict)
+    # Examples per forward-backward pass, gradients accumulated over a batch's passes (the study: 4 x 8);
+    # None: the whole batch in one. The same updates up to float summation order (each pass weighted
+    # by what the loss averages over; retrieval's in-batch negatives through cached embedding gradients).
+    micro_batch_size: Count | None = None
 
     def validate(self) -> None:
         if self.selection_seeds is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,7 +25,7 @@ from pipeline.errors import PipelineError
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.metrics import Metric
 from pipeline.model.backbone import load_language_model
-from pipeline.objectives.base import Attention
+from pipeline.objectives.base import IGNORE, Attention
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,28 @@ class TaskType(ABC):
     def loss(self, model: nn.Module, examples: Sequence[Any]) -> torch.Tensor:
         """Mean training loss (scalar, float32) of one batch of encoded examples."""
 
+    def loss_units(self, examples: Sequence[Any]) -> int:
+        """How many terms :meth:`loss` averages over for ``examples``: one per example; a per-token
+        loss's labelled tokens (weighting micro-batches by it makes their sum the batch's mean)."""
+        return len(examples)
+
+    def accumulate(
+        self, model: nn.Module, examples: Sequence[Any], micro_batch_size: int, forward: Callable[[], AbstractContextManager]
+    ) -> float:
+        """Backpropagate the batch's mean loss a micro-batch at a time (gradients accumulate on the
+        parameters), each pass under ``forward()`` (autocast); returns the batch's mean loss."""
+        chunks = [examples[start : start + micro_batch_size] for start in range(0, len(examples), micro_batch_size)]
+        total = sum(self.loss_units(chunk) for chunk in chunks)
+        value = 0.0
+        for chunk in chunks:
+            if self.loss_units(chunk) == 0:  # nothing labelled here (a mean over nothing is NaN)
+                continue
+            with forward():
+                loss = self.loss(model, chunk) * (self.loss_units(chunk) / total)
+            loss.backward()
+            value += loss.item()
+        return value
+
     @abstractmethod
     def predict(self, model: nn.Module, split: EncodedSplit, batch_size: int) -> list[Any]:
         """One prediction per example of ``split``, in the form the metric takes; called
@@ -143,3 +166,8 @@ def get_task_type(name: str) -> type[TaskType]:
     if name not in _REGISTRY:
         raise PipelineError(f"unknown task type {name!r} (registered: {', '.join(registered_task_types())})")
     return _REGISTRY[name]
+
+
+def labelled_positions(examples: Sequence[Any]) -> int:
+    """Positions of ``examples`` whose label is not IGNORE: the terms a per-token loss averages over."""
+    return sum(sum(1 for label in example.labels if label != IGNORE) for example in examples)

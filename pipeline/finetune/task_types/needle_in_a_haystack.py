@@ -26,7 +26,7 @@ from pipeline.errors import PipelineError
 from pipeline.finetune.framing import leading, tokenize
 from pipeline.finetune.plan import generation_attention
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
-from pipeline.finetune.task_types.base import TaskType, register
+from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.metrics import Metric
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.backbone import language_model_loss, load_language_model
@@ -110,6 +110,9 @@ class NeedleInAHaystack(TaskType):
 
     def build_model(self, pretrained: nn.Module) -> nn.Module:
         return pretrained  # no new head: the LM head writes the answer
+
+    def loss_units(self, examples: Sequence) -> int:
+        return labelled_positions(examples)
 
     def loss(self, model: nn.Module, examples: Sequence[Example]) -> torch.Tensor:
         return language_model_loss(model, collate(examples, self.attention, self.context.pad_id).to(model.device))

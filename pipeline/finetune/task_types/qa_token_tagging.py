@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
-from pipeline.finetune.task_types.base import TaskType, register
+from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.finetune.task_types.token_classification import TokenClassifier
 from pipeline.objectives.base import IGNORE
 
@@ -81,6 +81,9 @@ class QATokenTagging(TaskType):
 
     def build_model(self, pretrained: nn.Module) -> TokenClassifier:
         return TokenClassifier(pretrained, pretrained.config.hidden_size, 2)
+
+    def loss_units(self, examples: Sequence) -> int:
+        return labelled_positions(examples)
 
     def loss(self, model: TokenClassifier, examples: Sequence[TaggedQAExample]) -> torch.Tensor:
         logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))  # (B, T, 2)

@@ -11,7 +11,8 @@ documents instead (``TaskContext.documents``), the same corpus for validation an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import torch
@@ -101,6 +102,39 @@ class Retrieval(TaskType):
         queries = model(*pad_batch([e.query_ids for e in examples], self.context.pad_id))
         documents = model(*pad_batch([e.document_ids for e in examples], self.context.pad_id))
         return in_batch_negatives_loss(queries, documents)
+
+    def accumulate(
+        self, model: MeanPoolEmbedder, examples: Sequence[RetrievalExample], micro_batch_size: int,
+        forward: Callable[[], AbstractContextManager],
+    ) -> float:  # fmt: skip
+        """The whole batch's in-batch-negatives loss a micro-batch at a time, as sentence-transformers'
+        CachedMultipleNegativesRankingLoss (EncodEval's) computes it: every embedding first without
+        gradients, the loss and its gradient with respect to the embeddings on the whole batch, then
+        each micro-batch embedded again and backpropagated from its cached embedding gradients. The
+        negatives stay the whole batch's, so the gradients equal one pass's (up to float rounding)."""
+        if micro_batch_size >= len(examples):
+            return super().accumulate(model, examples, micro_batch_size, forward)
+        chunks = [examples[start : start + micro_batch_size] for start in range(0, len(examples), micro_batch_size)]
+
+        def embedded(chunk: Sequence[RetrievalExample]) -> tuple[torch.Tensor, torch.Tensor]:
+            """Queries and documents (C, H) of one micro-batch."""
+            with forward():
+                queries = model(*pad_batch([e.query_ids for e in chunk], self.context.pad_id))
+                documents = model(*pad_batch([e.document_ids for e in chunk], self.context.pad_id))
+            return queries, documents
+
+        with torch.no_grad():
+            cached = [embedded(chunk) for chunk in chunks]
+        queries = torch.cat([q for q, _ in cached]).requires_grad_()  # (B, H)
+        documents = torch.cat([d for _, d in cached]).requires_grad_()  # (B, H)
+        loss = in_batch_negatives_loss(queries, documents)
+        loss.backward()  # gradients with respect to the embeddings only: they are leaves here
+        start = 0
+        for chunk in chunks:
+            rows = slice(start, start + len(chunk))
+            torch.autograd.backward(embedded(chunk), [queries.grad[rows], documents.grad[rows]])
+            start += len(chunk)
+        return loss.item()
 
     def predict(self, model: MeanPoolEmbedder, split: EncodedSplit, batch_size: int) -> list[dict]:
         def embed(texts: list[list[int]]) -> torch.Tensor:

@@ -30,7 +30,7 @@ from torch import nn
 
 from pipeline.finetune.framing import leading
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
-from pipeline.finetune.task_types.base import TaskType, hidden_states, register
+from pipeline.finetune.task_types.base import TaskType, hidden_states, labelled_positions, register
 from pipeline.objectives.base import IGNORE
 
 OUTSIDE = "O"
@@ -119,6 +119,9 @@ class TokenClassification(TaskType):
 
     def build_model(self, pretrained: nn.Module) -> TokenClassifier:
         return TokenClassifier(pretrained, pretrained.config.hidden_size, len(self.context.label_names))
+
+    def loss_units(self, examples: Sequence) -> int:
+        return labelled_positions(examples)
 
     def loss(self, model: TokenClassifier, examples: Sequence[TaggingExample]) -> torch.Tensor:
         logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))  # (B, T, C)

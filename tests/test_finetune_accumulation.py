@@ -1,0 +1,42 @@
+"""Gradient accumulation (``finetuning.micro_batch_size``): a batch backpropagated a micro-batch at
+a time gives the gradients of one pass, for every task type (retrieval's in-batch negatives
+through cached embedding gradients, as the study's CachedMultipleNegativesRankingLoss)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+from pipeline import strict
+from pipeline.finetune.run import FinetuneRunSpec
+from pipeline.finetune.task_data import read_documents, read_task
+from pipeline.finetune.task_types import TaskContext, get_task_type
+from pipeline.tokenization.saved import load_saved_tokenizer
+from tests.test_finetune_task_types import CASES, make_task, spec_json
+
+
+def gradients(task_type, pretrained, examples, micro_batch_size: int) -> tuple[float, list[torch.Tensor]]:
+    """The batch's loss and every parameter's gradient, from a fresh head of seed 0."""
+    torch.manual_seed(0)
+    model = task_type.build_model(pretrained)
+    model.zero_grad(set_to_none=True)
+    loss = task_type.accumulate(model, examples, micro_batch_size, contextlib.nullcontext)
+    return loss, [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_micro_batches_give_the_gradients_of_one_pass(name, init_dir, tmp_path):
+    task_dir = make_task(name, tmp_path / "task")
+    spec = strict.parse_json(FinetuneRunSpec, spec_json(name), "finetune")
+    stats, rows = read_task(task_dir)
+    context = TaskContext(spec.task, stats, load_saved_tokenizer(init_dir), "bidirectional", "random", "eos", read_documents(task_dir))
+    task_type = get_task_type(name)(context)
+    pretrained = task_type.load_pretrained(str(init_dir))
+    examples = task_type.encode(rows["train"][:10])
+    whole_loss, whole = gradients(task_type, pretrained, examples, len(examples))
+    micro_loss, micro = gradients(task_type, pretrained, examples, 3)  # 3 + 3 + 3 + 1: uneven on purpose
+    assert micro_loss == pytest.approx(whole_loss, rel=1e-5) and len(micro) == len(whole) > 0
+    for ours, theirs in zip(micro, whole, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-6)
