@@ -70,10 +70,19 @@ def read_configs(paths: list[str]) -> dict[str, Any]:
 
 
 def config_layers(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(file, its mapping) in merge order: config/default.yaml, then each overlay."""
+    """(file, its mapping) in merge order: config/default.yaml, then each overlay; an overlay that
+    names the file it extends (``overlay_of``) is refused unless that file comes before it."""
     default = str(REPOSITORY / DEFAULT_CONFIG)
     overlays = [p for p in paths if str(Path(p).resolve()) != default]
-    return [(path, read_yaml(path, "config file", mapping=True) or {}) for path in (default, *overlays)]
+    layers = [(path, read_yaml(path, "config file", mapping=True) or {}) for path in (default, *overlays)]
+    for index, (path, layer) in enumerate(layers):
+        base = layer.get("overlay_of")
+        if base is not None and (REPOSITORY / str(base)).resolve() not in {Path(p).resolve() for p, _ in layers[:index]}:
+            raise PipelineError(
+                f"{path}: overlay_of: it extends {base}, which is not among the config files before it; give both, "
+                f"--configfile {base} {path} (a --configfile on the command line replaces a profile's)"
+            )
+    return layers
 
 
 def resolve_files(data: dict[str, Any], paths: list[str]) -> "Resolved":

@@ -31,6 +31,9 @@ shell.prefix("set -euo pipefail; exec </dev/null; ")
 # Jobs inherit this environment: freed memory stays in each job (pipeline/malloc_tunables.py).
 os.environ["GLIBC_TUNABLES"] = glibc_tunables(os.environ)
 
+# profiles/slurm passes --config profile=slurm: a --configfile on the command line replaces the
+# profile's `configfile: config/paper.yaml`, and the cluster would plan another config's run.
+PROFILE = config.pop("profile", None)
 try:
     # config is Snakemake's merge of the default and the --configfile overlays (and --config values);
     # the files are read again only to name the one behind a bad key.
@@ -38,6 +41,13 @@ try:
 except PipelineError as error:
     sys.exit(f"error: {error}")
 CFG = RESOLVED.config
+PAPER_CONFIG = Path(workflow.basedir, "config", "paper.yaml").resolve()
+if PROFILE == "slurm" and PAPER_CONFIG not in {Path(f).resolve() for f in workflow.configfiles}:
+    print(
+        f"warning: profiles/slurm without config/paper.yaml among the config files ({', '.join(map(str, workflow.configfiles))}):"
+        f" planning {CFG.scale.split('.')[0]!r}; to run the paper, give --configfile config/paper.yaml <your overlay>",
+        file=sys.stderr,
+    )
 # Through the environment, not params: turning verification on or off reruns nothing (pipeline/integrity.py).
 os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
 # With a hub mirror every job reads local paths (the config was rewritten to them); offline, so that

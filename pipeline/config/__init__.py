@@ -176,6 +176,9 @@ class Config:
     # A directory `python -m pipeline stage` filled: every hub dataset, tokenizer and model is read
     # from there instead of the hub (offline compute nodes); one not staged stops the plan.
     hub_mirror: str | None = None
+    # The config file an overlay extends (config/rehearsal.yaml: config/paper.yaml), relative to the
+    # repository; the overlay is refused when that file is not given before it.
+    overlay_of: str | None = None
     tasks: dict[str, TaskSpec] = field(default_factory=dict)  # task_dir's files, the config's own entries merged over them
 
     def outside_model(self, name: str) -> OutsideModelSpec:
