@@ -4,13 +4,16 @@ hashes and the job to rerun."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import struct
 
 import pytest
 
 from pipeline.__main__ import main
+from pipeline.errors import PipelineError
 from pipeline.files import read_json
 from pipeline.integrity import VERIFY_TOKENS
 from tests.conftest import pretrain_spec_json
@@ -110,3 +113,22 @@ def test_a_task_split_changed_after_preparation_is_refused(split, tmp_path, init
         path=re.escape(str(path)), where=re.escape(f"{task / 'provenance.json'} recorded"), made_by=re.escape(str(task))
     )
     assert re.fullmatch(pattern, last_error_line(capsys))
+
+
+def test_token_arrays_are_hashed_once_until_their_bytes_are_rewritten(tmp_path):
+    """A stamp of size, mtime and inode spares the next job the hashing; a rewrite hashes again,
+    and a rewrite with other bytes is refused as before."""
+    from pipeline.integrity import verify_digest_once
+
+    array, stamps = tmp_path / "train-0.bin", tmp_path / "integrity"
+    array.write_bytes(b"\x01\x02" * 1000)
+    digest = hashlib.sha256(array.read_bytes()).hexdigest()
+    assert verify_digest_once(array, digest, "meta.json lists", tmp_path, stamps) is True
+    assert verify_digest_once(array, digest, "meta.json lists", tmp_path, stamps) is False
+    array.write_bytes(b"\x01\x02" * 1000)  # the same bytes, written again: hashed again
+    os.utime(array, ns=(array.stat().st_atime_ns, array.stat().st_mtime_ns + 1))
+    assert verify_digest_once(array, digest, "meta.json lists", tmp_path, stamps) is True
+    array.write_bytes(b"\x02\x02" * 1000)
+    os.utime(array, ns=(array.stat().st_atime_ns, array.stat().st_mtime_ns + 2))
+    with pytest.raises(PipelineError, match="is not the .* meta.json lists when it was written"):
+        verify_digest_once(array, digest, "meta.json lists", tmp_path, stamps)

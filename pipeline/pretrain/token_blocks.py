@@ -15,17 +15,19 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
-from pipeline.integrity import verifies_tokens, verify_digest
+from pipeline.integrity import verifies_tokens, verify_digest_once
 
 
 class TokenBlocks:
-    def __init__(self, tokens_dir: str | Path, split: str, sequence_length: int, seed: int):
+    def __init__(self, tokens_dir: str | Path, split: str, sequence_length: int, seed: int, verify: bool = True):
+        """``verify``: check each array's sha256 (where no earlier job did: :func:`verify_digest_once`);
+        a distributed job's first rank does it for all."""
         tokens_dir = Path(tokens_dir)
         meta = read_json(tokens_dir / "meta.json")
         if split not in meta["splits"]:
             raise PipelineError(f"{tokens_dir / 'meta.json'}: no split {split!r}")
         self.fingerprint: str = meta["splits"][split]["fingerprint"]
-        self.tokens = SegmentedTokens(tokens_dir, meta["splits"][split]["segments"], np.dtype(meta["dtype"]))
+        self.tokens = SegmentedTokens(tokens_dir, meta["splits"][split]["segments"], np.dtype(meta["dtype"]), verify)
         self.sequence_length = sequence_length
         self.num_blocks = len(self.tokens) // sequence_length
         if self.num_blocks == 0:
@@ -57,16 +59,17 @@ class SegmentedTokens:
     """Several memmapped token arrays (the shards' ``index-tokens`` lists) read as one: a
     block may start in one array and end in the next, as it would in their concatenation."""
 
-    def __init__(self, tokens_dir: Path, segments: list[dict], dtype: np.dtype) -> None:
+    def __init__(self, tokens_dir: Path, segments: list[dict], dtype: np.dtype, verify: bool = True) -> None:
         self.arrays = []
+        stamps = tokens_dir.parent / "integrity" / tokens_dir.name  # results/integrity/tokens: outside every rule's output
         for segment in segments:
             path = tokens_dir / segment["file"]
             expected = segment["num_tokens"] * dtype.itemsize
             if not path.is_file() or path.stat().st_size != expected:
                 found = f"{path.stat().st_size} bytes" if path.is_file() else "missing"
                 raise PipelineError(f"{path}: {found}, meta.json lists {expected} bytes; rerun pack")
-            if verifies_tokens():
-                verify_digest(path, segment["sha256"], f"{tokens_dir / 'meta.json'} lists", path.parent)
+            if verify and verifies_tokens():
+                verify_digest_once(path, segment["sha256"], f"{tokens_dir / 'meta.json'} lists", path.parent, stamps)
             self.arrays.append(np.memmap(path, dtype=dtype, mode="r"))
         # starts[i]: position of arrays[i]'s first token in the whole stream; starts[-1]: its length
         self.starts = np.cumsum([0, *(len(a) for a in self.arrays)])
