@@ -16,6 +16,7 @@ from pipeline.configure import read_configs, resolve_files
 from pipeline.errors import PipelineError
 from pipeline.staging.mirror import local_source
 from pipeline.staging.references import references
+from tests.conftest import REPO
 
 CARD = """---
 configs:
@@ -131,3 +132,21 @@ def dataclass_plain(spec):
     from pipeline import strict
 
     return strict.to_plain(spec)
+
+
+def test_staging_without_the_hub_is_one_line_at_once(tmp_path, capsys, monkeypatch):
+    """No retries logged first (huggingface_hub's ~25 s of them): the hub unreachable is said once."""
+    import socket
+
+    def unreachable(address, timeout):
+        raise OSError("[Errno -2] Name or service not known")
+
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(socket, "create_connection", unreachable)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    assert main(["stage", "--configfile", str(REPO / "config" / "paper.yaml"), "--list", "--to", str(tmp_path / "mirror")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [error] = [line for line in captured.err.splitlines() if "INFO" not in line]
+    assert error.startswith("error: the hub (https://huggingface.co) cannot be reached from here ([Errno -2] Name or service not known)")

@@ -5,8 +5,10 @@ schema-exact local fixtures the tests and the rehearsal stage from)."""
 from __future__ import annotations
 
 import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pipeline.errors import PipelineError
 from pipeline.files import sha256_file
@@ -37,6 +39,22 @@ REVISION_ALIASES = {"~parquet": "refs/convert/parquet"}
 
 class HuggingFaceHub(HubClient):
     """The hub itself; credentials as huggingface_hub finds them (``huggingface-cli login`` for gated repositories)."""
+
+    def __init__(self) -> None:
+        """Refused at once, in one line, where the hub cannot be reached: huggingface_hub would
+        retry each request for ~25 s first, logging every retry (22 lines for config/paper.yaml)."""
+        from huggingface_hub import constants
+
+        if constants.HF_HUB_OFFLINE:
+            raise PipelineError("the hub is switched off here (HF_HUB_OFFLINE=1); stage from another mirror with --from-directory")
+        endpoint = urlparse(constants.ENDPOINT)
+        try:
+            socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=10).close()
+        except OSError as error:
+            raise PipelineError(
+                f"the hub ({constants.ENDPOINT}) cannot be reached from here ({error}); stage on a machine that reaches it"
+                " (a login node), or from another mirror with --from-directory"
+            ) from None
 
     def list_files(self, reference: HubReference) -> list[RemoteFile]:
         from huggingface_hub import HfApi
