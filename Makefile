@@ -29,10 +29,15 @@ evidence: $(STAMP)
 
 # config/rehearsal.yaml over config/paper.yaml: the fake hub (tests/paper_hub.py), staged into
 # rehearsal/mirror as a cluster's login node would stage the real one, then the DAG offline.
+# The hub and mirror are made again only when what makes them changed: rewritten, their files
+# would be newer than the jobs that read them, and a second `make rehearsal` would rerun those.
 REHEARSAL := --configfile config/paper.yaml config/rehearsal.yaml
-rehearsal: $(STAMP)
+REHEARSAL_HUB_INPUTS := tests/paper_hub.py config/paper.yaml config/rehearsal.yaml $(wildcard config/tasks/paper/*.yaml)
+rehearsal/mirror/manifest.json: $(STAMP) $(REHEARSAL_HUB_INPUTS)
 	$(BIN)/python -m tests.paper_hub $(REHEARSAL) --out rehearsal/hub --encodeval rehearsal/encodeval
 	$(BIN)/python -m pipeline stage $(REHEARSAL) --to rehearsal/mirror --from-directory rehearsal/hub
+
+rehearsal: rehearsal/mirror/manifest.json
 	$(BIN)/snakemake --cores $(CORES) $(REHEARSAL) --directory rehearsal
 
 smoke: $(STAMP)

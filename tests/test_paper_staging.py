@@ -48,7 +48,9 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
     corpus = config.corpus.documents[0].hub  # names what it reads, and where it reads it from
     assert (corpus.path, corpus.mirror) == ("HuggingFaceFW/fineweb-edu", str(mirror))
-    assert local_source(corpus)[0] == str(mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu")
+    fineweb = mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu" / "sample" / "100BT"
+    # the files its card gives sample-100BT, read as local Parquet (record batches: flat memory)
+    assert local_source(corpus) == ("parquet", {"train": [str(fineweb / "000_00000.parquet"), str(fineweb / "001_00000.parquet")]})
     assert config.tokenizer.ready_made.path == str(mirror / "models" / "meta-llama" / "Meta-Llama-3-8B")
     as_written = resolve_files(read_configs([PAPER]), [PAPER]).config
     sizes = {}
@@ -77,3 +79,38 @@ def test_the_paper_s_tokenizer_is_taken_from_the_mirror_with_the_study_s_ids(mir
     assert main(["train-tokenizer", "--spec", spec, "--out", str(tmp_path / "tokenizer")]) == 0
     special = SpecialIds.from_tokenizer(AutoTokenizer.from_pretrained(tmp_path / "tokenizer"))
     assert (special.vocab_size, special.bos, special.eos, special.mask, special.pad) == (128256, 128000, 128001, 128002, 128003)
+
+
+def test_a_staged_file_changed_since_is_refused_by_the_job_that_reads_it(mirror, tmp_path, capsys):
+    """SST-2's train labels flipped in the mirror: prepare-task refuses it in one line naming the
+    file and both hashes; an untouched mirror's files are recorded among its inputs."""
+    import shutil
+
+    changed = tmp_path / "mirror"
+    shutil.copytree(mirror, changed)
+    overlay = tmp_path / "offline.yaml"
+    overlay.write_text(yaml.safe_dump({"hub_mirror": str(changed)}))
+    config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
+    spec = json.dumps(strict.to_plain(config.tasks["sst2"]))
+    argv = ["prepare-task", "--name", "sst2", "--spec", spec, "--sources", str(tmp_path)]
+    assert main([*argv, "--out", str(tmp_path / "before")]) == 0
+    inputs = json.loads((tmp_path / "before" / "provenance.json").read_text())["inputs"]
+    train = next((changed / "datasets" / "nyu-mll" / "glue").glob("sst2/train-*"))
+    assert any(str(train) in role for role in inputs)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(train)
+    flipped = table.set_column(table.schema.get_field_index("label"), "label", pyarrow_flip(table.column("label")))
+    pq.write_table(flipped.replace_schema_metadata(table.schema.metadata), train)
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "after")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"error: {train}: sha256 ") and "recorded when it was staged; it changed since" in error
+    assert not (tmp_path / "after").exists()
+
+
+def pyarrow_flip(labels):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.subtract(pa.scalar(1, labels.type), labels)

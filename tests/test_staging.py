@@ -92,7 +92,7 @@ def test_the_references_name_each_repository_once_with_the_keys_that_read_it(tmp
     ]
 
 
-def test_staging_lists_sizes_then_mirrors_only_what_the_config_reads(hub, tmp_path, capsys):
+def test_staging_lists_sizes_then_mirrors_only_what_the_config_reads(hub, tmp_path, capsys, caplog):
     mirror = tmp_path / "mirror"
     argv = ["stage", "--configfile", overlay(tmp_path), "--to", str(mirror), "--from-directory", str(hub)]
     assert main([*argv, "--list"]) == 0
@@ -106,13 +106,20 @@ def test_staging_lists_sizes_then_mirrors_only_what_the_config_reads(hub, tmp_pa
     assert sorted(manifest["datasets/org/corpus"]["files"]) == ["queries.jsonl"]
     assert manifest["models/org/llama"]["files"]["model.safetensors"]["size"] == 1000
     assert main(argv) == 0  # again: every file already there with its sha256
+    changed = mirror / "datasets" / "org" / "corpus" / "queries.jsonl"
+    changed.write_text(changed.read_text() + "\n")
+    with caplog.at_level("WARNING"):
+        assert main(argv) == 0  # staged over a file that changed: said, and replaced
+    assert "queries.jsonl was sha256 " in caplog.text and ": replaced" in caplog.text
 
 
 def test_a_config_with_a_mirror_reads_it_and_refuses_what_was_not_staged(hub, tmp_path):
     mirror = tmp_path / "mirror"
     assert main(["stage", "--configfile", overlay(tmp_path), "--to", str(mirror), "--from-directory", str(hub)]) == 0
     config = resolved(overlay(tmp_path), overlay(tmp_path, hub_mirror=str(mirror)))
-    assert local_source(config.tasks["reviews"].data.hub)[0] == str(mirror / "datasets" / "org" / "reviews")
+    reviews = mirror / "datasets" / "org" / "reviews" / "plain"  # the files its card gives the plain config, read as Parquet
+    assert local_source(config.tasks["reviews"].data.hub)[0] == "parquet"
+    assert str(reviews / "train-00000.parquet") in local_source(config.tasks["reviews"].data.hub)[1]["train"]
     assert local_source(config.tasks["queries"].data.hub)[1] == {"train": [str(mirror / "datasets" / "org" / "corpus" / "queries.jsonl")]}
     assert [m.path for m in config.outside_models] == ["results/pretrain/clm-tiny/model", str(mirror / "models" / "org" / "llama")]
     assert [m.hub_id for m in config.outside_models] == [None, "org/llama"]  # what names a released checkpoint of the study

@@ -64,12 +64,32 @@ def _compare(directory: Path, recorded: dict[str, dict[str, Any]], manifest: Pat
             raise PipelineError(f"{directory / name}: not staged ({manifest} does not list it); remove it, or stage the mirror again")
         if name not in present:
             raise PipelineError(f"{directory / name}: listed in {manifest} but missing; stage the mirror again")
-        actual = sha256_file(directory / name)
-        if actual != recorded[name]["sha256"]:
-            raise PipelineError(
-                f"{directory / name}: sha256 {actual} is not the {recorded[name]['sha256']} {manifest} recorded when it was staged;"
-                " it changed since: stage the mirror again"
-            )
+        _check_file(directory / name, recorded[name]["sha256"], manifest)
+
+
+def verify_mirrored_files(mirror: Path, repository: Path, files: list[Path]) -> None:
+    """Refuse any of ``files`` (under ``repository``, a folder of ``mirror``) whose bytes are not
+    those staging recorded in the mirror's manifest, or that it never staged: what a job checks
+    of the files it is about to read (a data shard, a split), not the whole repository."""
+    manifest = mirror / MANIFEST
+    key = repository.relative_to(mirror).as_posix()
+    recorded = read_manifest(manifest)["repositories"].get(key, {"files": {}})["files"]
+    for path in files:
+        name = path.relative_to(repository).as_posix()
+        if name not in recorded:
+            raise PipelineError(f"{path}: not staged ({manifest} does not list it under {key}); stage the mirror again")
+        if path.is_symlink():
+            raise PipelineError(f"{path}: a symbolic link in the mirror; a repository holds files only")
+        _check_file(path, recorded[name]["sha256"], manifest)
+
+
+def _check_file(path: Path, expected: str, manifest: Path) -> None:
+    actual = sha256_file(path)
+    if actual != expected:
+        raise PipelineError(
+            f"{path}: sha256 {actual} is not the {expected} {manifest} recorded when it was staged;"
+            " it changed since: stage the mirror again"
+        )
 
 
 def files_under(root: Path, what: str) -> dict[str, Path]:

@@ -22,20 +22,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.config import Config
 from pipeline.config.data import leaves_its_folder
 from pipeline.configure import read_configs, resolve_files
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, sha256_file, write_json
+from pipeline.staging.card import CARD, card_configs, config_data_files
 from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
 from pipeline.staging.manifest import MANIFEST, read_manifest
 from pipeline.staging.mirror import mirror_dir
 from pipeline.staging.references import HubReference, references
 
 logger = logging.getLogger(__name__)
-CARD = "README.md"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,48 +105,19 @@ def selected_files(client: HubClient, reference: HubReference) -> list[RemoteFil
 def config_patterns(client: HubClient, reference: HubReference, files: list[RemoteFile]) -> list[str]:
     """The data files the card's ``configs`` give ``reference.config_name``; every file if the
     card names no configs (datasets then reads the repository as a whole)."""
-    card = next((f for f in files if f.path == CARD), None)
-    if card is None:
+    if not any(f.path == CARD for f in files):
         return []
-    configs = card_configs(client, reference)
-    if not configs:
-        return []
-    for entry in configs:
-        if entry.get("config_name") == reference.config_name:
-            data_files = entry.get("data_files", [])
-            entries = data_files if isinstance(data_files, list) else [data_files]
-            patterns = []
-            for item in entries:
-                paths = item.get("path", []) if isinstance(item, dict) else item
-                patterns += [paths] if isinstance(paths, str) else list(paths)
-            return patterns
-    names = ", ".join(str(entry.get("config_name")) for entry in configs)
-    raise PipelineError(
-        f"{reference.label}: its card has no config {reference.config_name!r} (configs: {names}); {', '.join(reference.where)}"
-    )
-
-
-def card_configs(client: HubClient, reference: HubReference) -> list[dict[str, Any]]:
-    """The ``configs`` list of the card's YAML header, [] without one."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / CARD
         client.download(reference, CARD, path)
-        text = path.read_text(encoding="utf-8", errors="replace")
-    if not text.startswith("---"):
-        return []
-    header = text.split("---", 2)[1]
+        configs = card_configs(path.read_text(encoding="utf-8", errors="replace"), reference.label)
     try:
-        metadata = yaml.safe_load(header) or {}
-    except yaml.YAMLError as error:
-        raise PipelineError(f"{reference.label}: its card's YAML header does not parse ({error})") from None
-    if not isinstance(metadata, dict):
-        raise PipelineError(f"{reference.label}: its card's YAML header is a {type(metadata).__name__}, not a mapping of metadata")
-    configs = metadata.get("configs", [])
-    if not isinstance(configs, list) or not all(isinstance(entry, dict) for entry in configs):
-        raise PipelineError(f"{reference.label}: its card's 'configs' is not a list of mappings (config_name, data_files)")
-    return configs
+        by_split = config_data_files(configs, reference.config_name, reference.label)
+    except PipelineError as error:
+        raise PipelineError(f"{error}; {', '.join(reference.where)}") from None
+    return [pattern for patterns in by_split.values() for pattern in patterns]
 
 
 def stage_file(client: HubClient, reference: HubReference, remote: RemoteFile, mirror: Path) -> dict[str, Any]:
@@ -156,7 +125,8 @@ def stage_file(client: HubClient, reference: HubReference, remote: RemoteFile, m
     if leaves_its_folder(remote.path):
         raise PipelineError(f"{reference.label}: file {remote.path!r} would be written outside its folder of the mirror")
     destination = mirror_dir(mirror, reference.kind, reference.repo, reference.revision) / remote.path
-    if destination.is_file() and remote.sha256 is not None and sha256_file(destination) == remote.sha256:
+    before = sha256_file(destination) if destination.is_file() else None
+    if before is not None and before == remote.sha256:
         return {"size": remote.size, "sha256": remote.sha256}
     destination.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(destination) as temporary:
@@ -164,4 +134,6 @@ def stage_file(client: HubClient, reference: HubReference, remote: RemoteFile, m
         digest = sha256_file(temporary)
         if remote.sha256 is not None and digest != remote.sha256:
             raise PipelineError(f"{reference.label}: {remote.path} downloaded with sha256 {digest}, the source vouches for {remote.sha256}")
+    if before is not None and before != digest:  # jobs that read the old bytes rerun: their inputs changed
+        logger.warning("%s: %s was sha256 %s in the mirror, the source's is %s: replaced", reference.label, remote.path, before, digest)
     return {"size": destination.stat().st_size, "sha256": digest}

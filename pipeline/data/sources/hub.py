@@ -21,7 +21,7 @@ from typing import Any
 from pipeline.config import HubSpec
 from pipeline.data.contiguous import contiguous_range
 from pipeline.errors import PipelineError, first_line
-from pipeline.staging.mirror import local_source
+from pipeline.staging.mirror import local_source, verify_read
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,8 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
 
     path, data_files = local_source(spec)  # under the hub mirror, where the config has one
     listed = data_files.get(split, [])
+    # Read from the mirror by its card, the config name is spent: the files are that config's.
+    name = spec.name if path == spec.path else None
     for file in listed:  # datasets would fail on an empty one with a bare StopIteration
         if Path(file).is_file() and Path(file).stat().st_size == 0:
             raise PipelineError(f"{where}: {file}: file is empty (data of split {split!r})")
@@ -58,7 +60,7 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
             source: _Files = _ParquetFiles(listed)
         else:
             source = _Streamed(
-                datasets.load_dataset(path, spec.name, data_files=data_files or None, split=split, streaming=True, **_options(spec))
+                datasets.load_dataset(path, name, data_files=data_files or None, split=split, streaming=True, **_options(spec))
             )
         files = range(source.num_files)
         if shard is not None:
@@ -69,6 +71,10 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
                     f"file(s), the unit a shard reads; set corpus.num_shards to at most {source.num_files}"
                 )
             files = contiguous_range(source.num_files, num_shards, index)
+        if len(listed) == source.num_files:  # a data file is a shard: verify the ones this job reads
+            verify_read(spec, [listed[file] for file in files])
+        else:
+            verify_read(spec, listed)
         names = _class_names(spec, source.features, datasets.ClassLabel)
         labels = _file_labels(spec, split, source.num_files)
         records = itertools.chain.from_iterable(_numbered(source, file, f"{where}: {labels[file]}") for file in files)
