@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from pipeline.files import read_json
+from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore
-from pipeline.finetune.sweep import GridResult
 from tests.conftest import REPO
 from tests.test_finetune_task_types import make_task, spec_json, without_seconds
 

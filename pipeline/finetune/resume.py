@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.files import read_json, write_json
-from pipeline.finetune.sweep import GridResult
+from pipeline.finetune.grid_result import GridResult
 from pipeline.integrity import recorded_digest
 
 log = logging.getLogger(__name__)

@@ -22,8 +22,9 @@ from pipeline import strict
 from pipeline.config import FinetuningSpec, TaskSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
+from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore, grid_fingerprint
-from pipeline.finetune.sweep import Evaluation, GridResult, Sweep
+from pipeline.finetune.sweep import Evaluation, Sweep
 from pipeline.finetune.task_data import SPLITS, read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric

@@ -19,7 +19,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -27,6 +26,8 @@ from tqdm import tqdm
 
 from pipeline.config import ExampleBudget, FinetuningSpec
 from pipeline.errors import PipelineError
+from pipeline.finetune.grid_result import GridResult
+from pipeline.finetune.resume import PointStore
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskType
@@ -34,27 +35,9 @@ from pipeline.metrics import Metric
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.schedules import linear_with_warmup
 
-if TYPE_CHECKING:  # resume reads and writes GridResults: it imports this module
-    from pipeline.finetune.resume import PointStore
-
 log = logging.getLogger(__name__)
 
 EVALUATION_SPLITS = ("validation", "test")
-
-
-@dataclass(frozen=True)
-class GridResult:
-    learning_rate: float
-    seed: int
-    validation: float  # the metric's headline value, in points
-    test: float
-    num_steps: int
-    seconds: float
-    validation_scores: dict[str, float]  # the metric's whole result (NIAH: and per-cell accuracies)
-    test_scores: dict[str, float]
-    # The headline of each test example in split order, for paired comparisons with another
-    # model's on the same examples (the study's released results); None: not a mean over examples.
-    test_examples: list[float] | None
 
 
 @dataclass(frozen=True)
