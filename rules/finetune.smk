@@ -5,11 +5,24 @@
 # for hardware.finetune_gpus GPUs (0 on the CPU default, 1 at paper scale) and computes
 # there; like any resource, changing it reruns nothing.
 
+from pipeline.cost import finetuning_runtime_minutes
+
 FINETUNE_COMMAND = (
     "{PYTHON:q} -m pipeline finetune --spec {params.spec:q} --model {params.model:q} --task-dir {params.task_dir:q}"
     " {params.evaluated_task_dirs:q} --out {params.out:q} --work-dir {params.work_dir:q} --threads {threads:q}"
     " --device {params.device:q} > {log:q} 2>&1"
 )
+
+
+
+def finetune_runtime(wildcards):
+    """Minutes a GPU fine-tuning job asks for: its grid's estimate with the margin, at most
+    hardware.max_job_hours (a longer grid resumes at its next point on the next attempt)."""
+    return finetuning_runtime_minutes(CFG, wildcards.task, wildcards.size)
+
+
+# On a GPU the time limit comes from the estimate; a CPU run keeps the default resources.
+FINETUNE_RUNTIME = {"runtime": finetune_runtime} if CFG.hardware.finetune_gpus > 0 else {}
 
 
 rule finetune:
@@ -26,6 +39,7 @@ rule finetune:
     threads: 1
     resources:
         gpu=CFG.hardware.finetune_gpus,
+        **FINETUNE_RUNTIME,
     log:
         "logs/finetune/{task}/{name}-{size}.log",
     benchmark:
@@ -49,6 +63,7 @@ rule finetune_checkpoint:
     threads: 1
     resources:
         gpu=CFG.hardware.finetune_gpus,
+        **FINETUNE_RUNTIME,
     log:
         "logs/finetune/{task}/{name}-{size}-step{step}.log",
     benchmark:

@@ -1,6 +1,8 @@
 # Checkpoints made outside this harness (config: outside_models): each imported once as a
 # checkpoint of the backbone, then fine-tuned on every task it takes, like a pretrained run.
 
+from pipeline.cost import finetuning_runtime_minutes
+
 
 rule import_model:
     input:
@@ -32,6 +34,8 @@ rule finetune_outside:
     threads: 1
     resources:
         gpu=CFG.hardware.finetune_gpus,
+        # its grid's estimate at the config size it names (the cluster's limit for one of none)
+        **({"runtime": lambda w: finetuning_runtime_minutes(CFG, w.task, CFG.outside_model(w.name).size)} if CFG.hardware.finetune_gpus > 0 else {}),
     log:
         "logs/finetune_outside/{task}/{name}.log",
     benchmark:

@@ -41,3 +41,49 @@ def test_the_slurm_profile_s_marker_without_the_paper_config_warns(tmp_path):
     assert planned.returncode == 0, planned.stderr[-2000:]
     assert "warning: profiles/slurm without config/paper.yaml among the config files" in planned.stderr
     assert "planning 'my own CPU plan'" in planned.stderr
+
+
+def planned_jobs(stdout: str) -> list[dict[str, str]]:
+    """Each job of a Snakemake dry run: its rule, wildcards and resources, as printed."""
+    jobs, job = [], None
+    for line in stdout.splitlines():
+        if line.startswith("rule ") and line.endswith(":"):
+            job = {"rule": line[5:-1]}
+            jobs.append(job)
+        elif job is not None and line.strip().startswith(("wildcards: ", "resources: ")):
+            key, _, values = line.strip().partition(": ")
+            job[key] = dict(item.split("=", 1) for item in values.split(", "))
+    return jobs
+
+
+def test_every_paper_gpu_job_asks_for_its_estimate_within_the_cluster_s_limit(tmp_path):
+    """The paper's dry run, read job by job: each GPU job's time limit is its cost estimate with
+    the margin, at most max_job_hours; and its attempts (retries + 1, each resuming) cover it."""
+    import math
+
+    from pipeline.configure import resolve
+    from pipeline.cost import finetuning_job_hours, finetuning_runtime_minutes, pretraining_job_hours, pretraining_runtime_minutes
+
+    resolved = resolve(read_configs([PAPER]), "paper")
+    config, hardware = resolved.config, resolved.config.hardware
+    planned = run_snakemake(tmp_path, (REPO / "config" / "paper.yaml",), "-n")
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    checked = {}
+    for job in planned_jobs(planned.stdout):
+        rule, wildcards, resources = job["rule"], job.get("wildcards", {}), job.get("resources", {})
+        if rule == "pretrain":
+            plan = resolved.plans[f"{wildcards['name']}-{wildcards['size']}"]
+            hours, minutes = pretraining_job_hours(config, plan), pretraining_runtime_minutes(config, plan)
+        elif rule in ("finetune", "finetune_checkpoint", "finetune_outside"):
+            size = wildcards.get("size") or config.outside_model(wildcards["name"]).size
+            hours, minutes = (
+                finetuning_job_hours(config, wildcards["task"], size),
+                finetuning_runtime_minutes(config, wildcards["task"], size),
+            )
+        else:
+            continue
+        assert int(resources["runtime"]) == minutes <= 60 * hardware.max_job_hours, job
+        assert int(resources["gpu"]) > 0
+        assert math.ceil(60 * hardware.runtime_margin * hours / minutes) <= PROFILE["retries"] + 1 == hardware.job_attempts, job
+        checked[rule] = checked.get(rule, 0) + 1
+    assert checked == {"pretrain": 39, "finetune": 420, "finetune_checkpoint": 120, "finetune_outside": 190}
