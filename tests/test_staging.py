@@ -157,3 +157,51 @@ def test_staging_without_the_hub_is_one_line_at_once(tmp_path, capsys, monkeypat
     assert captured.out == ""
     [error] = [line for line in captured.err.splitlines() if "INFO" not in line]
     assert error.startswith("error: the hub (https://huggingface.co) cannot be reached from here ([Errno -2] Name or service not known)")
+
+
+class FakeHubApi:
+    """huggingface_hub's HfApi over a directory, with one moving commit: what staging asks of the hub."""
+
+    root: Path
+    head = "a" * 40
+    asked: list = []
+
+    def repo_info(self, repo, repo_type, revision):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(sha=FakeHubApi.head)
+
+    def list_repo_tree(self, repo, repo_type, revision, recursive):
+        from huggingface_hub.hf_api import RepoFile
+
+        FakeHubApi.asked.append(("list", revision))
+        folder = FakeHubApi.root / f"{repo_type}s" / repo
+        return [RepoFile(path=p.relative_to(folder).as_posix(), size=p.stat().st_size, oid="x") for p in sorted(folder.rglob("*.*"))]
+
+
+def test_staging_from_the_hub_pins_each_repository_to_one_commit(hub, tmp_path, monkeypatch, caplog):
+    """Every file listed and downloaded at the commit the revision named when staging began, the
+    commit recorded in the manifest; staged again after a push, the move is said."""
+    import socket
+
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    def download(repo, path, repo_type, revision):
+        FakeHubApi.asked.append(("download", revision))
+        return str(hub / f"{repo_type}s" / repo / path)
+
+    FakeHubApi.root, FakeHubApi.asked = hub, []
+    monkeypatch.setattr(socket, "create_connection", lambda address, timeout: socket.socket())
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHubApi)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    argv = ["stage", "--configfile", overlay(tmp_path), "--to", str(tmp_path / "mirror")]
+    assert main(argv) == 0
+    assert {revision for _, revision in FakeHubApi.asked} == {"a" * 40}
+    repositories = json.loads((tmp_path / "mirror" / "manifest.json").read_text())["repositories"]
+    assert {entry["commit"] for entry in repositories.values()} == {"a" * 40}
+    FakeHubApi.head = "b" * 40
+    with caplog.at_level("WARNING"):
+        assert main(argv) == 0
+    assert f"staged at commit {'a' * 40} before, the hub is at {'b' * 40} now" in caplog.text

@@ -24,6 +24,11 @@ class RemoteFile:
 
 
 class HubClient:
+    def commit(self, reference: HubReference) -> str | None:
+        """The commit the files are listed and downloaded at, recorded in the manifest; None where
+        the source has no commits (a directory)."""
+        return None
+
     def list_files(self, reference: HubReference) -> list[RemoteFile]:
         """Every file of the repository at the reference's revision."""
         raise NotImplementedError
@@ -47,6 +52,7 @@ class HuggingFaceHub(HubClient):
 
         if constants.HF_HUB_OFFLINE:
             raise PipelineError("the hub is switched off here (HF_HUB_OFFLINE=1); stage from another mirror with --from-directory")
+        self.commits: dict[tuple[str, str, str | None], str] = {}
         endpoint = urlparse(constants.ENDPOINT)
         try:
             socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=10).close()
@@ -56,13 +62,28 @@ class HuggingFaceHub(HubClient):
                 " (a login node), or from another mirror with --from-directory"
             ) from None
 
+    def commit(self, reference: HubReference) -> str:
+        """The commit the reference's revision (``main`` unless pinned) names now, resolved once per
+        run: every file of the repository is listed and downloaded at that commit, so a push to the
+        hub while staging cannot mix two versions, and the manifest records which one was staged."""
+        from huggingface_hub import HfApi
+
+        key = (reference.kind, reference.repo, reference.revision)
+        if key not in self.commits:
+            try:
+                revision = REVISION_ALIASES.get(reference.revision, reference.revision)
+                self.commits[key] = HfApi().repo_info(reference.repo, repo_type=reference.kind, revision=revision).sha
+            except Exception as error:  # network, gated, missing repository or revision
+                raise PipelineError(f"{reference.label}: cannot resolve its revision: {str(error).strip().splitlines()[0]}") from None
+        return self.commits[key]
+
     def list_files(self, reference: HubReference) -> list[RemoteFile]:
         from huggingface_hub import HfApi
         from huggingface_hub.hf_api import RepoFile
 
+        commit = self.commit(reference)
         try:
-            revision = REVISION_ALIASES.get(reference.revision, reference.revision)
-            tree = HfApi().list_repo_tree(reference.repo, repo_type=reference.kind, revision=revision, recursive=True)
+            tree = HfApi().list_repo_tree(reference.repo, repo_type=reference.kind, revision=commit, recursive=True)
             return [
                 RemoteFile(entry.path, entry.size, entry.lfs.sha256 if entry.lfs else None) for entry in tree if isinstance(entry, RepoFile)
             ]
@@ -72,9 +93,9 @@ class HuggingFaceHub(HubClient):
     def download(self, reference: HubReference, path: str, destination: Path) -> None:
         from huggingface_hub import hf_hub_download
 
+        commit = self.commit(reference)
         try:
-            revision = REVISION_ALIASES.get(reference.revision, reference.revision)
-            fetched = hf_hub_download(reference.repo, path, repo_type=reference.kind, revision=revision)
+            fetched = hf_hub_download(reference.repo, path, repo_type=reference.kind, revision=commit)
         except Exception as error:
             raise PipelineError(f"{reference.label}: cannot download {path}: {str(error).strip().splitlines()[0]}") from None
         shutil.copyfile(fetched, destination)

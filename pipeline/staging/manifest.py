@@ -3,7 +3,8 @@ sha256, as ``python -m pipeline stage`` downloaded and checked them; and the che
 before it reads a staged repository, that its files are still those bytes.
 
 Layout: ``{"repositories": {"<kind>s/<repo>[@<revision>]": {"files": {"<path>": {"size": N,
-"sha256": "<hex>"}}}}}``. Anything else (a list, a junk key, a size that is not a count) is
+"sha256": "<hex>"}}, "commit": "<the hub's commit staged>"}}}`` (no commit for a repository staged
+from a directory). Anything else (a list, a junk key, a size that is not a count) is
 refused in one line naming the file and the key, never kept or half read.
 """
 
@@ -26,8 +27,9 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or set(data) != {"repositories"} or not isinstance(data["repositories"], dict):
         raise PipelineError(f"{path}: not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again")
     for key, repository in data["repositories"].items():
-        if not isinstance(repository, dict) or set(repository) != {"files"} or not isinstance(repository["files"], dict):
-            raise PipelineError(f"{path}: repositories.{key}: not a mapping whose one key is 'files'")
+        keys_valid = isinstance(repository, dict) and "files" in repository and set(repository) <= {"files", "commit"}
+        if not keys_valid or not isinstance(repository["files"], dict) or not isinstance(repository.get("commit", ""), str):
+            raise PipelineError(f"{path}: repositories.{key}: not a mapping of 'files' (and the 'commit' staged)")
         for name, entry in repository["files"].items():
             valid = isinstance(entry, dict) and set(entry) == FILE_KEYS and isinstance(entry["size"], int)
             if not valid or not isinstance(entry["sha256"], str) or len(entry["sha256"]) != 64:

@@ -73,6 +73,13 @@ def run(args: argparse.Namespace) -> None:
     manifest: dict[str, Any] = read_manifest(manifest_path) if manifest_path.is_file() else {"repositories": {}}
     for reference, files in plan:
         staged = manifest["repositories"].setdefault(mirror_key(reference), {"files": {}})
+        commit, before = client.commit(reference), staged.get("commit")
+        if commit is not None:
+            if before is not None and before != commit:
+                logger.warning(
+                    "%s: staged at commit %s before, the hub is at %s now: its changed files are replaced", reference.label, before, commit
+                )
+            staged["commit"] = commit
         for remote in files:
             staged["files"][remote.path] = stage_file(client, reference, remote, args.to)
         logger.info("%s: %d files staged", reference.label, len(files))
