@@ -35,6 +35,7 @@ from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes, finetunes_outside
+from pipeline.measured_mfu import measured_mfu
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -129,11 +130,18 @@ def pretraining_tokens(plan: RunPlan, config: Config) -> int:
     return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
 
 
+def pretraining_mfu(config: Config, plan: RunPlan) -> float:
+    """The MFU a run is costed at: measured on the config's GPU at its size and objective kind
+    where a record exists (:mod:`pipeline.measured_mfu`), else ``hardware.assumed_mfu``."""
+    measured = measured_mfu(config.hardware.gpu_name, plan.size, config.objectives[plan.objective]["kind"])
+    return measured.mfu if measured is not None else config.hardware.assumed_mfu
+
+
 def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
-    """Wall hours of one GPU pretraining job on its ``hardware.gpus_per_run`` GPUs, at the assumed MFU."""
+    """Wall hours of one GPU pretraining job on its ``hardware.gpus_per_run`` GPUs, at its MFU (:func:`pretraining_mfu`)."""
     hardware = config.hardware
     flops = training_flops(parameters(config.sizes[plan.size], config.tokenizer.vocab_size).matmul, pretraining_tokens(plan, config))
-    return flops / (hardware.gpus_per_run * hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu) / 3600
+    return flops / (max(hardware.gpus_per_run, 1) * hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, plan)) / 3600
 
 
 def pretraining_runtime_minutes(config: Config, plan: RunPlan) -> int:
@@ -197,15 +205,15 @@ def check_job_limits(config: Config, plans: Plans) -> None:
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:
     """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
     hardware, vocab = config.hardware, config.tokenizer.vocab_size
-    pretraining_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu
     finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
     costs = []
     for study in get_args(Study):
         runs = [p for p in plans.values() if p.study == study]
         if runs:
             tokens = [pretraining_tokens(p, config) for p in runs]
-            flops = sum(training_flops(parameters(config.sizes[p.size], vocab).matmul, t) for p, t in zip(runs, tokens))
-            costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), flops, flops / pretraining_rate / 3600))
+            flops = [training_flops(parameters(config.sizes[p.size], vocab).matmul, t) for p, t in zip(runs, tokens)]
+            hours = sum(f / (hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, p)) / 3600 for p, f in zip(runs, flops))
+            costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), sum(flops), hours))
     # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
     models = [(p.name, p.size, p.objective) for p in plans.values()]
     models += [(replicate_name(RANDOM_INIT, i), size, RANDOM_INIT) for i, size in sorted({(p.replicate, p.size) for p in plans.values()})]
@@ -348,6 +356,21 @@ def data_stage_cost(config: Config) -> DataStageCost | None:
 # ------------------------------------------------------------------------------ report
 
 
+def mfu_sources(config: Config, plans: Plans) -> str:
+    """Which MFU the pretraining hours rest on: each measured one with its record, then the assumption."""
+    measured = {}
+    for plan in plans.values():
+        kind = config.objectives[plan.objective]["kind"]
+        found = measured_mfu(config.hardware.gpu_name, plan.size, kind)
+        if found is not None:
+            measured[f"{plan.size} {kind}"] = found
+    by_record: dict[str, list[str]] = {}
+    for key, found in sorted(measured.items()):
+        by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
+    said = [f"{', '.join(runs)} measured ({record})" for record, runs in by_record.items()]
+    return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
+
+
 def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str) -> str:
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
@@ -355,8 +378,8 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} "
         "GB),"
         f" {hardware.gpus_per_run} GPU(s) per pretraining job",
-        f"  FLOPs = 6 x N x tokens (N = non-embedding + LM-head parameters); pretraining at {hardware.assumed_mfu:.0%} MFU,"
-        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} (its whole grid at max_steps: an upper bound)",
+        f"  FLOPs = 6 x N x tokens (N = non-embedding + LM-head parameters); pretraining at {mfu_sources(config, plans)},"
+        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed (its whole grid at max_steps: an upper bound)",
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]
     costs = stage_costs(config, plans, curve_points)

@@ -20,6 +20,7 @@ from pipeline.cost import (
     pretraining_runtime_minutes,
     stage_costs,
 )
+from pipeline.measured_mfu import measured_mfu
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from tests.conftest import REPO
 
@@ -57,7 +58,13 @@ def test_pretraining_flops_are_six_n_tokens(paper, resolved):
     n = sum(parameters(paper.sizes[s], 128256).matmul for s in ("210m", "610m", "1b"))
     assert runs.flops == pytest.approx(5 * 6 * n * tokens_per_run)
     hardware = paper.hardware
-    assert runs.gpu_hours == pytest.approx(runs.flops / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_mfu) / 3600)
+    # 210M's CLM and MLM at the H100's measured MFU (bench/records), every other run at the assumed one
+    at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind).mfu for kind in ("clm", "mlm")}
+    flops_210m = 6 * parameters(paper.sizes["210m"], 128256).matmul * tokens_per_run
+    measured = sum(flops_210m / at_210m["clm" if run.objective == "clm" else "mlm"] for run in resolved.plans.values()
+                   if run.study == "objectives" and run.size == "210m")  # fmt: skip
+    assumed = (runs.flops - 5 * flops_210m) / hardware.assumed_mfu
+    assert runs.gpu_hours == pytest.approx((measured + assumed) / (hardware.gpu_peak_tflops * 1e12) / 3600)
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
 
 
@@ -123,3 +130,14 @@ def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
     finetune_commands = [line for line in output.splitlines() if "-m pipeline finetune " in line]
     assert finetune_commands and all("--device cuda" in line for line in finetune_commands)  # hardware.finetune_gpus: 1
     assert "This was a dry-run" in output
+
+
+def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_which():
+    """bench/records: the H100's 210M CLM and MLM replace the assumed 40%; the H200's newest record
+    (by this repository's history) wins over its older one; a size never measured keeps the assumption."""
+    from pipeline.measured_mfu import measured_mfu
+
+    h100 = measured_mfu("H100 80GB SXM", "210m", "clm")
+    assert h100.mfu == pytest.approx(0.2167, abs=1e-4) and h100.record.startswith("bench/records/gpu_acceptance-h100-")
+    assert measured_mfu("H200", "210m", "mlm").record.endswith("-at-ca3139a.json")  # not the older 8b36565 run
+    assert measured_mfu("H100 80GB SXM", "610m", "clm") is None and measured_mfu("A100", "210m", "clm") is None

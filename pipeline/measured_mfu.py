@@ -1,0 +1,57 @@
+"""The MFU pretraining reached where it was measured, for the cost estimate in place of the
+assumed one.
+
+``bench/gpu_acceptance.sh`` writes a record of each GPU it ran on
+(``bench/records/gpu_acceptance-<gpu>-<date>[...].json``): tokens/s and MFU of the trainer at a
+size, sequence 2,048, bf16, the Llama-3 vocabulary, against the GPU's datasheet peak (6N model
+FLOPs). Where a record matches the config's GPU (by model: H100, H200, ...), the size and the
+objective kind, its MFU replaces ``hardware.assumed_mfu`` for that run, and the estimate names
+the record; elsewhere the assumption stands and is printed as one. Of several matching records
+the newest is taken: the one whose commit comes latest in this repository's history.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+RECORDS = REPOSITORY / "bench" / "records"
+
+
+@dataclass(frozen=True)
+class MeasuredMfu:
+    mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
+    record: str  # the record it comes from, relative to the repository
+
+
+@functools.cache
+def measured_mfu(gpu_name: str, size: str, kind: str) -> MeasuredMfu | None:
+    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` on the GPU model ``gpu_name`` names; None without one."""
+    model = gpu_name.split()[0].lower() if gpu_name.split() else ""
+    found = []
+    for path in sorted(RECORDS.glob("gpu_acceptance-*.json")):
+        record = json.loads(path.read_text())
+        throughput = record.get("sections", {}).get("throughput", {})
+        sizes = record.get("paper_overlay", {}).get("pretraining", {}).get("sizes")
+        gpu = str(record.get("environment", {}).get("gpu", "")).lower()
+        if model and model in gpu and sizes == [size] and "mfu_datasheet" in throughput.get(kind, {}).get("ours", {}):
+            order = history_position(record.get("environment", {}).get("git_commit"))
+            found.append(
+                (order, path.name, MeasuredMfu(throughput[kind]["ours"]["mfu_datasheet"], path.relative_to(REPOSITORY).as_posix()))
+            )
+    return max(found, key=lambda entry: entry[:2])[2] if found else None
+
+
+def history_position(commit: str | None) -> int:
+    """How many commits lead to ``commit`` in this repository (later commits have more); -1 if unknown."""
+    if not commit:
+        return -1
+    try:
+        done = subprocess.run(["git", "rev-list", "--count", commit], cwd=REPOSITORY, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return -1
+    return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else -1
