@@ -35,7 +35,7 @@ from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes, finetunes_outside
-from pipeline.measured_mfu import measured_mfu
+from pipeline.measured_mfu import measured_mfu, mfu_sources
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -316,6 +316,24 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
                           activations / GB, logits / GB, total / GB, total / GB <= hardware.gpu_memory_gb)  # fmt: skip
 
 
+def finetune_peak_memory(config: Config, size_name: str) -> MemoryEstimate:
+    """Estimated peak memory of one GPU fine-tuning ``size_name``: weights, gradients and AdamW's
+    moments in the fine-tuning precision (bf16_weights: 2 bytes each; else float32) and one
+    micro-batch of the longest task's inputs at their cap (retrieval without micro-batches: a
+    query and a document each; with them, one side at a time)."""
+    spec, size = config.finetuning, config.sizes[size_name]
+    counts = parameters(size, config.tokenizer.vocab_size)
+    states = (8 if spec.precision == "bf16_weights" else 16) * counts.total
+    micro = spec.micro_batch_size or spec.batch_size
+    whole_pairs = micro >= spec.batch_size and any(config.tasks[task].type == "retrieval" for task in spec.tasks)
+    texts = 2 if whole_pairs else 1
+    tokens = texts * micro * max(config.tasks[task].max_length for task in spec.tasks)
+    activations = tokens * (size.num_layers * activation_bytes_per_token_layer(size, spec.precision != "fp32") + 3 * 4 * size.hidden_size)
+    total = states + activations + CUDA_OVERHEAD_BYTES
+    fits = total / GB <= config.hardware.gpu_memory_gb
+    return MemoryEstimate(size_name, counts.total, micro, "fine-tune", states / GB, activations / GB, 0.0, total / GB, fits)
+
+
 def loss_fractions(config: Config, plans: Plans, size_name: str) -> list[float]:
     """The share of positions that carry loss, for every objective pretrained at ``size_name``."""
     objectives = {p.objective for p in plans.values() if p.size == size_name}
@@ -356,21 +374,6 @@ def data_stage_cost(config: Config) -> DataStageCost | None:
 # ------------------------------------------------------------------------------ report
 
 
-def mfu_sources(config: Config, plans: Plans) -> str:
-    """Which MFU the pretraining hours rest on: each measured one with its record, then the assumption."""
-    measured = {}
-    for plan in plans.values():
-        kind = config.objectives[plan.objective]["kind"]
-        found = measured_mfu(config.hardware.gpu_name, plan.size, kind)
-        if found is not None:
-            measured[f"{plan.size} {kind}"] = found
-    by_record: dict[str, list[str]] = {}
-    for key, found in sorted(measured.items()):
-        by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
-    said = [f"{', '.join(runs)} measured ({record})" for record, runs in by_record.items()]
-    return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
-
-
 def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str) -> str:
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
@@ -394,11 +397,12 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
     lines += beside_the_study(costs, plans, curve_points, config)
     lines += [
-        f"Peak memory per GPU (estimate; each size's most memory-hungry objective), against {hardware.gpu_memory_gb:g} GB:",
+        f"Peak memory per GPU (estimate; pretraining: each size's most memory-hungry objective; fine-tuning: the longest"
+        f" task's micro-batch), against {hardware.gpu_memory_gb:g} GB:",
         f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",
     ]
-    for size in sorted({p.size for p in plans.values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding):
-        m = peak_memory(config, plans, size, world_size)
+    sizes = sorted({p.size for p in plans.values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding)
+    for m in [*(peak_memory(config, plans, size, world_size) for size in sizes), *(finetune_peak_memory(config, size) for size in sizes)]:
         verdict = "fits" if m.fits else f"EXCEEDS {hardware.gpu_memory_gb:g} GB"
         lines.append(
             f"  {m.size:<8}{m.num_parameters / 1e6:>8.0f}M{m.micro_batch_size:>13}{m.sharding:>10}{m.states_gb:>13.1f}GB"
@@ -419,9 +423,11 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
 
 
 def over_memory(config: Config, plans: Plans) -> list[str]:
-    """The sizes whose estimated peak memory exceeds the GPU's."""
+    """The sizes whose estimated peak memory exceeds the GPU's, pretraining or (``<size> fine-tuning``) fine-tuning."""
     world_size = max(config.hardware.gpus_per_run, 1)
-    return [s for s in sorted({p.size for p in plans.values()}) if not peak_memory(config, plans, s, world_size).fits]
+    sizes = sorted({p.size for p in plans.values()})
+    pretraining = [s for s in sizes if not peak_memory(config, plans, s, world_size).fits]
+    return pretraining + [f"{s} fine-tuning" for s in sizes if not finetune_peak_memory(config, s).fits]
 
 
 # --------------------------------------------------------------------------------- CLI

@@ -15,8 +15,14 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipeline.config import Config
+    from pipeline.pretrain.plan import RunPlan
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 RECORDS = REPOSITORY / "bench" / "records"
@@ -55,3 +61,18 @@ def history_position(commit: str | None) -> int:
     except (OSError, subprocess.SubprocessError):
         return -1
     return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else -1
+
+
+def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
+    """Which MFU the pretraining hours rest on: each measured one with its record, then the assumption."""
+    measured = {}
+    for plan in plans.values():
+        kind = config.objectives[plan.objective]["kind"]
+        found = measured_mfu(config.hardware.gpu_name, plan.size, kind)
+        if found is not None:
+            measured[f"{plan.size} {kind}"] = found
+    by_record: dict[str, list[str]] = {}
+    for key, found in sorted(measured.items()):
+        by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
+    said = [f"{', '.join(runs)} measured ({record})" for record, runs in by_record.items()]
+    return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])

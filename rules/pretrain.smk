@@ -20,8 +20,12 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
 
     logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
     for size in over_memory(CFG, PLANS):
-        logger.warning(f"pretraining at size {size!r} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB per GPU:"
-                       " lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
+        if size.endswith(" fine-tuning"):
+            logger.warning(f"{size} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB on its GPU:"
+                           " lower finetuning.micro_batch_size (gradients accumulate to the same batch)")
+        else:
+            logger.warning(f"pretraining at size {size!r} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB per GPU:"
+                           f" lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
 
 
 from pipeline.cost import check_job_limits, pretraining_runtime_minutes

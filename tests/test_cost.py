@@ -141,3 +141,13 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
     assert h100.mfu == pytest.approx(0.2167, abs=1e-4) and h100.record.startswith("bench/records/gpu_acceptance-h100-")
     assert measured_mfu("H200", "210m", "mlm").record.endswith("-at-ca3139a.json")  # not the older 8b36565 run
     assert measured_mfu("H100 80GB SXM", "610m", "clm") is None and measured_mfu("A100", "210m", "clm") is None
+
+
+def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, resolved):
+    """The paper's 1B fine-tuned 32 examples of 2,028 tokens at once would not fit an 80 GB GPU;
+    its micro-batches of 8 (the study's 4 x 8) do."""
+    from pipeline.cost import finetune_peak_memory, over_memory
+
+    assert all(finetune_peak_memory(paper, size).fits for size in ("210m", "610m", "1b"))
+    whole = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, micro_batch_size=None))
+    assert not finetune_peak_memory(whole, "1b").fits and "1b fine-tuning" in over_memory(whole, resolved.plans)

@@ -116,24 +116,23 @@ class Retrieval(TaskType):
             return super().accumulate(model, examples, micro_batch_size, forward)
         chunks = [examples[start : start + micro_batch_size] for start in range(0, len(examples), micro_batch_size)]
 
-        def embedded(chunk: Sequence[RetrievalExample]) -> tuple[torch.Tensor, torch.Tensor]:
-            """Queries and documents (C, H) of one micro-batch."""
+        def embedded(texts: list[list[int]]) -> torch.Tensor:
+            """Framed texts of one micro-batch -> embeddings (C, H)."""
             with forward():
-                queries = model(*pad_batch([e.query_ids for e in chunk], self.context.pad_id))
-                documents = model(*pad_batch([e.document_ids for e in chunk], self.context.pad_id))
-            return queries, documents
+                return model(*pad_batch(texts, self.context.pad_id))
 
+        sides = ([[e.query_ids for e in chunk] for chunk in chunks], [[e.document_ids for e in chunk] for chunk in chunks])
         with torch.no_grad():
-            cached = [embedded(chunk) for chunk in chunks]
-        queries = torch.cat([q for q, _ in cached]).requires_grad_()  # (B, H)
-        documents = torch.cat([d for _, d in cached]).requires_grad_()  # (B, H)
+            queries, documents = (torch.cat([embedded(texts) for texts in side]).requires_grad_() for side in sides)  # (B, H) each
         loss = in_batch_negatives_loss(queries, documents)
         loss.backward()  # gradients with respect to the embeddings only: they are leaves here
-        start = 0
-        for chunk in chunks:
-            rows = slice(start, start + len(chunk))
-            torch.autograd.backward(embedded(chunk), [queries.grad[rows], documents.grad[rows]])
-            start += len(chunk)
+        # Each micro-batch of queries, then of documents, embedded again and backpropagated on its own:
+        # one micro-batch of texts holds activations at a time.
+        for side, cached in zip(sides, (queries, documents), strict=True):
+            start = 0
+            for texts in side:
+                torch.autograd.backward(embedded(texts), cached.grad[start : start + len(texts)])
+                start += len(texts)
         return loss.item()
 
     def predict(self, model: MeanPoolEmbedder, split: EncodedSplit, batch_size: int) -> list[dict]:
