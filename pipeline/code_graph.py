@@ -1,5 +1,6 @@
 """The package's import graph, read from its source (never imported), and each stage's code
-hash: the hash of every file its entry module can import.
+hash: the hash of every module its entry module can import, each as its syntax tree without
+docstrings, so that comments, layout and docstrings rerun nothing.
 
 A rule takes its stage's hash as a param (``pipeline/rule_params.py``), so a change in any module a
 stage runs, and only in those, reruns that stage's jobs: the rerun contract follows the
@@ -119,9 +120,32 @@ def closure_files(entry: str, root: Path = PACKAGE_ROOT) -> list[Path]:
 
 
 def stage_code(entry: str, root: Path = PACKAGE_ROOT) -> str:
-    """sha256 (first 16 hex) of the files ``entry`` (a stage's module) runs: its rules' ``code`` param."""
+    """sha256 (first 16 hex) of the code ``entry`` (a stage's module) runs, its rules' ``code``
+    param: each module's syntax tree without its docstrings (:func:`code_of`), each data file's bytes."""
     digest = hashlib.sha256()
     for path in closure_files(entry, root):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
+        digest.update(code_of(path))
     return digest.hexdigest()[:16]
+
+
+def code_of(path: Path) -> bytes:
+    """What of ``path`` can change a result: a module's syntax tree with its docstrings dropped
+    (comments and layout never reach the tree), so prose edits rerun nothing while any changed
+    name, constant or statement does; a data file (a template) as its bytes. Parsed once per
+    file version (path, modification time and size key the cache)."""
+    status = path.stat()
+    return _code_of(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_of(path: Path, mtime_ns: int, size: int) -> bytes:
+    if path.suffix != ".py":
+        return path.read_bytes()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:]
+    return ast.dump(tree, include_attributes=False).encode()

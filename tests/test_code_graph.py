@@ -43,12 +43,24 @@ def copy_of_the_package(tmp_path: Path) -> Path:
     return root
 
 
-def changed_stages(root: Path, relative: str) -> set[str]:
-    """The stages whose hash changes when ``relative`` (a file under the package) changes."""
+def changed_stages(root: Path, relative: str, edit=lambda text: text + "\nCHANGED_BY_THE_TEST = 1\n") -> set[str]:
+    """The stages whose hash changes when ``edit`` (old text -> new) is made to ``relative`` (a file under the package)."""
     before = {stage: stage_code(entry(stage), root) for stage in STAGES}
-    with open(root / relative, "a") as handle:
-        handle.write("\n# changed\n")
+    path = root / relative
+    path.write_text(edit(path.read_text()))
     return {stage for stage in STAGES if stage_code(entry(stage), root) != before[stage]}
+
+
+def test_prose_reruns_nothing_and_a_changed_constant_reruns_what_uses_it(tmp_path):
+    """The hash is over each module's syntax tree without docstrings: a comment, a blank line or a
+    docstring edit anywhere reruns no stage; a changed constant reruns every stage that imports it."""
+    root = copy_of_the_package(tmp_path)
+    assert changed_stages(root, "config/__init__.py", lambda text: text + "\n# a comment\n\n") == set()
+    assert changed_stages(root, "finetune/framing.py", lambda text: text.replace('"""', '"""Reworded: ', 1)) == set()
+    retrieval = changed_stages(
+        root, "finetune/task_types/retrieval.py", lambda text: text.replace("TEMPERATURE = 0.05", "TEMPERATURE = 0.07")
+    )
+    assert "finetune" in retrieval and not retrieval & {"fetch", "prepare-corpus", "pack"}
 
 
 def test_a_change_in_fine_tuning_s_framing_reruns_the_bag_of_words(tmp_path):
