@@ -395,7 +395,7 @@ def test_a_symbolic_link_in_a_hub_repository_is_refused_not_staged(hub, tmp_path
     [
         ([], "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
         ({"repositories": {}, "junk": 1}, "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
-        ({"repositories": {"models/org/llama": []}}, "repositories.models/org/llama: not a mapping whose one key is 'files'"),
+        ({"repositories": {"models/org/llama": []}}, "repositories.models/org/llama: not a mapping of 'files' (and the 'commit' staged)"),
         ({"repositories": {"models/org/llama": {"files": {"config.json": {"size": "big", "sha256": "ab" * 32}}}}},
          "repositories.models/org/llama.files.config.json: not {size: <bytes>, sha256: <64 hex digits>}"),
     ],
