@@ -205,3 +205,12 @@ def test_staging_from_the_hub_pins_each_repository_to_one_commit(hub, tmp_path, 
     with caplog.at_level("WARNING"):
         assert main(argv) == 0
     assert f"staged at commit {'a' * 40} before, the hub is at {'b' * 40} now" in caplog.text
+
+
+def test_a_card_s_files_without_a_split_are_train_s_and_a_split_without_files_is_named(tmp_path):
+    from pipeline.staging.mirror import split_patterns
+
+    assert split_patterns({None: ["data/*.parquet"]}, "train", tmp_path) == ["data/*.parquet"]
+    assert split_patterns({"test": ["t/*"], "train": ["r/*"]}, "test", tmp_path) == ["t/*"]
+    with pytest.raises(PipelineError, match="its card gives the config no files for split 'validation'"):
+        split_patterns({None: ["data/*.parquet"]}, "validation", tmp_path)

@@ -85,7 +85,7 @@ def local_source(spec: HubSpec) -> tuple[str, dict[str, list[str]]]:
     repository = mirror_dir(mirror, "dataset", spec.path, None)
     card = repository / CARD
     by_split = config_data_files(card_configs(card.read_text(encoding="utf-8"), spec.path), spec.name, spec.path) if card.is_file() else {}
-    files = {theirs: [str(p) for p in staged_files(repository, by_split.get(theirs, by_split.get(None, [])), theirs)]
+    files = {theirs: [str(path) for path in staged_files(repository, split_patterns(by_split, theirs, repository), theirs)]
              for theirs in spec.splits.values() if by_split}  # fmt: skip
     builder = reader_of([file for listed in files.values() for file in listed])
     if builder is None:  # no card config, or files datasets must read itself: the whole repository verified
@@ -93,6 +93,15 @@ def local_source(spec: HubSpec) -> tuple[str, dict[str, list[str]]]:
         return str(repository), {}
     verify_mirrored_files(mirror, repository, [card])
     return builder, files
+
+
+def split_patterns(by_split: dict[str | None, list[str]], split: str, repository: Path) -> list[str]:
+    """The card's file patterns of ``split``; files the card lists without a split are ``train``'s
+    (as ``datasets`` reads them). A split the card gives no files is one line naming it."""
+    patterns = by_split.get(split, by_split.get(None, []) if split == "train" else [])
+    if not patterns:
+        raise PipelineError(f"{repository}: its card gives the config no files for split {split!r} (splits: {sorted(map(str, by_split))})")
+    return patterns
 
 
 def staged_files(repository: Path, patterns: list[str], what: str) -> list[Path]:
