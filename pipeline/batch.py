@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
 
-from pipeline.objectives.base import IGNORE, Attention, Example, Objective
+from pipeline.example import IGNORE, Attention, Example
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -81,8 +82,17 @@ def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> B
     return Batch(torch.from_numpy(input_ids), torch.from_numpy(labels), attention, padding_mask, prefix_lengths, segment_starts, extras)
 
 
+class MakesExamples(Protocol):
+    """What :func:`make_batch` asks of an objective (:class:`pipeline.objectives.Objective`), named
+    here so that the batch, and the model that reads it, depend on no objective's code."""
+
+    attention: Attention
+
+    def example(self, block: np.ndarray, rng: np.random.Generator, special: SpecialIds, partner: np.ndarray | None = None) -> Example: ...
+
+
 def make_batch(
-    objective: Objective,
+    objective: MakesExamples,
     blocks: Sequence[np.ndarray],
     rngs: Sequence[np.random.Generator],
     special: SpecialIds,

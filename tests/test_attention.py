@@ -19,9 +19,9 @@ import torch
 from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
 
 from pipeline.batch import Batch
+from pipeline.example import IGNORE
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode
-from pipeline.objectives import IGNORE
 from pipeline.tokenization.special_tokens import SpecialIds
 from tests.conftest import MICRO
 

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from pipeline.batch import Batch
+from pipeline.example import IGNORE
 from pipeline.model.backbone import (
     BackboneSpec,
     build_language_model,
@@ -13,7 +14,6 @@ from pipeline.model.backbone import (
     load_language_model,
     save_language_model,
 )
-from pipeline.objectives import IGNORE
 from pipeline.tokenization.special_tokens import SpecialIds
 from tests.conftest import MICRO, save_recorded_model
 

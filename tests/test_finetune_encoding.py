@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from pipeline.config import TaskSpec
+from pipeline.example import IGNORE
 from pipeline.finetune.framing import frame_truncated, truncate_longest_first
 from pipeline.finetune.sweep import autocast
 from pipeline.finetune.task_data import EncodedSplit
@@ -15,7 +16,6 @@ from pipeline.finetune.task_types.extractive_qa import NULL, Answer, ExtractiveQ
 from pipeline.finetune.task_types.retrieval import in_batch_negatives_loss, rank_documents
 from pipeline.finetune.task_types.token_classification import majority_tag, token_words
 from pipeline.metrics import get_metric
-from pipeline.objectives.base import IGNORE
 
 BOS, EOS = 1, 2
 

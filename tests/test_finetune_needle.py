@@ -8,13 +8,13 @@ import torch
 
 from pipeline.batch import collate
 from pipeline.config import FinetuningSpec, NeedleSpec, TaskSpec
+from pipeline.example import IGNORE, Example
 from pipeline.finetune.framing import tokenize
 from pipeline.finetune.sweep import Sweep
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.finetune.task_types.needle_in_a_haystack import MAX_NEW_TOKENS, greedy_decode
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import encode, load_language_model
-from pipeline.objectives import IGNORE, Example
 from tests.conftest import PARAGRAPHS
 
 WORDS = " ".join(PARAGRAPHS).split()

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from pipeline.batch import Batch, make_batch
+from pipeline.example import IGNORE
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode
-from pipeline.objectives import IGNORE, example_rng, parse_objective, registered_kinds
+from pipeline.objectives import example_rng, parse_objective, registered_kinds
 from pipeline.tokenization.special_tokens import SpecialIds, special_token_list
 from tests.conftest import MICRO
 from tests.test_attention import batch_visibility, one_torch_thread  # noqa: F401 (autouse fixture: one torch thread here too)

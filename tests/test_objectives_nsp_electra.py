@@ -14,9 +14,10 @@ import torch.nn.functional as F
 
 from pipeline.batch import make_batch
 from pipeline.config import SizeSpec
+from pipeline.example import IGNORE
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode, language_model_loss
 from pipeline.model.pooling import mean_pool
-from pipeline.objectives import IGNORE, example_rng, parse_objective
+from pipeline.objectives import example_rng, parse_objective
 from pipeline.pretrain.losses import build_loss
 from pipeline.pretrain.losses.replaced_token_detection import generator_size, sampling_generator
 from pipeline.tokenization.special_tokens import SpecialIds

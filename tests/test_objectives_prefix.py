@@ -7,7 +7,8 @@ import pytest
 
 from pipeline.batch import make_batch
 from pipeline.errors import PipelineError
-from pipeline.objectives import IGNORE, example_rng, parse_objective
+from pipeline.example import IGNORE
+from pipeline.objectives import example_rng, parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Ids 0-8 special (pad, bos, eos, unk, mask, then four sentinels), text from 9.

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from pipeline.errors import PipelineError
-from pipeline.objectives import IGNORE, example_rng, parse_objective
+from pipeline.example import IGNORE
+from pipeline.objectives import example_rng, parse_objective
 from pipeline.objectives.span_corruption import random_spans_noise_mask, t5_input_and_target_lengths
 from pipeline.objectives.ul2 import DENOISERS
 from pipeline.tokenization.special_tokens import MODE_TOKENS, NLG, NLU, S2S, SpecialIds, special_token_list

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pipeline.config import RANDOM_INIT, Config
 from pipeline.config.replicates import arm_of, is_random_init
 from pipeline.data.task_rows import TASK_TYPES
+from pipeline.example import Attention
 from pipeline.objectives import parse_objective
-from pipeline.objectives.base import Attention
 
 GENERATIVE_ATTENTION = ("causal", "prefix")
 

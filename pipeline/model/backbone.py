@@ -33,10 +33,10 @@ from pipeline import strict
 from pipeline.batch import Batch
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
+from pipeline.example import IGNORE, Attention
 from pipeline.integrity import verify_recorded
 from pipeline.model.attention import prefix_attention_mask, segment_attention_mask, segment_positions
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
-from pipeline.objectives.base import IGNORE, Attention
 from pipeline.tokenization.special_tokens import SpecialIds
 
 BACKBONE_FILE = "backbone.json"

@@ -31,12 +31,12 @@ import torch
 from pipeline import strict
 from pipeline.config import OutsideModelSpec, ReadyMadeTokenizer, SizeSpec, TokenizerSpec
 from pipeline.errors import PipelineError
+from pipeline.example import Attention
 from pipeline.files import RESULTS, atomic_path
 from pipeline.integrity import PROVENANCE_FILE, verify_recorded
 from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
 from pipeline.model.sl_model import is_sl_model, read_sl_model
 from pipeline.objectives import parse_objective
-from pipeline.objectives.base import Attention
 from pipeline.provenance import write_provenance
 from pipeline.staging.manifest import verify_staged
 from pipeline.tokenization.ready_made import check_local_path, take_ready_made

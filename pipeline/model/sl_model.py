@@ -40,8 +40,8 @@ from transformers import PretrainedConfig
 
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
+from pipeline.example import Attention
 from pipeline.model.backbone import BackboneSpec, build_language_model, model_config
-from pipeline.objectives.base import Attention
 
 MODEL_TYPE = "sl_model"
 OPTIMUS_DEFAULTS = {"rope_theta": 10_000.0, "rms_norm_eps": 1e-5, "max_position_embeddings": 2048}  # eurobert_config's values

@@ -5,10 +5,10 @@ examples become tensors in :mod:`pipeline.batch`), so the registry imports witho
 import importlib
 import pkgutil
 
-from pipeline.objectives.base import IGNORE, Example, Kind, Objective, example_rng, kind_of, parse_objective, registered_kinds
+from pipeline.objectives.base import Kind, Objective, example_rng, kind_of, parse_objective, registered_kinds
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "base":
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["IGNORE", "Example", "Kind", "Objective", "example_rng", "kind_of", "parse_objective", "registered_kinds"]
+__all__ = ["Kind", "Objective", "example_rng", "kind_of", "parse_objective", "registered_kinds"]

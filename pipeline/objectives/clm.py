@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import CAUSAL_SECTION, IGNORE, Example, register
+from pipeline.example import IGNORE, Example
+from pipeline.objectives.base import CAUSAL_SECTION, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pipeline.objectives.base import MASKED_SECTION, Example, register
+from pipeline.example import Example
+from pipeline.objectives.base import MASKED_SECTION, register
 from pipeline.objectives.mlm import MLMParams, select_and_corrupt
 from pipeline.tokenization.special_tokens import SpecialIds
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import CAUSAL_SECTION, Example, register
+from pipeline.example import Example
+from pipeline.objectives.base import CAUSAL_SECTION, register
 from pipeline.objectives.clm import CLMParams, clm
 from pipeline.objectives.mlm import MLMParams, select_and_corrupt
 from pipeline.tokenization.special_tokens import SpecialIds

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import IGNORE, MASKED_SECTION, Example, register
+from pipeline.example import IGNORE, Example
+from pipeline.objectives.base import MASKED_SECTION, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import DENOISING_SECTION, IGNORE, Example, register
+from pipeline.example import IGNORE, Example
+from pipeline.objectives.base import DENOISING_SECTION, register
 from pipeline.tokenization.special_tokens import SpecialIds
 
 

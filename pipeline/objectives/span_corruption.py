@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import DENOISING_SECTION, Example, register
+from pipeline.example import Example
+from pipeline.objectives.base import DENOISING_SECTION, register
 from pipeline.objectives.prefix_lm import prefix_example
 from pipeline.tokenization.special_tokens import SpecialIds
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.objectives.base import DENOISING_SECTION, IGNORE, Example, ObjectiveFn, register
+from pipeline.example import IGNORE, Example
+from pipeline.objectives.base import DENOISING_SECTION, ObjectiveFn, register
 from pipeline.objectives.prefix_lm import PrefixLMParams, prefix_lm
 from pipeline.objectives.span_corruption import SpanCorruptionParams, require_sentinels, span_corruption
 from pipeline.tokenization.special_tokens import NLG, NLU, S2S, SpecialIds

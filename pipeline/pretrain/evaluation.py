@@ -16,8 +16,9 @@ import numpy as np
 import torch
 
 from pipeline.batch import Batch, make_batch
+from pipeline.example import IGNORE
 from pipeline.model.backbone import encode, language_model_loss
-from pipeline.objectives import IGNORE, Objective, parse_objective
+from pipeline.objectives import Objective, parse_objective
 from pipeline.tokenization.special_tokens import SpecialIds
 
 # Held-out examples draw from their own RNG stream; training steps never reach this value.

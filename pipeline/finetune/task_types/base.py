@@ -22,10 +22,10 @@ from torch import nn
 
 from pipeline.config import InputFormat, TaskSpec
 from pipeline.errors import PipelineError
+from pipeline.example import IGNORE, Attention
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.metrics import Metric
 from pipeline.model.backbone import load_language_model
-from pipeline.objectives.base import IGNORE, Attention
 
 
 @dataclass(frozen=True)

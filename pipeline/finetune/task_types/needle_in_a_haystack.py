@@ -23,6 +23,7 @@ from transformers import DynamicCache
 
 from pipeline.batch import collate
 from pipeline.errors import PipelineError
+from pipeline.example import Attention, Example
 from pipeline.finetune.framing import leading, tokenize
 from pipeline.finetune.plan import generation_attention
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
@@ -30,8 +31,6 @@ from pipeline.finetune.task_types.base import TaskType, labelled_positions, regi
 from pipeline.metrics import Metric
 from pipeline.model.attention import prefix_attention_mask
 from pipeline.model.backbone import language_model_loss, load_language_model
-from pipeline.objectives import Example
-from pipeline.objectives.base import Attention
 from pipeline.objectives.prefix_lm import prefix_example
 
 MAX_NEW_TOKENS = 8  # generated tokens, </s> included; also the most target tokens an example trains on

@@ -19,10 +19,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pipeline.example import IGNORE
 from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
 from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.finetune.task_types.token_classification import TokenClassifier
-from pipeline.objectives.base import IGNORE
 
 PREFIX = "Question: {question}\nContext: "
 IN_ANSWER, OUTSIDE_ANSWER = 1, 0

@@ -34,8 +34,9 @@ from transformers import PreTrainedModel
 
 from pipeline.batch import Batch
 from pipeline.config import SizeSpec
+from pipeline.example import IGNORE
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode, labelled_logits
-from pipeline.objectives import IGNORE, Objective
+from pipeline.objectives import Objective
 from pipeline.pretrain.losses.base import PretrainingLoss, register_loss
 
 
