@@ -195,8 +195,9 @@ class HardwareSpec:
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
-    # Whether every pretraining job hashes its token arrays against meta.json before training
-    # (pipeline/integrity.py: ~15 minutes per job at 400 GB of tokens). Weights and task splits are always verified.
+    # Whether pretraining checks its token arrays against meta.json before training: the first rank
+    # of a job, each array once until its bytes are rewritten (pipeline/integrity.py: ~7 minutes for
+    # 400 GB, once per corpus). Weights and task splits are always verified.
     verify_token_checksums: bool = True
     data_tokens_per_cpu_second: Positive = 257_000.0
     data_text_bytes_per_token: Positive = 4.8
