@@ -25,7 +25,7 @@ from pipeline.files import atomic_path, write_json
 from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore, grid_fingerprint
 from pipeline.finetune.sweep import Evaluation, Sweep
-from pipeline.finetune.task_data import SPLITS, read_documents, read_task
+from pipeline.finetune.task_data import DOCUMENTS_FILE, SPLITS, read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     store = None
     if args.work_dir is not None:
-        recorded = [Path(args.model) / WEIGHTS_FILE, *(Path(d) / f"{split}.jsonl" for d in task_dirs.values() for split in SPLITS)]
+        task_files = [f"{split}.jsonl" for split in SPLITS] + [DOCUMENTS_FILE]  # what every task's results are read from
+        recorded = [Path(args.model) / WEIGHTS_FILE, *(Path(d) / name for d in task_dirs.values() for name in task_files)]
         store = PointStore(args.work_dir, grid_fingerprint(args.spec, recorded))
         if len(store):
             log.info("resuming: %d grid point(s) finished by an earlier attempt (%s)", len(store), args.work_dir)

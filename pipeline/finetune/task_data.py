@@ -14,6 +14,7 @@ from pipeline.files import iter_jsonl, read_json, read_jsonl
 from pipeline.integrity import verify_recorded
 
 SPLITS = ("train", "validation", "test")
+DOCUMENTS_FILE = "documents.jsonl"  # a judged retrieval task's corpus (empty for any other task)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def read_task(task_dir: str | Path) -> tuple[dict, dict[str, list[dict]]]:
 
 def read_documents(task_dir: str | Path) -> tuple[dict, ...]:
     """A judged retrieval task's corpus (``documents.jsonl``, empty for other tasks)."""
-    path = Path(task_dir) / "documents.jsonl"
+    path = Path(task_dir) / DOCUMENTS_FILE
     verify_recorded(path)
     return tuple(iter_jsonl(path, allow_empty=True))
 
