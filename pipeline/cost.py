@@ -181,10 +181,10 @@ def check_job_limits(config: Config, plans: Plans) -> None:
     hardware = config.hardware
     allowed = hardware.max_job_hours * hardware.job_attempts
     if hardware.finetune_gpus > 0:
-        for task in config.finetuning.tasks:
+        for task in (task for task in config.finetuning.tasks if config.tasks[task].trained_with is None):
             for size in sorted({plan.size for plan in plans.values()}):
                 hours = hardware.runtime_margin * finetuning_job_hours(config, task, size)
-                if config.tasks[task].trained_with is None and hours > allowed:
+                if hours > allowed:
                     raise ValueError(
                         f"hardware: fine-tuning a {size} model on {task!r} is estimated at {hours:,.0f} hours on one GPU (margin"
                         f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}:"

@@ -196,6 +196,12 @@ def objective_kind(resolved: Resolved, name: str, size: str) -> str:
     return RANDOM_INIT if objective == RANDOM_INIT else resolved.config.objectives[objective]["kind"]
 
 
+def finetune_outputs(out: str) -> dict[str, str]:
+    """A fine-tuning job's output folder, and its resume state's (finished grid points across
+    attempts, pipeline.finetune.resume): the same path under results/resume/."""
+    return {"out": out, "work_dir": "results/resume/" + out.removeprefix("results/")}
+
+
 def evaluated_task_dirs(resolved: Resolved, task: str) -> list[str]:
     """The fine-tuning command's arguments naming the prepared tasks scored on its models besides ``task``."""
     return [
@@ -212,8 +218,7 @@ def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "model": final_model(name, size),
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
-        "out": f"results/finetune/{task}/{name}-{size}",
-        "work_dir": f"results/resume/finetune/{task}/{name}-{size}",  # finished grid points across attempts (pipeline.finetune.resume)
+        **finetune_outputs(f"results/finetune/{task}/{name}-{size}"),
     }
 
 
@@ -226,8 +231,7 @@ def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "model": checkpoint(name, size, step),
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
-        "out": f"results/finetune/{task}/{name}-{size}-step{step}",
-        "work_dir": f"results/resume/finetune/{task}/{name}-{size}-step{step}",  # finished grid points (finetune.resume)
+        **finetune_outputs(f"results/finetune/{task}/{name}-{size}-step{step}"),
     }
 
 
@@ -239,8 +243,7 @@ def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "model": f"results/outside/{name}/model",
         "task_dir": f"results/data/tasks/{task}",
         "evaluated_task_dirs": evaluated_task_dirs(resolved, task),
-        "out": f"results/finetune_outside/{task}/{name}",
-        "work_dir": f"results/resume/finetune_outside/{task}/{name}",  # finished grid points across attempts (pipeline.finetune.resume)
+        **finetune_outputs(f"results/finetune_outside/{task}/{name}"),
     }
 
 

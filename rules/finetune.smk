@@ -17,8 +17,10 @@ FINETUNE_COMMAND = (
 
 def finetune_runtime(wildcards):
     """Minutes a GPU fine-tuning job asks for: its grid's estimate with the margin, at most
-    hardware.max_job_hours (a longer grid resumes at its next point on the next attempt)."""
-    return finetuning_runtime_minutes(CFG, wildcards.task, wildcards.size)
+    hardware.max_job_hours (a longer grid resumes at its next point on the next attempt). An
+    outside model is costed at the config size it names."""
+    size = wildcards.size if "size" in wildcards.keys() else CFG.outside_model(wildcards.name).size
+    return finetuning_runtime_minutes(CFG, wildcards.task, size)
 
 
 # On a GPU the time limit comes from the estimate; a CPU run keeps the default resources.
@@ -78,7 +80,7 @@ if EVALUATED_TASKS:
 
     rule finetune_evaluated:
         input:
-            trained=lambda w: f"results/{w.finetuned}/{CFG.trainer_of(w.task)}/{w.model}/scores.json",
+            trained=lambda w: f"{job_params('finetune_evaluated', tuple(sorted(w.items())))['trained']}/scores.json",
         output:
             update(OUTPUTS["finetune_evaluated"]),
         wildcard_constraints:

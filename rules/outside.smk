@@ -1,8 +1,6 @@
 # Checkpoints made outside this harness (config: outside_models): each imported once as a
 # checkpoint of the backbone, then fine-tuned on every task it takes, like a pretrained run.
 
-from pipeline.cost import finetuning_runtime_minutes
-
 
 rule import_model:
     input:
@@ -34,8 +32,7 @@ rule finetune_outside:
     threads: 1
     resources:
         gpu=CFG.hardware.finetune_gpus,
-        # its grid's estimate at the config size it names (the cluster's limit for one of none)
-        **({"runtime": lambda w: finetuning_runtime_minutes(CFG, w.task, CFG.outside_model(w.name).size)} if CFG.hardware.finetune_gpus > 0 else {}),
+        **FINETUNE_RUNTIME,
     log:
         "logs/finetune_outside/{task}/{name}.log",
     benchmark:

@@ -19,3 +19,6 @@ class GridResult:
     # The headline of each test example in split order, for paired comparisons with another
     # model's on the same examples (the study's released results); None: not a mean over examples.
     test_examples: list[float] | None
+
+
+Point = tuple[GridResult, dict[str, GridResult]]  # a grid point's result, and those of the tasks scored on its model

@@ -26,12 +26,11 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.files import read_json, write_json
-from pipeline.finetune.grid_result import GridResult
+from pipeline.finetune.grid_result import GridResult, Point
 from pipeline.integrity import recorded_digest
 
 log = logging.getLogger(__name__)
 
-Point = tuple[GridResult, dict[str, GridResult]]  # a point's result, and those of the tasks scored on its model
 FINGERPRINT_FILE = "fingerprint"
 
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from pipeline.config import ExampleBudget, FinetuningSpec
 from pipeline.errors import PipelineError
-from pipeline.finetune.grid_result import GridResult
+from pipeline.finetune.grid_result import GridResult, Point
 from pipeline.finetune.resume import PointStore
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
@@ -113,7 +113,6 @@ class Sweep:
         also_metrics: Sequence[Metric] = (),
         evaluated: Mapping[str, Evaluation] = MappingProxyType({}),
     ):
-        self.task_type = task_type
         self.pretrained = pretrained
         self.pretrained_state = copy.deepcopy(pretrained.state_dict())
         self.train = splits["train"]
@@ -127,7 +126,7 @@ class Sweep:
             # attention is two bf16 matmuls around a float32 softmax.
             pretrained.set_attn_implementation("eager")
 
-    def run_grid(self, description: str, store: PointStore | None = None) -> list[tuple[GridResult, dict[str, GridResult]]]:
+    def run_grid(self, description: str, store: PointStore | None = None) -> list[Point]:
         """Every LR at the selection seeds, then the other seeds at the LR those chose on
         validation (the trained task's); on the study's full grid (no ``selection_seeds``)
         every seed runs every LR. Each point: its result, and those of ``evaluated`` by name.
@@ -137,7 +136,7 @@ class Sweep:
         others = [seed for seed in spec.seeds if seed not in selecting]
         with tqdm(total=spec.num_runs, desc=description, unit="run") as progress:
 
-            def run(learning_rate: float, seed: int) -> tuple[GridResult, dict[str, GridResult]]:
+            def run(learning_rate: float, seed: int) -> Point:
                 point = store.get(learning_rate, seed) if store is not None else None
                 if point is not None:
                     log.info("lr %.1e seed %d: from the resume state (validation %.2f)", learning_rate, seed, point[0].validation)
@@ -155,7 +154,7 @@ class Sweep:
                 results += [run(chosen, seed) for seed in others]
         return results
 
-    def run_point(self, learning_rate: float, seed: int, description: str) -> tuple[GridResult, dict[str, GridResult]]:
+    def run_point(self, learning_rate: float, seed: int, description: str) -> Point:
         """One grid point: the pretrained weights restored, a head, data order and schedule
         drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored on
         the trained task and on each of ``evaluated``. A loss that stops being finite ends the
@@ -165,7 +164,7 @@ class Sweep:
         spec, train = self.spec, self.train
         self.pretrained.load_state_dict(self.pretrained_state)
         torch.manual_seed(seed)
-        model = in_precision(self.task_type.build_model(self.pretrained), spec.precision)
+        model = in_precision(self.own.task_type.build_model(self.pretrained), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec.budget)
         losses = []
@@ -174,7 +173,7 @@ class Sweep:
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
             examples = [train.examples[i] for i in indices]
             micro_batch_size = spec.micro_batch_size or len(examples)
-            losses.append(self.task_type.accumulate(model, examples, micro_batch_size, lambda: autocast(spec.precision, self.device)))
+            losses.append(self.own.task_type.accumulate(model, examples, micro_batch_size, lambda: autocast(spec.precision, self.device)))
             torch.nn.utils.clip_grad_norm_(model.parameters(), spec.optimizer.grad_clip_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
