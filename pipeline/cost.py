@@ -144,13 +144,6 @@ def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
     return flops / (max(hardware.gpus_per_run, 1) * hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, plan)) / 3600
 
 
-def pretraining_runtime_minutes(config: Config, plan: RunPlan) -> int:
-    """The time limit a GPU pretraining job asks for: its estimate with the margin, at most the
-    cluster's limit per job (a longer run takes several attempts, each resuming the last)."""
-    hardware = config.hardware
-    return max(1, min(round(60 * hardware.runtime_margin * pretraining_job_hours(config, plan)), round(60 * hardware.max_job_hours)))
-
-
 def grid_flops(config: Config, task: str, size: str) -> float:
     """Training FLOPs of one model's whole grid on ``task`` at config size ``size``, every run at
     ``max_steps`` of full-length examples: an upper bound (scoring not counted)."""
@@ -163,43 +156,6 @@ def finetuning_job_hours(config: Config, task: str, size: str) -> float:
     """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at the assumed fine-tuning MFU."""
     hardware = config.hardware
     return grid_flops(config, task, size) / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
-
-
-def finetuning_runtime_minutes(config: Config, task: str, size: str | None) -> int:
-    """The time limit a GPU fine-tuning job asks for: its estimate with the margin, at most the
-    cluster's limit per job (a longer grid takes several attempts, each resuming at its next
-    point: pipeline.finetune.resume); the limit itself for a model of no config size."""
-    hardware = config.hardware
-    if size is None:
-        return round(60 * hardware.max_job_hours)
-    return max(1, min(round(60 * hardware.runtime_margin * finetuning_job_hours(config, task, size)), round(60 * hardware.max_job_hours)))
-
-
-def check_job_limits(config: Config, plans: Plans) -> None:
-    """A GPU pretraining or fine-tuning job that would need more than ``max_job_hours`` x
-    ``job_attempts`` is refused at plan time, before anything is submitted."""
-    hardware = config.hardware
-    allowed = hardware.max_job_hours * hardware.job_attempts
-    if hardware.finetune_gpus > 0:
-        for task in (task for task in config.finetuning.tasks if config.tasks[task].trained_with is None):
-            for size in sorted({plan.size for plan in plans.values()}):
-                hours = hardware.runtime_margin * finetuning_job_hours(config, task, size)
-                if hours > allowed:
-                    raise ValueError(
-                        f"hardware: fine-tuning a {size} model on {task!r} is estimated at {hours:,.0f} hours on one GPU (margin"
-                        f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}:"
-                        " raise job_attempts or max_job_hours, or shrink the task's grid (finetuning.by_task)"
-                    )
-    if hardware.gpus_per_run == 0:
-        return
-    for plan in plans.values():
-        hours = hardware.runtime_margin * pretraining_job_hours(config, plan)
-        if hours > allowed:
-            raise ValueError(
-                f"hardware: pretraining run {plan.run!r} is estimated at {hours:,.0f} hours on {hardware.gpus_per_run} GPUs (margin"
-                f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise"
-                " gpus_per_run, job_attempts or max_job_hours"
-            )
 
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:

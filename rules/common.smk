@@ -19,6 +19,7 @@ from pipeline.config import RANDOM_INIT
 from pipeline.configure import resolve_files
 from pipeline.errors import PipelineError
 from pipeline.integrity import VERIFY_TOKENS
+from pipeline.job_resources import job_request
 from pipeline.malloc_tunables import glibc_tunables
 from pipeline.targets import OUTPUTS
 
@@ -164,6 +165,30 @@ def pretrain_tokens(wildcards):
 
 def finetune_model(wildcards):
     return rerun.final_model(wildcards.name, wildcards.size)
+
+
+def job_resources(rule):
+    """A compute rule's resources: its GPUs and, when it has any, its time limit and host memory from
+    the cost estimate (pipeline/job_resources.py); on CPUs Snakemake's defaults. Like any resource,
+    changing them reruns nothing."""
+    gpus = CFG.hardware.gpus_per_run if rule == "pretrain" else CFG.hardware.finetune_gpus
+    if gpus == 0:
+        return {"gpu": 0}
+
+    def estimated(field):
+        return lambda wildcards: getattr(job_request(CFG, PLANS, rule, dict(wildcards.items())), field)
+
+    return {"gpu": gpus, "runtime": estimated("runtime"), "mem_mb": estimated("mem_mb")}
+
+
+def job_threads(rule, on_cpus=1):
+    """A compute rule's cores: hardware.cpus_per_gpu per GPU on GPUs, else ``on_cpus``."""
+
+    def threads(wildcards):
+        request = job_request(CFG, PLANS, rule, dict(wildcards.items()))
+        return on_cpus if request is None else request.cpus
+
+    return threads
 
 
 def job_device(wildcards, resources):

@@ -3,28 +3,13 @@
 # grid point is kept in results/resume/ until the job's output is written: a job killed at its
 # time limit and resubmitted (the profile's retries) resumes at its next point. A job asks
 # for hardware.finetune_gpus GPUs (0 on the CPU default, 1 at paper scale) and computes
-# there; like any resource, changing it reruns nothing.
-
-from pipeline.cost import finetuning_runtime_minutes
+# there, with the time, memory and cores its estimate gives (common.smk: job_resources).
 
 FINETUNE_COMMAND = (
     "{PYTHON:q} -m pipeline finetune --spec {params.spec:q} --model {params.model:q} --task-dir {params.task_dir:q}"
     " {params.evaluated_task_dirs:q} --out {params.out:q} --work-dir {params.work_dir:q} --threads {threads:q}"
     " --device {params.device:q} > {log:q} 2>&1"
 )
-
-
-
-def finetune_runtime(wildcards):
-    """Minutes a GPU fine-tuning job asks for: its grid's estimate with the margin, at most
-    hardware.max_job_hours (a longer grid resumes at its next point on the next attempt). An
-    outside model is costed at the config size it names."""
-    size = wildcards.size if "size" in wildcards.keys() else CFG.outside_model(wildcards.name).size
-    return finetuning_runtime_minutes(CFG, wildcards.task, size)
-
-
-# On a GPU the time limit comes from the estimate; a CPU run keeps the default resources.
-FINETUNE_RUNTIME = {"runtime": finetune_runtime} if CFG.hardware.finetune_gpus > 0 else {}
 
 
 rule finetune:
@@ -38,10 +23,9 @@ rule finetune:
     params:
         **rule_params("finetune"),
         device=job_device,
-    threads: 1
+    threads: job_threads("finetune")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
-        **FINETUNE_RUNTIME,
+        **job_resources("finetune"),
     log:
         "logs/finetune/{task}/{name}-{size}.log",
     benchmark:
@@ -62,10 +46,9 @@ rule finetune_checkpoint:
     params:
         **rule_params("finetune_checkpoint"),
         device=job_device,
-    threads: 1
+    threads: job_threads("finetune_checkpoint")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
-        **FINETUNE_RUNTIME,
+        **job_resources("finetune_checkpoint"),
     log:
         "logs/finetune/{task}/{name}-{size}-step{step}.log",
     benchmark:

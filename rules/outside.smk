@@ -29,10 +29,9 @@ rule finetune_outside:
     params:
         **rule_params("finetune_outside"),
         device=job_device,
-    threads: 1
+    threads: job_threads("finetune_outside")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
-        **FINETUNE_RUNTIME,
+        **job_resources("finetune_outside"),
     log:
         "logs/finetune_outside/{task}/{name}.log",
     benchmark:

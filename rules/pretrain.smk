@@ -17,8 +17,10 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
     from snakemake.logging import logger
 
     from pipeline.cost import format_estimate, over_memory
+    from pipeline.job_resources import format_requests
 
     logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
+    logger.info(format_requests(CFG, PLANS, targets.every_job(RESOLVED)))
     for size in over_memory(CFG, PLANS):
         if size.endswith(" fine-tuning"):
             logger.warning(f"{size} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB on its GPU:"
@@ -28,7 +30,7 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
                            f" lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
 
 
-from pipeline.cost import check_job_limits, pretraining_runtime_minutes
+from pipeline.job_resources import check_job_limits
 
 try:
     check_job_limits(CFG, PLANS)  # a job the cluster's limits cannot hold stops the plan, before anything is submitted
@@ -36,27 +38,9 @@ except ValueError as error:
     sys.exit(f"error: {error}")
 
 
-def pretrain_gpus(wildcards):
-    return CFG.hardware.gpus_per_run
-
-
-def pretrain_runtime(wildcards):
-    """Minutes a GPU pretraining job asks for: its cost estimate with the margin, at most hardware.max_job_hours."""
-    return pretraining_runtime_minutes(CFG, PLANS[f"{wildcards.name}-{wildcards.size}"])
-
-
-# On GPUs the time limit comes from the estimate; a CPU run keeps the default resources.
-PRETRAIN_RUNTIME = {"runtime": pretrain_runtime} if CFG.hardware.gpus_per_run > 0 else {}
-
-
 def pretrain_processes(resources) -> int:
     """Processes of a pretraining job: one per GPU, or hardware.cpu_processes_per_run on CPUs."""
     return resources.gpu if resources.gpu > 0 else CFG.hardware.cpu_processes_per_run
-
-
-def pretrain_threads(wildcards):
-    """Cores a pretraining job holds: one per CPU process (a GPU job's process feeds its GPU from one)."""
-    return 1 if pretrain_gpus(wildcards) > 0 else CFG.hardware.cpu_processes_per_run
 
 
 def pretrain_launcher(wildcards, resources):
@@ -99,13 +83,12 @@ rule pretrain:
         **rule_params("pretrain"),
         launcher=pretrain_launcher,
         device=job_device,
-    threads: pretrain_threads
+    threads: job_threads("pretrain", on_cpus=CFG.hardware.cpu_processes_per_run)  # a CPU process per core
     # Pretraining is the critical path: with a core free, start the next run before the
     # fine-tuning jobs of finished ones (priority reruns nothing).
     priority: 10
     resources:
-        gpu=pretrain_gpus,
-        **PRETRAIN_RUNTIME,
+        **job_resources("pretrain"),
     log:
         "logs/pretrain/{name}-{size}.log",
     benchmark:

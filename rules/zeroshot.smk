@@ -36,9 +36,9 @@ rule minimal_pairs:
     params:
         **rule_params("minimal_pairs"),
         device=job_device,
-    threads: 1
+    threads: job_threads("minimal_pairs")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
+        **job_resources("minimal_pairs"),
     log:
         "logs/minimal_pairs/{name}-{size}.log",
     benchmark:
@@ -56,9 +56,9 @@ rule minimal_pairs_checkpoint:
     params:
         **rule_params("minimal_pairs_checkpoint"),
         device=job_device,
-    threads: 1
+    threads: job_threads("minimal_pairs_checkpoint")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
+        **job_resources("minimal_pairs_checkpoint"),
     log:
         "logs/minimal_pairs/{name}-{size}-step{step}.log",
     benchmark:
@@ -76,9 +76,9 @@ rule minimal_pairs_outside:
     params:
         **rule_params("minimal_pairs_outside"),
         device=job_device,
-    threads: 1
+    threads: job_threads("minimal_pairs_outside")
     resources:
-        gpu=CFG.hardware.finetune_gpus,
+        **job_resources("minimal_pairs_outside"),
     log:
         "logs/minimal_pairs_outside/{name}.log",
     benchmark:

@@ -16,7 +16,7 @@ PAPER = str(REPO / "config" / "paper.yaml")
 
 def test_the_profile_submits_the_paper_config_and_retries_as_often_as_it_plans():
     """A job cut at its limit is resubmitted retries times: the plan's job_attempts (each a
-    resumable attempt, what cost.check_job_limits sizes runs by) is that plus the first."""
+    resumable attempt, what job_resources.check_job_limits sizes runs by) is that plus the first."""
     assert PROFILE["configfile"] == "config/paper.yaml" and "profile=slurm" in PROFILE["config"]
     paper = load_config(read_configs([PAPER]))
     assert PROFILE["retries"] + 1 == paper.hardware.job_attempts
@@ -43,8 +43,8 @@ def test_the_slurm_profile_s_marker_without_the_paper_config_warns(tmp_path):
     assert "planning 'my own CPU plan'" in planned.stderr
 
 
-def planned_jobs(stdout: str) -> list[dict[str, str]]:
-    """Each job of a Snakemake dry run: its rule, wildcards and resources, as printed."""
+def planned_jobs(stdout: str) -> list[dict]:
+    """Each job of a Snakemake dry run: its rule, wildcards, threads and resources, as printed."""
     jobs, job = [], None
     for line in stdout.splitlines():
         if line.startswith("rule ") and line.endswith(":"):
@@ -53,37 +53,41 @@ def planned_jobs(stdout: str) -> list[dict[str, str]]:
         elif job is not None and line.strip().startswith(("wildcards: ", "resources: ")):
             key, _, values = line.strip().partition(": ")
             job[key] = dict(item.split("=", 1) for item in values.split(", "))
+        elif job is not None and line.strip().startswith("threads: "):
+            job["threads"] = line.strip().removeprefix("threads: ")
     return jobs
 
 
 def test_every_paper_gpu_job_asks_for_its_estimate_within_the_cluster_s_limit(tmp_path):
-    """The paper's dry run, read job by job: each GPU job's time limit is its cost estimate with
-    the margin, at most max_job_hours; and its attempts (retries + 1, each resuming) cover it."""
-    import math
-
+    """The paper's dry run, read job by job: each GPU job's time limit, host memory, GPUs and cores
+    are its request (pipeline/job_resources.py), within max_job_hours and node_memory_gb; its
+    attempts (retries + 1, each resuming) cover its estimate; the profile sets none of them."""
     from pipeline.configure import resolve
-    from pipeline.cost import finetuning_job_hours, finetuning_runtime_minutes, pretraining_job_hours, pretraining_runtime_minutes
+    from pipeline.job_resources import GPU_RULES, job_request
 
     resolved = resolve(read_configs([PAPER]), "paper")
     config, hardware = resolved.config, resolved.config.hardware
-    planned = run_snakemake(tmp_path, (REPO / "config" / "paper.yaml",), "-n")
+    assert not set(GPU_RULES) & set(PROFILE["set-resources"]) and not PROFILE.get("set-threads")
+    planned = run_snakemake(tmp_path, (REPO / "config" / "paper.yaml",), "-n", "--cores", "1000")
     assert planned.returncode == 0, planned.stderr[-2000:]
     checked = {}
     for job in planned_jobs(planned.stdout):
-        rule, wildcards, resources = job["rule"], job.get("wildcards", {}), job.get("resources", {})
-        if rule == "pretrain":
-            plan = resolved.plans[f"{wildcards['name']}-{wildcards['size']}"]
-            hours, minutes = pretraining_job_hours(config, plan), pretraining_runtime_minutes(config, plan)
-        elif rule in ("finetune", "finetune_checkpoint", "finetune_outside"):
-            size = wildcards.get("size") or config.outside_model(wildcards["name"]).size
-            hours, minutes = (
-                finetuning_job_hours(config, wildcards["task"], size),
-                finetuning_runtime_minutes(config, wildcards["task"], size),
-            )
-        else:
+        asked = job_request(config, resolved.plans, job["rule"], job.get("wildcards", {}))
+        if asked is None:
+            assert int(job.get("resources", {}).get("gpu", 0)) == 0, job
             continue
-        assert int(resources["runtime"]) == minutes <= 60 * hardware.max_job_hours, job
-        assert int(resources["gpu"]) > 0
-        assert math.ceil(60 * hardware.runtime_margin * hours / minutes) <= PROFILE["retries"] + 1 == hardware.job_attempts, job
-        checked[rule] = checked.get(rule, 0) + 1
-    assert checked == {"pretrain": 39, "finetune": 420, "finetune_checkpoint": 120, "finetune_outside": 190}
+        resources = job["resources"]
+        assert (int(resources["runtime"]), int(resources["mem_mb"])) == (asked.runtime, asked.mem_mb), job
+        assert (int(resources["gpu"]), int(job["threads"])) == (asked.gpus, asked.cpus) and asked.gpus > 0, job
+        assert asked.runtime <= 60 * hardware.max_job_hours and asked.mem_mb <= 1000 * hardware.node_memory_gb, job
+        assert asked.attempts() <= PROFILE["retries"] + 1 == hardware.job_attempts, job
+        checked[job["rule"]] = checked.get(job["rule"], 0) + 1
+    assert checked == {
+        "pretrain": 39,
+        "finetune": 420,
+        "finetune_checkpoint": 120,
+        "finetune_outside": 190,
+        "minimal_pairs": 42,
+        "minimal_pairs_checkpoint": 12,
+        "minimal_pairs_outside": 19,
+    }

@@ -186,12 +186,15 @@ class HardwareSpec:
     assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
-    # A GPU pretraining job asks for its estimated wall time (cost.pretraining_job_hours) with a
-    # margin, at most the cluster's limit per job; one that would need more than the limit times
-    # the attempts it gets (each resumes the last: the SLURM profile's retries + 1) stops the plan.
+    # A GPU job asks for its estimated wall time with a margin, at most the cluster's limit per job,
+    # its host memory and CPUs (pipeline/job_resources.py); one that would need more than the limit
+    # times the attempts it gets (each resumes the last: the SLURM profile's retries + 1), or more
+    # memory than a node has, stops the plan.
     max_job_hours: Positive = 72.0
     job_attempts: Count = 3
     runtime_margin: Positive = 1.25
+    cpus_per_gpu: Count = 8  # CPU cores a GPU job asks for per GPU: data loading and batches
+    node_memory_gb: Positive = 1000.0  # host memory one job may ask for (a node's, less the system's)
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.

@@ -1,0 +1,185 @@
+"""What each GPU job of a plan asks its scheduler for (time, host memory, GPUs, CPUs), from the cost estimate.
+
+The rules give these as a job's ``resources:`` and ``threads:`` when the config computes on
+GPUs (a CPU run keeps Snakemake's defaults), so the SLURM profile names no per-rule number:
+
+* **time**: the job's estimated wall hours (:mod:`pipeline.cost`, at the measured MFU where
+  one is recorded) with ``hardware.runtime_margin``, at most ``hardware.max_job_hours``. A job
+  estimated beyond the limit is split over consecutive attempts, each resuming where the last
+  stopped (pretraining at its last saved step, a fine-tuning grid at its next point); it
+  takes ``attempts`` of them, and one needing more than ``hardware.job_attempts`` stops the plan.
+* **host memory**: what the job's processes hold in RAM beside their GPUs, itemised below.
+  Its allowances are not measured on a GPU node (the CPU runs here keep activations in RAM
+  too): they are upper bounds to be replaced by ``sacct``'s MaxRSS after a first paper job.
+* **GPUs** and **CPUs**: ``hardware.gpus_per_run`` for pretraining and ``finetune_gpus``
+  otherwise; ``hardware.cpus_per_gpu`` CPU cores per GPU (data loading, tokenized batches).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pipeline.config import Config, MinimalPairsSpec
+from pipeline.cost import GB, Plans, finetuning_job_hours, parameters, pretraining_job_hours, training_flops
+from pipeline.pretrain.plan import RunPlan
+from pipeline.targets import Job
+
+# One Python process with torch, its CUDA libraries and the pipeline imported, before it loads a model
+# (~0.4 GB on a CPU here; the CUDA libraries add ~1-3 GB on a GPU node: an allowance, rounded up).
+PROCESS_BASELINE_BYTES = 4 * GB
+# A fine-tuning job's tokenized splits and, for retrieval, its judged corpora (the largest paper
+# task, MS MARCO's pairs with its three IR test sets, is ~1 GB of JSON Lines): an allowance.
+TASK_DATA_BYTES = 8 * GB
+MEMORY_MARGIN = 1.25
+# A minimal-pairs job's fixed part: loading the model and the pairs, moving them to the GPU.
+MINIMAL_PAIRS_START_HOURS = 0.25
+TOKENS_PER_WORD_BOUND = 3  # a sentence of at most max_words words is at most this many tokens per word
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """One job's request: ``runtime`` minutes per attempt, ``mem_mb`` of host memory, ``gpus``, ``cpus``."""
+
+    runtime: int
+    mem_mb: int
+    gpus: int
+    cpus: int
+    estimated_hours: float  # the estimate with its margin; above max_job_hours, it takes several attempts
+
+    def attempts(self) -> int:
+        """Attempts the job needs at its time limit, each resuming the last."""
+        return max(1, math.ceil(round(60 * self.estimated_hours) / self.runtime))  # whole minutes, as the limit is
+
+
+def request(config: Config, hours: float, host_bytes: float, gpus: int) -> JobRequest:
+    """The request of a job estimated at ``hours`` (margin included) and ``host_bytes`` of RAM."""
+    hardware = config.hardware
+    runtime = max(1, min(round(60 * hours), round(60 * hardware.max_job_hours)))
+    mem_mb = math.ceil(MEMORY_MARGIN * host_bytes / GB) * 1000
+    return JobRequest(runtime, mem_mb, gpus, max(1, gpus) * hardware.cpus_per_gpu, hours)
+
+
+def weight_bytes(config: Config, size: str) -> int:
+    """Float32 weights of a ``size`` model, as it is loaded on the CPU before it moves to its GPU."""
+    return 4 * parameters(config.sizes[size], config.tokenizer.vocab_size).total
+
+
+def pretraining_request(config: Config, plan: RunPlan) -> JobRequest:
+    """One pretraining job: every process loads the starting weights on the CPU, and rank 0 also
+    gathers the full resume state there (float32 weights and AdamW's two moments: 3 x the weights)."""
+    processes = max(config.hardware.gpus_per_run, 1)
+    weights = weight_bytes(config, plan.size)
+    host = processes * (PROCESS_BASELINE_BYTES + weights) + 3 * weights
+    hardware = config.hardware
+    return request(config, hardware.runtime_margin * pretraining_job_hours(config, plan), host, hardware.gpus_per_run)
+
+
+def sized(config: Config, size: str | None) -> str:
+    """The config size a model is costed at: its own, or (an outside model of no config size) the largest."""
+    return size if size is not None else max(config.sizes, key=lambda s: parameters(config.sizes[s], 1).total)
+
+
+def finetuning_request(config: Config, task: str, size: str | None) -> JobRequest:
+    """One fine-tuning job, a model's whole grid on ``task``: the checkpoint as read and the model
+    it fills (2 x the weights), and the task's data. An outside model of no config size is given
+    the limit and the largest size's memory."""
+    hardware = config.hardware
+    hours = hardware.max_job_hours if size is None else hardware.runtime_margin * finetuning_job_hours(config, task, size)
+    host = PROCESS_BASELINE_BYTES + 2 * weight_bytes(config, sized(config, size)) + TASK_DATA_BYTES
+    return request(config, hours, host, hardware.finetune_gpus)
+
+
+def minimal_pairs_hours(config: Config, spec: MinimalPairsSpec, size: str) -> float:
+    """Wall hours of scoring every pair with a ``size`` model, an upper bound: both sentences of
+    every pair at their longest, read with pseudo-log-likelihood (one pass per token) and
+    sentence log-likelihood (one more), forward only (a third of ``training_flops``)."""
+    hardware = config.hardware
+    sentences = 2 * len(spec.kinds) * spec.max_pairs_per_kind
+    tokens = spec.max_words * TOKENS_PER_WORD_BOUND + 2
+    flops = training_flops(parameters(config.sizes[size], config.tokenizer.vocab_size).matmul, sentences * (tokens + 1) * tokens) / 3
+    return MINIMAL_PAIRS_START_HOURS + flops / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
+
+
+def minimal_pairs_request(config: Config, size: str | None) -> JobRequest:
+    """One minimal-pairs job: the model as fine-tuning loads it, and the pairs (small)."""
+    assert config.minimal_pairs is not None, "minimal pairs are requested only where the config scores them"
+    size = sized(config, size)
+    host = PROCESS_BASELINE_BYTES + 2 * weight_bytes(config, size) + 1 * GB
+    hours = config.hardware.runtime_margin * minimal_pairs_hours(config, config.minimal_pairs, size)
+    return request(config, hours, host, config.hardware.finetune_gpus)
+
+
+def check_job_limits(config: Config, plans: Plans) -> None:
+    """A GPU job that would need more attempts than ``hardware.job_attempts``, or more host memory
+    than ``hardware.node_memory_gb``, is refused at plan time, before anything is submitted."""
+    hardware = config.hardware
+    requests: list[tuple[str, JobRequest]] = []
+    if hardware.finetune_gpus > 0:
+        for size in sorted({plan.size for plan in plans.values()}):
+            trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
+            requests += [(f"fine-tuning a {size} model on {task!r}", finetuning_request(config, task, size)) for task in trained]
+    if hardware.gpus_per_run > 0:
+        requests += [(f"pretraining run {plan.run!r}", pretraining_request(config, plan)) for plan in plans.values()]
+    for what, job in requests:
+        if job.attempts() > hardware.job_attempts:
+            raise ValueError(
+                f"hardware: {what} is estimated at {job.estimated_hours:,.0f} hours on {max(job.gpus, 1)} GPU(s) (margin included),"
+                f" more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise job_attempts or"
+                " max_job_hours, or gpus_per_run (pretraining), or shrink the task's grid (finetuning.by_task)"
+            )
+        if job.mem_mb > 1000 * hardware.node_memory_gb:
+            raise ValueError(
+                f"hardware: {what} is estimated to need {job.mem_mb / 1000:,.0f} GB of host memory, more than node_memory_gb"
+                f" {hardware.node_memory_gb:g}: raise node_memory_gb to your nodes' memory, or lower gpus_per_run"
+            )
+
+
+# The rules whose jobs compute on GPUs (the others prepare data, import, aggregate and report on CPUs).
+GPU_RULES = (
+    "pretrain",
+    "finetune",
+    "finetune_checkpoint",
+    "finetune_outside",
+    "minimal_pairs",
+    "minimal_pairs_checkpoint",
+    "minimal_pairs_outside",
+)
+
+
+def job_request(config: Config, plans: Plans, rule: str, wildcards: dict[str, str]) -> JobRequest | None:
+    """The request of one job of ``rule`` (None: a rule that runs on CPUs, or a CPU config)."""
+    hardware = config.hardware
+    if rule == "pretrain":
+        return pretraining_request(config, plans[f"{wildcards['name']}-{wildcards['size']}"]) if hardware.gpus_per_run > 0 else None
+    if hardware.finetune_gpus == 0 or rule not in GPU_RULES:
+        return None
+    size = config.outside_model(wildcards["name"]).size if rule.endswith("_outside") else wildcards["size"]
+    return finetuning_request(config, wildcards["task"], size) if rule.startswith("finetune") else minimal_pairs_request(config, size)
+
+
+def format_requests(config: Config, plans: Plans, jobs: Iterable[Job]) -> str:
+    """Each GPU rule's jobs and what they ask for, as the plan submits them (an empty string on CPUs)."""
+    by_rule: dict[str, list[JobRequest]] = {}
+    for job in jobs:
+        asked = job_request(config, plans, job.rule, job.wildcards)
+        if asked is not None:
+            by_rule.setdefault(job.rule, []).append(asked)
+    if not by_rule:
+        return ""
+    hardware = config.hardware
+    lines = [
+        f"Job requests (pipeline/job_resources.py: time = estimate x {hardware.runtime_margin:g}, at most {hardware.max_job_hours:g} h"
+        f" per attempt; host memory itemised, x {MEMORY_MARGIN:g}):",
+        f"  {'rule':<26}{'jobs':>6}{'time per attempt (h)':>22}{'attempts':>10}{'GPU-h, margin':>17}{'host GB':>9}{'GPUs':>6}{'CPUs':>6}",
+    ]
+    for rule, requests in by_rule.items():
+        hours = [r.runtime / 60 for r in requests]
+        gpu_hours = sum(r.estimated_hours * max(r.gpus, 1) for r in requests)
+        lines.append(
+            f"  {rule:<26}{len(requests):>6}{f'{min(hours):.1f}-{max(hours):.1f}':>22}{max(r.attempts() for r in requests):>10}"
+            f"{gpu_hours:>17,.0f}{max(r.mem_mb for r in requests) / 1000:>9.0f}{max(r.gpus for r in requests):>6}"
+            f"{max(r.cpus for r in requests):>6}"
+        )
+    return "\n".join(lines)
