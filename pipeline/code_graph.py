@@ -10,7 +10,8 @@ checks its house rules on the same graph.
 
 The graph sees every ``import`` and ``from ... import`` anywhere in a file (top level, inside
 functions, under TYPE_CHECKING), and the registries that import every module of their package
-by name at run time (``importlib.import_module(f"{__name__}.{name}")``). Importing a module
+at run time (``load_members(__name__, __path__)``, :mod:`pipeline.registry`; the data readers'
+index imports one by name, ``importlib.import_module(f"{__name__}.{name}")``). Importing a module
 runs its packages' ``__init__`` first, so a closure holds those too, and the data files the
 package's code reads beside it (``report/templates/``).
 """
@@ -65,12 +66,18 @@ def imported(module: str, path: Path, modules: dict[str, Path], registries: bool
 
 
 def imports_own_modules_by_name(node: ast.AST) -> bool:
-    """``importlib.import_module(f"{__name__}...")``: a registry loading its package's modules."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module" and node.args):
+    """A registry loading its package's modules: all of them (``load_members(__name__, __path__)``,
+    pipeline/registry.py), or the one a name asks for (``importlib.import_module(f"{__name__}.{...}")``,
+    the data readers' lazy index)."""
+    if not (isinstance(node, ast.Call) and node.args):
         return False
     first = node.args[0]
+    if isinstance(node.func, ast.Name) and node.func.id == "load_members":
+        return isinstance(first, ast.Name) and first.id == "__name__"
     return (
-        isinstance(first, ast.JoinedStr)
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr == "import_module"
+        and isinstance(first, ast.JoinedStr)
         and isinstance(first.values[0], ast.FormattedValue)
         and isinstance(first.values[0].value, ast.Name)
         and first.values[0].value.id == "__name__"

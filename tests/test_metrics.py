@@ -384,7 +384,7 @@ def test_mrr_matches_scikit_learn_for_one_relevant_document():
 def load_through_evaluate(hub_offline):
     import evaluate
 
-    from pipeline.metrics.harness_metric import MODULE_PATH
+    from pipeline.harness_metric import MODULE_PATH
 
     return lambda name: evaluate.load(MODULE_PATH, name)
 

@@ -50,3 +50,40 @@ def test_every_claim_check_kind_has_a_parameter_dataclass_and_a_check(name: str)
     kind = KINDS[name]
     assert dataclasses.is_dataclass(kind.params) and kind.reads
     assert list(inspect.signature(kind.check).parameters) == ["results", "params"]
+
+
+def test_a_registry_refuses_a_name_twice_naming_both_modules_and_an_unknown_name_listing_the_known() -> None:
+    from pipeline.errors import PipelineError
+    from pipeline.metrics import register
+    from pipeline.registry import Registry
+
+    with pytest.raises(ValueError, match=r"metric 'accuracy' registered twice: in pipeline.metrics.accuracy and in (tests\.)?test_registries"):
+        register(METRICS["accuracy"])  # from this module, as a metric module registers its own
+    with pytest.raises(PipelineError, match=r"unknown loss 'l2' \(registered: language_model, masked_lm_next_sentence, replaced_token"):
+        LOSSES["l2"]
+    families = Registry("family")
+    with families.extra("one", 1):
+        assert dict(families) == {"one": 1} and "one" in families and families.site("one") == "a test"
+    assert "one" not in families and families.get("one") is None
+
+
+def test_every_family_is_loaded_by_the_one_loader_and_each_member_registers_from_its_own_module() -> None:
+    """No package keeps a list of its members: each family's __init__ calls load_members, and each
+    entry names the module it came from."""
+    from pipeline.finetune.task_types import TASK_TYPES
+    from pipeline.objectives import OBJECTIVES
+    from pipeline.report.catalog import TABLES
+
+    families = {
+        "objectives": OBJECTIVES,
+        "pretrain.losses": LOSSES,
+        "finetune.task_types": TASK_TYPES,
+        "metrics": METRICS,
+        "report.catalog": TABLES,
+        "report.claims": KINDS,
+    }
+    for package, registry in families.items():
+        init = importlib.import_module(f"pipeline.{package}").__file__
+        assert "load_members(__name__, __path__)" in open(init).read(), package
+        for name in registry:
+            assert registry.site(name).startswith(f"pipeline.{package}."), (package, name, registry.site(name))

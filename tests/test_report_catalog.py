@@ -40,11 +40,9 @@ def test_a_table_is_built_after_every_table_it_needs() -> None:
         assert all(order.index(need) < order.index(table.name) for need in table.needs)
 
 
-def test_needs_that_cannot_be_met_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(
-        TABLES, "orphan", ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame())
-    )
-    with pytest.raises(ValueError, match="orphan"):
+def test_needs_that_cannot_be_met_are_refused() -> None:
+    orphan = ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame())
+    with TABLES.extra(orphan.name, orphan), pytest.raises(ValueError, match="orphan"):
         build_order()
 
 
@@ -63,31 +61,29 @@ def runs_per_size_display(frames: Mapping[str, pd.DataFrame], confidence: float)
     return [Table("Pretrained runs per size (a table registered by the test)", ("Size", "Runs"), rows)]
 
 
-def test_a_new_table_is_one_registration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_table_is_one_registration(tmp_path: Path) -> None:
     """What a new module of pipeline/report/catalog/ does, done here in the test: the table
     is built, written, read back and shown in its section."""
     table = ResultTable(
         "runs_per_size", "per size: how many runs were pretrained", ("size", "runs"), ("pretraining",), runs_per_size,
         displays=(Display("pretraining", 1, runs_per_size_display),),
     )  # fmt: skip
-    monkeypatch.setitem(TABLES, table.name, table)
     tree = write_fake_results(tmp_path)
-    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
-    written = pd.read_csv(tmp_path / "tables/runs_per_size.csv")
-    assert list(written.columns) == ["size", "runs"] and written["runs"].sum() == len(tree.summaries)
-    assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 0
+    with TABLES.extra(table.name, table):
+        assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+        written = pd.read_csv(tmp_path / "tables/runs_per_size.csv")
+        assert list(written.columns) == ["size", "runs"] and written["runs"].sum() == len(tree.summaries)
+        assert main(tree.report_argv(tmp_path / "tables", tmp_path / "reports")) == 0
     html = (tmp_path / "reports/replication.html").read_text()
     section = html[html.index('<section id="pretraining">') : html.index('<section id="finetuning">')]
     assert "Pretrained runs per size (a table registered by the test)" in section
     assert f"{written['runs'].iloc[0]} runs" in section
 
 
-def test_a_table_built_with_other_columns_than_registered_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_table_built_with_other_columns_than_registered_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wrong = ResultTable("runs_per_size", "per size", ("size", "count"), ("pretraining",), runs_per_size)
-    monkeypatch.setitem(TABLES, wrong.name, wrong)
     tree = write_fake_results(tmp_path)
-    assert main(tree.aggregate_argv(tmp_path / "tables")) != 0
+    with TABLES.extra(wrong.name, wrong):
+        assert main(tree.aggregate_argv(tmp_path / "tables")) != 0
     assert "'runs_per_size': built with columns ['size', 'runs'], registered with ['size', 'count']" in capsys.readouterr().err
     assert not (tmp_path / "tables").exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 CUTOFF = 10
@@ -60,3 +61,6 @@ def compute(predictions: Sequence, references: Sequence[Sequence[str]]) -> dict[
             raise ValueError(f"encodeval_ndcg_at_10: query {query} has {len(ranking)} documents and {len(ranked_scores)} scores")
         scores.append(query_ndcg(ranking, set(relevant), ranked_scores))
     return {"ndcg@10": 100.0 * sum(scores) / len(scores)}
+
+
+register(Metric("encodeval_ndcg_at_10", "ndcg@10", True, compute, ("scored", "texts")))  # ties as sklearn

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 
@@ -16,3 +17,6 @@ def compute(predictions: Sequence[str], references: Sequence[str]) -> dict[str, 
     check_pairs("exact_match", predictions, references)
     hits = sum(p.strip() == r.strip() for p, r in zip(predictions, references))
     return {"exact_match": 100.0 * hits / len(references)}
+
+
+register(Metric("exact_match", "exact_match", True, compute, ("text", "text")))  # generated answer, gold answer

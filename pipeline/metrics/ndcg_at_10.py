@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 CUTOFF = 10
@@ -33,3 +34,6 @@ def compute(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[
         ndcg += sum(1 / math.log2(rank + 1) for rank in hits) / ideal
         mrr += 1 / hits[0] if hits else 0.0
     return {"ndcg@10": 100.0 * ndcg / len(references), "mrr@10": 100.0 * mrr / len(references)}
+
+
+register(Metric("ndcg_at_10", "ndcg@10", True, compute, ("texts", "texts")))  # ranked document ids, relevant ids

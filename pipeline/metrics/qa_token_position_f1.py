@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 NO_ANSWER = 0  # the position of <s>, which "no answer" points at
@@ -31,3 +32,6 @@ def compute(predictions: Sequence[Sequence[int]], references: Sequence[Sequence[
     """Predicted and first-gold-answer token positions per question -> {"f1"}, in points."""
     check_pairs("qa_token_position_f1", predictions, references)
     return {"f1": 100.0 * sum(position_f1(p, g) for p, g in zip(predictions, references)) / len(predictions)}
+
+
+register(Metric("qa_token_position_f1", "f1", True, compute, ("positions", "positions")))  # answer token positions

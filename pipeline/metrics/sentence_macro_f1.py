@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 
@@ -35,3 +36,6 @@ def compute(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[
             raise ValueError(f"sentence_macro_f1: sentence {sentence} has {len(predicted)} predicted and {len(gold)} gold tags")
         scores.append(sentence_f1(predicted, gold))
     return {"macro_f1": 100.0 * sum(scores) / len(scores)}
+
+
+register(Metric("sentence_macro_f1", "macro_f1", True, compute, ("texts", "texts")))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 
@@ -50,3 +51,6 @@ def compute(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[
     recall = correct / len(gold) if gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"f1": 100.0 * f1, "precision": 100.0 * precision, "recall": 100.0 * recall}
+
+
+register(Metric("span_f1", "f1", True, compute, ("texts", "texts"), mean_of_examples=False))  # one sentence's IOB2 tags

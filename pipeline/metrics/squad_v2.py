@@ -15,6 +15,7 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
+from pipeline.metrics.base import Metric, register
 from pipeline.metrics.checks import check_pairs
 
 ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -61,3 +62,6 @@ def compute(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> 
         if rows:
             result.update(points(rows, f"{name}_"))
     return result
+
+
+register(Metric("squad_v2", "f1", True, compute, ("text", "texts")))  # predicted span ("" = none), gold texts ([] = none)

@@ -20,6 +20,7 @@ import numpy as np
 from pipeline import strict
 from pipeline.errors import PipelineError
 from pipeline.example import Attention, Example
+from pipeline.registry import Registry
 from pipeline.tokenization.special_tokens import SpecialIds
 
 ObjectiveFn = Callable[..., Example]  # (block, rng, special, params[, partner=...]) -> Example
@@ -60,7 +61,7 @@ class Kind:
     section: str  # the report section its from-scratch runs are shown in
 
 
-_REGISTRY: dict[str, Kind] = {}
+OBJECTIVES: Registry[Kind] = Registry("objective")
 
 
 def register(
@@ -83,21 +84,19 @@ def register(
         raise ValueError(f"objective {kind!r}: {params_type.__name__} must define expected_loss_fraction(block_length)")
 
     def decorate(fn: ObjectiveFn) -> ObjectiveFn:
-        if kind in _REGISTRY:
-            raise ValueError(f"objective {kind!r} registered twice")
-        _REGISTRY[kind] = Kind(kind, params_type, attention, loss, uses_partner, fn, label, section)
+        OBJECTIVES.add(kind, Kind(kind, params_type, attention, loss, uses_partner, fn, label, section), fn.__module__)
         return fn
 
     return decorate
 
 
 def registered_kinds() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(OBJECTIVES)
 
 
 def kind_of(kind: str) -> Kind:
-    """A registered kind; KeyError for any other."""
-    return _REGISTRY[kind]
+    """A registered kind; PipelineError naming the registered ones for any other."""
+    return OBJECTIVES[kind]
 
 
 def parse_objective(spec: dict[str, Any], path: str = "objective") -> Objective:
@@ -105,9 +104,9 @@ def parse_objective(spec: dict[str, Any], path: str = "objective") -> Objective:
     if "kind" not in spec:
         raise PipelineError(f"{path}.kind: missing required key (registered: {', '.join(registered_kinds())})")
     kind = spec["kind"]
-    if kind not in _REGISTRY:
+    if kind not in OBJECTIVES:
         raise PipelineError(f"{path}.kind: unknown objective {kind!r} (registered: {', '.join(registered_kinds())})")
-    entry = _REGISTRY[kind]
+    entry = OBJECTIVES[kind]
     params = strict.parse(entry.params_type, {k: v for k, v in spec.items() if k != "kind"}, path)
     return Objective(kind, entry.attention, entry.loss, params, entry.fn, entry.uses_partner)
 

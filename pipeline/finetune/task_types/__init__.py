@@ -1,13 +1,9 @@
-"""Fine-tuning task types, registered by ``TaskSpec.type``. Importing this package registers
-every module in it, so a new task type is one new file."""
+"""Fine-tuning task types, registered by ``TaskSpec.type`` (:mod:`pipeline.registry`): importing
+this package registers every module in it, so a new task type is one new file."""
 
-import importlib
-import pkgutil
+from pipeline.finetune.task_types.base import TASK_TYPES, TaskContext, TaskType, get_task_type, registered_task_types
+from pipeline.registry import load_members
 
-from pipeline.finetune.task_types.base import TaskContext, TaskType, get_task_type, registered_task_types
+load_members(__name__, __path__)
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
-        importlib.import_module(f"{__name__}.{_module.name}")
-
-__all__ = ["TaskContext", "TaskType", "get_task_type", "registered_task_types"]
+__all__ = ["TASK_TYPES", "TaskContext", "TaskType", "get_task_type", "registered_task_types"]

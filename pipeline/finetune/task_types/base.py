@@ -21,11 +21,11 @@ import torch
 from torch import nn
 
 from pipeline.config import InputFormat, TaskSpec
-from pipeline.errors import PipelineError
 from pipeline.example import IGNORE, Attention
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.metrics import Metric
 from pipeline.model.backbone import load_language_model
+from pipeline.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -142,30 +142,25 @@ def hidden_states(encoder: nn.Module, input_ids: torch.Tensor, attention_mask: t
     return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
-_REGISTRY: dict[str, type[TaskType]] = {}
+TASK_TYPES: Registry[type[TaskType]] = Registry("task type")
 
 
 def register(name: str) -> Callable[[type[TaskType]], type[TaskType]]:
     """Class decorator: make a TaskType subclass the implementation of ``TaskSpec.type == name``."""
 
     def decorate(cls: type[TaskType]) -> type[TaskType]:
-        if name in _REGISTRY:
-            raise ValueError(f"task type {name!r} registered twice")
         cls.name = name
-        _REGISTRY[name] = cls
-        return cls
+        return TASK_TYPES.add(name, cls, cls.__module__)
 
     return decorate
 
 
 def registered_task_types() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(TASK_TYPES)
 
 
 def get_task_type(name: str) -> type[TaskType]:
-    if name not in _REGISTRY:
-        raise PipelineError(f"unknown task type {name!r} (registered: {', '.join(registered_task_types())})")
-    return _REGISTRY[name]
+    return TASK_TYPES[name]
 
 
 def labelled_positions(examples: Sequence[Any]) -> int:

@@ -6,13 +6,9 @@ optimises, checkpoints and resumes ``backbone + loss`` without knowing what is i
 Importing this package registers every module in it, so a new loss is one new file.
 """
 
-import importlib
-import pkgutil
-
 from pipeline.pretrain.losses.base import LOSSES, PretrainingLoss, build_loss, register_loss
+from pipeline.registry import load_members
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
-        importlib.import_module(f"{__name__}.{_module.name}")
+load_members(__name__, __path__)
 
 __all__ = ["LOSSES", "PretrainingLoss", "build_loss", "register_loss"]

@@ -11,6 +11,7 @@ from transformers import PreTrainedModel
 from pipeline.batch import Batch
 from pipeline.model.backbone import BackboneSpec
 from pipeline.objectives import Objective
+from pipeline.registry import Registry
 
 
 class PretrainingLoss(nn.Module):
@@ -34,22 +35,17 @@ class PretrainingLoss(nn.Module):
         raise NotImplementedError
 
 
-LOSSES: dict[str, type[PretrainingLoss]] = {}
+LOSSES: Registry[type[PretrainingLoss]] = Registry("loss")
 
 
 def register_loss(name: str) -> Callable[[type[PretrainingLoss]], type[PretrainingLoss]]:
     def decorate(cls: type[PretrainingLoss]) -> type[PretrainingLoss]:
-        if name in LOSSES:
-            raise ValueError(f"loss {name!r} registered twice")
-        LOSSES[name] = cls
-        return cls
+        return LOSSES.add(name, cls, cls.__module__)
 
     return decorate
 
 
 def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, sparse_prediction: bool = True) -> PretrainingLoss:
-    if objective.loss not in LOSSES:
-        raise ValueError(f"objective {objective.kind!r} names unknown loss {objective.loss!r} (known: {sorted(LOSSES)})")
-    loss = LOSSES[objective.loss](backbone, objective, seed)
+    loss = LOSSES[objective.loss](backbone, objective, seed)  # an unknown name: one line listing the known ones
     loss.sparse_prediction = sparse_prediction
     return loss

@@ -1,13 +1,10 @@
-"""The result tables, registered by name: importing this package registers every module in
-it, so a new table (its columns, its build, its place in the report) is one new file."""
+"""The result tables, registered by name (:mod:`pipeline.registry`): importing this package
+registers every module in it, so a new table (its columns, its build, its place in the report)
+is one new file."""
 
-import importlib
-import pkgutil
-
+from pipeline.registry import load_members
 from pipeline.report.catalog.base import TABLES, Display, ResultTable, Sources, build_order, register
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
-        importlib.import_module(f"{__name__}.{_module.name}")
+load_members(__name__, __path__)
 
 __all__ = ["TABLES", "Display", "ResultTable", "Sources", "build_order", "register"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.registry import Registry
 from pipeline.report.claims.spec import Claim
 from pipeline.report.tables import Table
 
@@ -63,14 +64,11 @@ class ResultTable:
     displays: tuple[Display, ...] = ()
 
 
-TABLES: dict[str, ResultTable] = {}
+TABLES: Registry[ResultTable] = Registry("result table")
 
 
 def register(table: ResultTable) -> ResultTable:
-    if table.name in TABLES:
-        raise ValueError(f"result table {table.name!r} registered twice")
-    TABLES[table.name] = table
-    return table
+    return TABLES.add(table.name, table)
 
 
 def build_order() -> list[ResultTable]:

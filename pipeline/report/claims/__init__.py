@@ -1,7 +1,8 @@
 """The claim checks: every claim of the claims file judged against the aggregated tables.
 
 A claim names a check *kind* and its parameters in ``config/claims.yaml`` (:mod:`.spec`);
-each kind is registered once (:mod:`.registry`) with a strict parameter dataclass,
+each kind is registered once in :mod:`.registry` by the module that judges it, with a strict
+parameter dataclass (importing the package loads every module),
 beside the checks that read the same table: the headline MLM − CLM gap
 (:mod:`.headline`), learning rates (:mod:`.learning_rates`), learning curves
 (:mod:`.curves`), pretraining summaries (:mod:`.pretraining`), the objective zoo
@@ -17,6 +18,7 @@ from dataclasses import asdict
 
 import pandas as pd
 
+from pipeline.registry import load_members
 from pipeline.report.claims.registry import KINDS
 from pipeline.report.claims.spec import Claim
 from pipeline.report.claims.verdicts import judged_estimates
@@ -59,3 +61,7 @@ def check_claims(claims: Sequence[Claim], results: Results) -> pd.DataFrame:
             **asdict(verdict), **power_columns(judged, verdict.verdict, unit, replicates),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+# Every module of the package, each kind's module registering it in KINDS (pipeline/registry.py).
+load_members(__name__, __path__)

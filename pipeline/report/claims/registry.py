@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.registry import Registry
 from pipeline.report.claims.verdicts import Verdict
 from pipeline.report.contract import Results
 
@@ -28,16 +29,14 @@ class CheckKind:
     reads: str  # the table(s) it judges from, for the README and error messages
 
 
-KINDS: dict[str, CheckKind] = {}
+KINDS: Registry[CheckKind] = Registry("claim-check kind")
 
 
 def register(name: str, params: type, reads: str) -> Callable[[Check], Check]:
     """Register ``check`` as the claim-check kind ``name`` with its parameter dataclass."""
 
     def add(check: Check) -> Check:
-        if name in KINDS:
-            raise ValueError(f"claim-check kind {name!r} is registered twice")
-        KINDS[name] = CheckKind(params, check, reads)
+        KINDS.add(name, CheckKind(params, check, reads), check.__module__)
         return check
 
     return add

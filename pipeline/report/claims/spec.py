@@ -15,9 +15,6 @@ from typing import Any
 from pipeline import strict
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
-
-# Every module that registers a kind: importing them fills the registry.
-from pipeline.report.claims import curves, headline, learning_rates, masking, objectives, pretraining, schedules  # noqa: F401
 from pipeline.report.claims.registry import KINDS
 
 

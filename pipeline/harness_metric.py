@@ -1,7 +1,7 @@
 """The harness's metrics as a Hugging Face ``evaluate`` module, loadable offline.
 
     import evaluate
-    from pipeline.metrics.harness_metric import MODULE_PATH
+    from pipeline.harness_metric import MODULE_PATH
     squad_v2 = evaluate.load(MODULE_PATH, "squad_v2")   # any name of pipeline.metrics.METRICS
     squad_v2.compute(predictions=["Paris", ""], references=[["Paris"], []])
 
