@@ -40,20 +40,10 @@ def imported(module: str, path: Path, modules: dict[str, Path], registries: bool
     """The package's modules ``module`` imports: each name resolved to the longest module it
     names; with ``registries``, a registry importing its package's modules by name depends on
     all of them (what runs; the static layering rules leave those edges out)."""
-    is_package = path.name == "__init__.py"
-    package = module if is_package else module.rpartition(".")[0]
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            names += [f"{base}.{alias.name}" for alias in node.names]
-        elif registries and is_package and imports_own_modules_by_name(node):
-            names += [name for name in modules if name.startswith(module + ".") and "." not in name[len(module) + 1 :]]
+    status = path.stat()
+    names, loads_members = import_names(module, path, status.st_mtime_ns, status.st_size)
+    if registries and loads_members:
+        names += tuple(name for name in modules if name.startswith(module + ".") and "." not in name[len(module) + 1 :])
     targets = set()
     for name in names:
         while name and name not in modules:
@@ -63,6 +53,28 @@ def imported(module: str, path: Path, modules: dict[str, Path], registries: bool
         if name and name != module and not module.startswith(name + "."):
             targets.add(name)
     return targets
+
+
+@functools.lru_cache(maxsize=1024)
+def import_names(module: str, path: Path, mtime_ns: int, size: int) -> tuple[tuple[str, ...], bool]:
+    """(every dotted name ``module`` imports, relative ones made absolute; whether it is a package
+    loading its own modules by name), parsed once per file version."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    names: list[str] = []
+    loads_members = False
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            names += [f"{base}.{alias.name}" for alias in node.names]
+        elif is_package and imports_own_modules_by_name(node):
+            loads_members = True
+    return tuple(names), loads_members
 
 
 def imports_own_modules_by_name(node: ast.AST) -> bool:
@@ -115,22 +127,63 @@ def closure(graph: dict[str, frozenset[str]], entry: str) -> set[str]:
     return run
 
 
-def closure_files(entry: str, root: Path = PACKAGE_ROOT) -> list[Path]:
-    """The source files of ``entry``'s closure, and the data folders of its packages (folders
-    without an ``__init__.py``, such as ``report/templates/``), sorted."""
+# A job's registry members: (registry package, the names it uses there), sorted. A registry not
+# named is taken whole, as are the ones whose names some member does not register literally.
+Uses = tuple[tuple[str, frozenset[str]], ...]
+
+
+def registered_names(path: Path) -> frozenset[str]:
+    """The names a module registers: the literal first argument of each ``register...(...)`` call
+    in it, or of the call it wraps (``register(Metric("accuracy", ...))``)."""
+    status = path.stat()
+    return _registered_names(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _registered_names(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("register") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Call) and first.args:
+                first = first.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.add(first.value)
+    return frozenset(names)
+
+
+def job_graph(uses: Uses, root: Path = PACKAGE_ROOT) -> dict[str, frozenset[str]]:
+    """The import graph as one job runs it: each registry of ``uses`` loads every member (that is
+    how registries work), but only the members registering a name the job uses can reach its
+    result, since a member module only defines and registers (tests/test_architecture.py)."""
+    graph, static, modules = import_graph(root), import_graph(root, registries=False), package_modules(root)
+    restricted = dict(graph)
+    for package, names in uses:
+        members = graph[package] - static[package]  # the modules only load_members imports
+        registering = {member: registered_names(modules[member]) for member in members}
+        if not names <= set().union(*registering.values()):
+            continue  # a name no member registers literally: the whole registry, to be safe
+        restricted[package] = static[package] | {member for member, found in registering.items() if found & names}
+    return restricted
+
+
+def closure_files(entry: str, root: Path = PACKAGE_ROOT, uses: Uses = ()) -> list[Path]:
+    """The source files of ``entry``'s closure (for a job using ``uses`` of the registries), and the
+    data folders of its packages (folders without an ``__init__.py``, such as ``report/templates/``), sorted."""
     modules = package_modules(root)
-    files = {modules[module] for module in closure(import_graph(root), entry)}
+    files = {modules[module] for module in closure(job_graph(uses, root) if uses else import_graph(root), entry)}
     for init in [path for path in files if path.name == "__init__.py"]:
         for folder in (child for child in init.parent.iterdir() if child.is_dir() and not (child / "__init__.py").exists()):
             files |= {path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
     return sorted(files)
 
 
-def stage_code(entry: str, root: Path = PACKAGE_ROOT) -> str:
-    """sha256 (first 16 hex) of the code ``entry`` (a stage's module) runs, its rules' ``code``
-    param: each module's syntax tree without its docstrings (:func:`code_of`), each data file's bytes."""
+def stage_code(entry: str, root: Path = PACKAGE_ROOT, uses: Uses = ()) -> str:
+    """sha256 (first 16 hex) of the code ``entry`` (a stage's module) runs for a job using ``uses``
+    of the registries, its ``code`` param: each module's syntax tree without its docstrings
+    (:func:`code_of`), each data file's bytes."""
     digest = hashlib.sha256()
-    for path in closure_files(entry, root):
+    for path in closure_files(entry, root, uses):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(code_of(path))
     return digest.hexdigest()[:16]

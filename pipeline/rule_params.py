@@ -4,7 +4,8 @@ the job's wildcards.
 Snakemake reruns a job when one of its params changes, so a job's params are exactly what
 its result depends on besides its input files: its slice of the config (a spec from
 :mod:`pipeline.jobs`, or a value), the paths it is told to read and write, and ``code``,
-the hash of every file its stage can run (:func:`pipeline.code_graph.stage_code`). The
+the hash of every file its job can run (:func:`pipeline.code_graph.stage_code`, narrowed to the
+registry members the job uses by :mod:`pipeline.job_code`). The
 rules take their params from here (``params: **rule_params("finetune")`` in
 ``rules/common.smk``), and the tests compare :func:`params` of every job
 (:func:`pipeline.targets.every_job`) between two configs to pin which jobs a change reruns.
@@ -23,10 +24,11 @@ from typing import Any
 
 from pipeline import jobs, strict
 from pipeline.__main__ import STAGES
-from pipeline.code_graph import stage_code
+from pipeline.code_graph import Uses, stage_code
 from pipeline.config import RANDOM_INIT, ReportSpec
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import Resolved
+from pipeline.job_code import job_uses
 from pipeline.targets import run_objective
 
 Wildcards = Mapping[str, str]
@@ -46,14 +48,15 @@ def rule(name: str, stage: str) -> Callable[[ParamsOf], ParamsOf]:
 
 
 @functools.cache
-def code_of(stage: str) -> str:
-    return stage_code(STAGES[stage][0])
+def code_of(stage: str, uses: Uses = ()) -> str:
+    return stage_code(STAGES[stage][0], uses=uses)
 
 
 def params(resolved: Resolved, rule_name: str, wildcards: Wildcards) -> dict[str, Any]:
-    """The params of one job of ``rule_name``: its own, then the hash of its stage's code."""
+    """The params of one job of ``rule_name``: its own, then the hash of the code it runs (its
+    stage's, with only the registry members the job uses: pipeline/job_code.py)."""
     stage, params_of = PARAMS[rule_name]
-    return {**params_of(resolved, wildcards), "code": code_of(stage)}
+    return {**params_of(resolved, wildcards), "code": code_of(stage, job_uses(resolved, rule_name, wildcards))}
 
 
 # ------------------------------------------------------------------ data and tokens

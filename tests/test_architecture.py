@@ -3,6 +3,7 @@ files a person can read in one sitting, and claims whose numbers live beside the
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import subprocess
@@ -84,6 +85,36 @@ def test_the_registries_and_the_planner_import_without_torch(module: str) -> Non
 )
 def test_stages_stay_apart(module: str, forbidden: str) -> None:
     assert forbidden not in reachable(module)
+
+
+def registry_members() -> list[str]:
+    """Every module that a registry's load_members imports (pipeline/registry.py)."""
+    registries = [module for module, path in MODULES.items() if path.name == "__init__.py" and "load_members(__name__" in path.read_text()]
+    return sorted(m for m in MODULES if any(m.rpartition(".")[0] == registry for registry in registries))
+
+
+def test_registry_members_only_define_and_register_at_their_top_level() -> None:
+    """A job's code hash covers only the members it uses (pipeline/code_graph.py: job_graph); that is
+    sound because loading a member can change nothing beyond its own names and its registration:
+    no top-level statement but imports, definitions, assignments to its own names and register calls."""
+    members = registry_members()
+    assert {"pipeline.objectives.ul2", "pipeline.metrics.span_f1", "pipeline.report.claims.headline"} <= set(members)
+    defining = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.If)  # if: TYPE_CHECKING blocks
+    for module in members:
+        for node in ast.parse(MODULES[module].read_text()).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])]
+                assert all(isinstance(n, ast.Name) for n in names), f"{module}:{node.lineno} assigns beyond its own names"
+            elif isinstance(node, ast.Expr):
+                value = node.value
+                is_docstring = isinstance(value, ast.Constant) and isinstance(value.value, str)
+                while isinstance(value, ast.Call):  # register(...)(fn) registers too
+                    value = value.func
+                is_registration = isinstance(value, ast.Name) and value.id.startswith("register") and node.value is not value
+                assert is_docstring or is_registration, f"{module}:{node.lineno}: a top-level call other than a registration"
+            else:
+                assert isinstance(node, defining), f"{module}:{node.lineno}: {type(node).__name__} at the top level"
 
 
 def test_no_file_in_the_package_is_longer_than_a_sitting() -> None:

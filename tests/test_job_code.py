@@ -1,0 +1,81 @@
+"""Per-job code: a job's code hash covers the registry members it runs and not their siblings, so
+an edit to one objective, task type or metric reruns the jobs that use it (measured on the
+default's DAG, milliseconds per job, no Snakemake)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.__main__ import STAGES
+from pipeline.code_graph import stage_code
+from pipeline.configure import Resolved, read_configs, resolve
+from pipeline.job_code import job_uses
+from pipeline.rule_params import PARAMS
+from pipeline.targets import Job, every_job, run_objective
+from tests.test_code_graph import copy_of_the_package
+
+DEFAULT = resolve(read_configs([]), "default")
+JOBS = list(every_job(DEFAULT))
+REPORTING = {"aggregate", "report"}  # read every table and claim kind: every registry whole
+
+
+def job_codes(root: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], str]:
+    """Each job of the default's DAG -> its code hash over the package at ``root``."""
+    by_uses: dict[tuple, str] = {}
+    codes = {}
+    for job in JOBS:
+        key = (PARAMS[job.rule][0], job_uses(DEFAULT, job.rule, job.wildcards))
+        if key not in by_uses:
+            by_uses[key] = stage_code(STAGES[key[0]][0], root, key[1])
+        codes[(job.rule, tuple(sorted(job.wildcards.items())))] = by_uses[key]
+    return codes
+
+
+def rerun_by(tmp_path: Path, relative: str, edit: Callable[[str], str] = lambda text: text + "\nCHANGED_BY_THE_TEST = 1\n") -> list[Job]:
+    """The jobs whose code hash changes when ``relative`` (a file of a copy of the package) is edited."""
+    root = copy_of_the_package(tmp_path)
+    before = job_codes(root)
+    path = root / relative
+    path.write_text(edit(path.read_text()))
+    after = job_codes(root)
+    return [Job(rule, dict(wildcards)) for (rule, wildcards), code in after.items() if code != before[(rule, wildcards)]]
+
+
+def objective_of(resolved: Resolved, job: Job) -> str | None:
+    return run_objective(resolved, job.wildcards["name"], job.wildcards["size"]) if "size" in job.wildcards else None
+
+
+def test_an_objective_edit_reruns_that_objective_s_jobs_and_the_report_only(tmp_path):
+    rerun = rerun_by(tmp_path, "objectives/ul2.py")
+    expected = [("aggregate", None), ("minimal_pairs", "ul2"), ("pretrain", "ul2"), ("report", None)]
+    assert sorted((job.rule, job.wildcards.get("name")) for job in rerun) == expected
+    clm = rerun_by(tmp_path / "clm", "objectives/clm.py")
+    assert {job.rule for job in clm} == {"pretrain", "minimal_pairs", "minimal_pairs_checkpoint", *REPORTING}
+    assert all(objective_of(DEFAULT, job) == "clm" for job in clm if job.rule not in REPORTING)
+    assert sum(job.rule == "pretrain" for job in clm) == sum(plan.objective == "clm" for plan in DEFAULT.plans.values())
+
+
+def test_a_task_type_or_metric_edit_reruns_the_fine_tuning_of_the_tasks_using_it(tmp_path):
+    tasks = DEFAULT.config.tasks
+    span_f1 = rerun_by(tmp_path, "metrics/span_f1.py")
+    assert span_f1 and {job.rule for job in span_f1} <= {"finetune", "finetune_checkpoint", "bag_of_words"}
+    assert {job.wildcards["task"] for job in span_f1} == {t for t in DEFAULT.config.finetuning.tasks if tasks[t].metric == "span_f1"}
+    classification = rerun_by(tmp_path / "sc", "finetune/task_types/sequence_classification.py")
+    assert {job.wildcards["task"] for job in classification} == {
+        t for t in DEFAULT.config.finetuning.tasks if tasks[t].type == "sequence_classification"
+    }
+    assert len(classification) < len(JOBS) / 2
+
+
+@pytest.mark.parametrize(
+    "relative, edit",
+    [
+        ("objectives/ul2.py", lambda text: text + "\n# a comment\n"),
+        ("metrics/span_f1.py", lambda text: text.replace('"""', '"""Reworded. ', 1)),
+    ],
+)
+def test_prose_in_a_registry_member_reruns_nothing(tmp_path, relative, edit):
+    assert rerun_by(tmp_path, relative, edit) == []
