@@ -156,10 +156,17 @@ def write_corpus(out: Path, pool: list[str], gigabytes: float, shard_mb: float, 
                     else:
                         earlier[rng.randrange(len(earlier))] = text
                 record = {
-                    "text": text, "id": f"<urn:uuid:{uuid.UUID(int=rng.getrandbits(128))}>", "dump": "CC-MAIN-2024-10",
-                    "url": f"http://example.org/{len(files)}/{in_file}", "file_path": f"s3://bench/{path.name}", "language": "en",
-                    "language_score": 0.95, "token_count": 0, "score": 3.0, "int_score": 3,
-                }  # fmt: skip
+                    "text": text,
+                    "id": f"<urn:uuid:{uuid.UUID(int=rng.getrandbits(128))}>",
+                    "dump": "CC-MAIN-2024-10",
+                    "url": f"http://example.org/{len(files)}/{in_file}",
+                    "file_path": f"s3://bench/{path.name}",
+                    "language": "en",
+                    "language_score": 0.95,
+                    "token_count": 0,
+                    "score": 3.0,
+                    "int_score": 3,
+                }
                 handle.write(record)
                 size = len(text.encode())
                 in_file, written = in_file + size, written + size

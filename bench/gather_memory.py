@@ -50,9 +50,16 @@ def write_shards(root: Path, documents: int, num_shards: int, seed: int = 0) -> 
         documents_file(directory, 0).write_text("")
         kept = len(rows)
         counts = {"documents_read": kept, "too_short": 0, "contaminated": 0, "contaminated_lines": 0, "kept": kept}
-        (directory / "counts.json").write_text(json.dumps({
-            "sources": ["bench"], "counts": {"bench": counts}, "contaminated_by_task": {}, "decontamination_ngram": 8,
-        }))  # fmt: skip
+        (directory / "counts.json").write_text(
+            json.dumps(
+                {
+                    "sources": ["bench"],
+                    "counts": {"bench": counts},
+                    "contaminated_by_task": {},
+                    "decontamination_ngram": 8,
+                }
+            )
+        )
         write_provenance(directory, {"bench": True}, {}, outputs=[keys_file(directory, 0), documents_file(directory, 0)])
         shards.append(directory)
     return shards

@@ -141,16 +141,44 @@ def logged_losses(rows: list[dict[str, str]], column: str) -> dict[int, float]:
 
 
 def initialize(args: argparse.Namespace, config, size: str, max_length: int, out: Path) -> None:
-    stage(args, "initialize", "--size", jobs.as_json(config.sizes[size]), "--max-length", str(max_length), "--seed", "0",
-          "--tokenizer", str(args.inputs / "tokenizer"), "--out", str(out), timeout=300, log=out.with_suffix(".log"))  # fmt: skip
+    stage(
+        args,
+        "initialize",
+        "--size",
+        jobs.as_json(config.sizes[size]),
+        "--max-length",
+        str(max_length),
+        "--seed",
+        "0",
+        "--tokenizer",
+        str(args.inputs / "tokenizer"),
+        "--out",
+        str(out),
+        timeout=300,
+        log=out.with_suffix(".log"),
+    )
 
 
 def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device: str, kill_after_state: bool = False) -> float:
     """The pretrain stage; with ``kill_after_state`` it is killed (SIGKILL) once its first resume
     state is on disk and started again. Returns the wall seconds of the (last) attempt."""
     work = out.with_name(out.name + "-resume")
-    options = ["--spec", spec, "--tokens", str(args.inputs / "tokens"), "--init", str(init), "--work-dir", str(work),
-               "--out", str(out), "--threads", str(args.threads), "--device", device]  # fmt: skip
+    options = [
+        "--spec",
+        spec,
+        "--tokens",
+        str(args.inputs / "tokens"),
+        "--init",
+        str(init),
+        "--work-dir",
+        str(work),
+        "--out",
+        str(out),
+        "--threads",
+        str(args.threads),
+        "--device",
+        device,
+    ]
     if kill_after_state:
         command = [sys.executable, "-m", "pipeline", "pretrain", *options]
         with open(out.with_suffix(".killed.log"), "w") as handle:
@@ -170,11 +198,38 @@ def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device:
 
 def section_throughput(args: argparse.Namespace, record: dict) -> None:
     out = args.work / "throughput.json"
-    command = [sys.executable, "bench/pretrain_throughput.py", "--tokens", str(args.inputs / "tokens"), "--tokenizer",
-               str(args.inputs / "tokenizer"), "--size", args.size, "--vocab-size", "128256", "--device", args.device,
-               "--precision", "bf16", "--compile", "--fused-optimizer", "--sequence-length", str(args.sequence_length),
-               "--batch-size", "8", "--steps", "10", "--warmup", "5", "--repeats", "3", "--threads", str(args.threads),
-               "--json", str(out)]  # fmt: skip
+    command = [
+        sys.executable,
+        "bench/pretrain_throughput.py",
+        "--tokens",
+        str(args.inputs / "tokens"),
+        "--tokenizer",
+        str(args.inputs / "tokenizer"),
+        "--size",
+        args.size,
+        "--vocab-size",
+        "128256",
+        "--device",
+        args.device,
+        "--precision",
+        "bf16",
+        "--compile",
+        "--fused-optimizer",
+        "--sequence-length",
+        str(args.sequence_length),
+        "--batch-size",
+        "8",
+        "--steps",
+        "10",
+        "--warmup",
+        "5",
+        "--repeats",
+        "3",
+        "--threads",
+        str(args.threads),
+        "--json",
+        str(out),
+    ]
     log = args.work / "throughput.log"
     with open(log, "w") as handle:
         done = subprocess.run(command, cwd=REPOSITORY, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=420)
@@ -228,8 +283,23 @@ def score_pretrained(args: argparse.Namespace, record: dict, stage_name: str, sp
         raise SectionFailed("needs pretrain_resume's model, which failed")
     out = args.work / stage_name
     started = time.perf_counter()
-    stage(args, stage_name, "--spec", spec, "--model", str(args.pretrained), *data, "--out", str(out), "--threads", str(args.threads),
-          "--device", args.device, timeout=args.stage_timeout, log=out.with_suffix(".log"))  # fmt: skip
+    stage(
+        args,
+        stage_name,
+        "--spec",
+        spec,
+        "--model",
+        str(args.pretrained),
+        *data,
+        "--out",
+        str(out),
+        "--threads",
+        str(args.threads),
+        "--device",
+        args.device,
+        timeout=args.stage_timeout,
+        log=out.with_suffix(".log"),
+    )
     record["seconds"] = time.perf_counter() - started
     return json.loads((out / "scores.json").read_text())
 

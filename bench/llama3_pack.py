@@ -61,8 +61,23 @@ def main() -> None:
     files = write_corpus(args.work / "written", pool, args.text_mb / 1e3, args.text_mb)
     corpus = args.work / "corpus"
     spec = json.dumps(corpus_spec([str(f) for f in files], "jsonl", 1))
-    run_job("prepare_corpus", ["prepare-corpus", "--spec", spec, "--sources", str(args.work), "--tasks", str(task), "--shard", "0",
-                               "--out", str(corpus / "shards" / "0")], log)  # fmt: skip
+    run_job(
+        "prepare_corpus",
+        [
+            "prepare-corpus",
+            "--spec",
+            spec,
+            "--sources",
+            str(args.work),
+            "--tasks",
+            str(task),
+            "--shard",
+            "0",
+            "--out",
+            str(corpus / "shards" / "0"),
+        ],
+        log,
+    )
     run_job("gather_corpus", ["gather-corpus", "--shards", str(corpus / "shards" / "0"), "--out", str(corpus)], log)
 
     llama_source = sources / "llama3_tokenizer"

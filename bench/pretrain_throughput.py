@@ -116,11 +116,21 @@ class Bench:
         args = self.args
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
-        compute = ComputeSpec(precision=args.precision, compile=args.compile, fused_optimizer=args.fused_optimizer,
-                              sparse_prediction=not args.dense_lm_head)  # fmt: skip
-        spec = PretrainingSpec(sizes=("bench",), objectives=(kind,), sequence_length=args.sequence_length, batch_size=args.batch_size,
-                               num_steps=self.total_steps, resume_every_steps=10**9, num_heldout_batches=0, schedule=schedule,
-                               compute=compute, samples=samples)  # fmt: skip
+        compute = ComputeSpec(
+            precision=args.precision, compile=args.compile, fused_optimizer=args.fused_optimizer, sparse_prediction=not args.dense_lm_head
+        )
+        spec = PretrainingSpec(
+            sizes=("bench",),
+            objectives=(kind,),
+            sequence_length=args.sequence_length,
+            batch_size=args.batch_size,
+            num_steps=self.total_steps,
+            resume_every_steps=10**9,
+            num_heldout_batches=0,
+            schedule=schedule,
+            compute=compute,
+            samples=samples,
+        )
         plan = RunPlan(
             run=f"{kind}-bench",
             name=kind,
@@ -170,11 +180,25 @@ class Bench:
 
         with tempfile.TemporaryDirectory() as out:
             training = TrainingArguments(
-                output_dir=out, per_device_train_batch_size=args.batch_size, max_steps=self.total_steps, learning_rate=PEAK_LR,
-                weight_decay=0.1, adam_beta1=0.9, adam_beta2=0.95, adam_epsilon=1e-5, max_grad_norm=1.0, lr_scheduler_type="linear",
-                logging_steps=10, save_strategy="no", report_to="none", seed=0, disable_tqdm=True, use_cpu=device.type == "cpu",
-                bf16=args.precision == "bf16", torch_compile=args.trainer_compile,
-            )  # fmt: skip
+                output_dir=out,
+                per_device_train_batch_size=args.batch_size,
+                max_steps=self.total_steps,
+                learning_rate=PEAK_LR,
+                weight_decay=0.1,
+                adam_beta1=0.9,
+                adam_beta2=0.95,
+                adam_epsilon=1e-5,
+                max_grad_norm=1.0,
+                lr_scheduler_type="linear",
+                logging_steps=10,
+                save_strategy="no",
+                report_to="none",
+                seed=0,
+                disable_tqdm=True,
+                use_cpu=device.type == "cpu",
+                bf16=args.precision == "bf16",
+                torch_compile=args.trainer_compile,
+            )
             Trainer(model=model, args=training, train_dataset=dataset, data_collator=collator, callbacks=[Timer()]).train()
         return self.tokens_per_step * args.steps / (times["ended"] - times["started"]), self.peak_memory()
 
@@ -307,9 +331,11 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
     for kind, by_who in summary.items():
         ours, trainer = by_who["ours"], by_who["trainer"]
         mfu = {who: f"{row['mfu']:.1%} / {row['mfu_with_attention']:.1%}" for who, row in by_who.items()}
-        lines.append(f"| {kind} | {ours['tokens_per_second']:,.0f} | {trainer['tokens_per_second']:,.0f}"
-                     f" | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x"
-                     f" | {mfu['ours']} | {mfu['trainer']} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb']:.1f} |")  # fmt: skip
+        lines.append(
+            f"| {kind} | {ours['tokens_per_second']:,.0f} | {trainer['tokens_per_second']:,.0f}"
+            f" | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x"
+            f" | {mfu['ours']} | {mfu['trainer']} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb']:.1f} |"
+        )
     return "\n".join(lines)
 
 

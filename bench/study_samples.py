@@ -63,8 +63,10 @@ def main() -> None:
     special = SpecialIds.from_tokenizer(tokenizer)
     cuts = [cut_point(0, step, row, args.sequence_length) for step in range(200) for row in range(args.batch_size)]
     print(f"machine: {machine()}")
-    print(f"samples per row: packed 1 of {args.sequence_length} tokens; split 2, mean {args.sequence_length / 2:g} tokens"
-          f" (cuts {min(cuts)}..{max(cuts)}); padding fraction 0 for both")  # fmt: skip
+    print(
+        f"samples per row: packed 1 of {args.sequence_length} tokens; split 2, mean {args.sequence_length / 2:g} tokens"
+        f" (cuts {min(cuts)}..{max(cuts)}); padding fraction 0 for both"
+    )
     print(f"CLM loss positions per row: packed {args.sequence_length - 1}, split {args.sequence_length - 2}")
     with tempfile.TemporaryDirectory() as scratch:
         bench = Bench(args, prepare_init(args, tokenizer, special, Path(scratch) / "init"), special, tokenizer)

@@ -59,8 +59,23 @@ def main() -> None:
         task_dir = args.out / "tasks" / task
         if not (task_dir / "stats.json").is_file():
             spec = json.dumps(strict.to_plain(config.tasks[task]))
-            run([sys.executable, "-m", "pipeline", "prepare-task", "--name", task, "--spec", spec, "--sources",
-                 str(args.run_dir / "results" / "sources"), "--out", str(task_dir)], args.out / f"prepare-{task}.log")  # fmt: skip
+            run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline",
+                    "prepare-task",
+                    "--name",
+                    task,
+                    "--spec",
+                    spec,
+                    "--sources",
+                    str(args.run_dir / "results" / "sources"),
+                    "--out",
+                    str(task_dir),
+                ],
+                args.out / f"prepare-{task}.log",
+            )
         for steps in args.steps:
             finetuning = dataclasses.replace(
                 config.finetuning, max_steps=steps, max_epochs=args.max_epochs, seeds=tuple(args.seeds), selection_seeds=None, by_task={}
@@ -71,13 +86,37 @@ def main() -> None:
                 if not (out / "scores.json").is_file():
                     spec = jobs.finetune_spec(stepped, task, model, "tiny", KINDS[model], None)
                     started = time.perf_counter()
-                    run([sys.executable, "-m", "pipeline", "finetune", "--spec", spec, "--model", str(args.run_dir / MODELS[model]),
-                         "--task-dir", str(task_dir), "--out", str(out)], out.with_suffix(".log"))  # fmt: skip
+                    run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "pipeline",
+                            "finetune",
+                            "--spec",
+                            spec,
+                            "--model",
+                            str(args.run_dir / MODELS[model]),
+                            "--task-dir",
+                            str(task_dir),
+                            "--out",
+                            str(out),
+                        ],
+                        out.with_suffix(".log"),
+                    )
                     print(f"{task} {steps} steps ({args.max_epochs:g} epochs) {model}: {time.perf_counter() - started:.0f} s", flush=True)
                 scores = json.loads((out / "scores.json").read_text())
                 num_steps = scores["grid"][0]["num_steps"]  # max_steps, or fewer where max_epochs stops first
-                points.append({"task": task, "max_steps": steps, "max_epochs": args.max_epochs,
-                               "num_steps": num_steps, "model": model, "metric": scores["metric"], **chosen(scores["grid"])})  # fmt: skip
+                points.append(
+                    {
+                        "task": task,
+                        "max_steps": steps,
+                        "max_epochs": args.max_epochs,
+                        "num_steps": num_steps,
+                        "model": model,
+                        "metric": scores["metric"],
+                        **chosen(scores["grid"]),
+                    }
+                )
     print("\n| task | steps run | model | LR | validation | test | other metrics (test) |\n|---|---:|---|---:|---:|---:|---|")
     for p in points:
         rate, scores = f"{p['learning_rate']:g}", f"{p['validation']:.1f} | {p['test']:.1f}"

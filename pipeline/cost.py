@@ -268,8 +268,17 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
     logits = LOGIT_BYTES * tokens * fraction * vocab
     total = states + activations + logits + CUDA_OVERHEAD_BYTES
     hardware = config.hardware
-    return MemoryEstimate(size_name, counts.total, micro, compute.sharding if world_size > 1 else "single", states / GB,
-                          activations / GB, logits / GB, total / GB, total / GB <= hardware.gpu_memory_gb)  # fmt: skip
+    return MemoryEstimate(
+        size_name,
+        counts.total,
+        micro,
+        compute.sharding if world_size > 1 else "single",
+        states / GB,
+        activations / GB,
+        logits / GB,
+        total / GB,
+        total / GB <= hardware.gpu_memory_gb,
+    )
 
 
 def finetune_peak_memory(config: Config, size_name: str) -> MemoryEstimate:

@@ -213,8 +213,20 @@ def write_llama_like_tokenizer(out: Path, num_reserved: int = 30) -> Path:
 def run_snakemake(workdir: Path, configfiles: tuple[Path, ...], *args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
     """The repository's Snakefile in ``workdir`` on 2 cores (downloads cached in ``cache``)."""
     env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", *map(str, configfiles), "--cores", "2", *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        *map(str, configfiles),
+        "--cores",
+        "2",
+        *args,
+    ]
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
 
 

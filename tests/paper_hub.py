@@ -61,8 +61,15 @@ def card(path: Path, configs: dict[str, dict[str, str]]) -> None:
 SUBJECTS = ["The farmer", "A teacher", "This student", "The old miller", "An engineer", "My neighbour", "The young doctor"]
 PLURALS = ["These students", "The farmers", "Many teachers", "These engineers", "Our neighbours"]
 VERBS = [("reads", "read"), ("plants", "plant"), ("studies", "study"), ("has studied", "have studied"), ("is reading", "are reading")]
-OBJECTS = ["a book about rivers", "an apple tree near the school", "the light of distant stars", "a map of the old harbour",
-           "an essay on water and soil", "the seeds of a tall plant", "a report about the quiet valley"]  # fmt: skip
+OBJECTS = [
+    "a book about rivers",
+    "an apple tree near the school",
+    "the light of distant stars",
+    "a map of the old harbour",
+    "an essay on water and soil",
+    "the seeds of a tall plant",
+    "a report about the quiet valley",
+]
 PLACES = ["in the morning", "after the long winter", "at the village library", "before an important exam", "with great care"]
 
 
@@ -132,9 +139,13 @@ def write_paper_hub(root: Path) -> Path:
     for repo in ("rajpurkar/squad", "rajpurkar/squad_v2", "hgissbkh/record"):
         for split in ("train", "validation"):
             contexts = [f"The Normans were in Normandy, a region in France ({split} {i})." for i in range(N)]
-            table = {"id": [f"{split}{i}" for i in range(N)], "title": ["Normans"] * N, "context": contexts,
-                     "question": [f"Where is Normandy? {i}" for i in range(N)],
-                     "answers": [{"text": ["France"], "answer_start": [42]}] * N}  # fmt: skip
+            table = {
+                "id": [f"{split}{i}" for i in range(N)],
+                "title": ["Normans"] * N,
+                "context": contexts,
+                "question": [f"Where is Normandy? {i}" for i in range(N)],
+                "answers": [{"text": ["France"], "answer_start": [42]}] * N,
+            }
             parquet(data / repo / f"data/{split}-00000-of-00001.parquet", table, qa)
     # IR: MS MARCO's training pairs, BEIR's corpora, queries and qrels, MLDR's configs
     pairs = {"query": [f"what is thing {i}" for i in range(N)], "positive": [f"Thing {i} is a thing." for i in range(N)]}
@@ -154,9 +165,12 @@ def write_paper_hub(root: Path) -> Path:
     passage = datasets.Features({"docid": string, "text": string})
     mldr = {"query_id": string, "query": string, "positive_passages": [passage], "negative_passages": [passage]}
     for split, numbers in (("dev", range(0, 6)), ("test", range(6, 12))):
-        table = {"query_id": [f"m{n}" for n in numbers], "query": [f"long question {n}" for n in numbers],
-                 "positive_passages": [[{"docid": f"doc{n}", "text": f"Long document {n}."}] for n in numbers],
-                 "negative_passages": [[] for _ in numbers]}  # fmt: skip
+        table = {
+            "query_id": [f"m{n}" for n in numbers],
+            "query": [f"long question {n}" for n in numbers],
+            "positive_passages": [[{"docid": f"doc{n}", "text": f"Long document {n}."}] for n in numbers],
+            "negative_passages": [[] for _ in numbers],
+        }
         parquet(data / f"hgissbkh/mldr-en/default/{split}-00000-of-00001.parquet", table, mldr)
     parquet(
         data / "hgissbkh/mldr-en/corpus/corpus-00000-of-00001.parquet",
@@ -276,12 +290,24 @@ def write_release_standin(out: Path, tokenizer: Path, size, seed: int, prefix: s
     ids = AutoTokenizer.from_pretrained(tokenizer)
     out.mkdir(parents=True, exist_ok=True)
     config = {
-        "model_type": "sl_model", "architectures": ["SLModel"], "vocab_size": len(ids), "embedding_size": size.hidden_size,
-        "num_head": size.num_heads, "num_kv_head": size.num_kv_heads, "num_layer": size.num_layers, "mlp_hidden_dim": size.ffn_size,
-        "block_size": 2048, "rms_norm_eps": 1e-5, "rope_base": 10_000, "bias": False, "tied_weights": False,
-        "bos_token_id": ids.bos_token_id, "eos_token_id": ids.eos_token_id, "pad_token_id": ids.eos_token_id,
+        "model_type": "sl_model",
+        "architectures": ["SLModel"],
+        "vocab_size": len(ids),
+        "embedding_size": size.hidden_size,
+        "num_head": size.num_heads,
+        "num_kv_head": size.num_kv_heads,
+        "num_layer": size.num_layers,
+        "mlp_hidden_dim": size.ffn_size,
+        "block_size": 2048,
+        "rms_norm_eps": 1e-5,
+        "rope_base": 10_000,
+        "bias": False,
+        "tied_weights": False,
+        "bos_token_id": ids.bos_token_id,
+        "eos_token_id": ids.eos_token_id,
+        "pad_token_id": ids.eos_token_id,
         "mask_token_id": ids.convert_tokens_to_ids("<|reserved_special_token_0|>"),
-    }  # fmt: skip
+    }
     (out / "config.json").write_text(json.dumps(config, indent=2))
     save_file(optimus_state(size, len(ids), seed, prefix), out / "model.safetensors")
     for file in tokenizer.iterdir():

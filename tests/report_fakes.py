@@ -90,10 +90,28 @@ ATTENTION = {
 
 # Score bonus (points) and LR penalty per run name.
 BONUS = {
-    "clm": 0.0, "mlm": 3.0, "random": -15.0, "mlm_nsp": 2.5, "span_corruption": 3.5, "prefix_lm": 1.0, "ul2": 2.0, "meap": 0.5,
-    "electra": 4.0, "mlm_20": 1.0, "mlm_30": 2.0, "mlm_50": 3.5, "mlm_mask_only": 2.5, "clm25_mlm": 4.0, "clm50_mlm": 4.5,
-    "clm75_mlm": 2.0, "mlm_cpt_on_clm": 4.5, "mlm_cpt_on_mlm": 3.5, "clm_400steps": -1.0, "mlm_400steps": 1.0, "clm50_mlm_400steps": 3.0,
-}  # fmt: skip
+    "clm": 0.0,
+    "mlm": 3.0,
+    "random": -15.0,
+    "mlm_nsp": 2.5,
+    "span_corruption": 3.5,
+    "prefix_lm": 1.0,
+    "ul2": 2.0,
+    "meap": 0.5,
+    "electra": 4.0,
+    "mlm_20": 1.0,
+    "mlm_30": 2.0,
+    "mlm_50": 3.5,
+    "mlm_mask_only": 2.5,
+    "clm25_mlm": 4.0,
+    "clm50_mlm": 4.5,
+    "clm75_mlm": 2.0,
+    "mlm_cpt_on_clm": 4.5,
+    "mlm_cpt_on_mlm": 3.5,
+    "clm_400steps": -1.0,
+    "mlm_400steps": 1.0,
+    "clm50_mlm_400steps": 3.0,
+}
 LR_PENALTY = {name: {"clm": 2.0, "random": 1.0}.get(name, 4.0) for name in BONUS}  # points per squared decade off the best LR (5e-4)
 
 
@@ -162,12 +180,24 @@ class FakeTree:
     def aggregate_argv(self, out: Path, confidence: float = 0.95) -> list[str]:
         spec = {"confidence": confidence, "claims_file": str(self.claims)}
         return [
-            "aggregate", "--spec", json.dumps(spec),
-            "--scores", *map(str, self.scores), "--curve-scores", *map(str, self.curve_scores),
-            "--bag-of-words", *map(str, self.bag_of_words), "--minimal-pairs", *map(str, self.minimal_pairs),
-            "--summaries", *map(str, self.summaries),
-            "--task-stats", *map(str, self.task_stats), "--out", str(out),
-        ]  # fmt: skip
+            "aggregate",
+            "--spec",
+            json.dumps(spec),
+            "--scores",
+            *map(str, self.scores),
+            "--curve-scores",
+            *map(str, self.curve_scores),
+            "--bag-of-words",
+            *map(str, self.bag_of_words),
+            "--minimal-pairs",
+            *map(str, self.minimal_pairs),
+            "--summaries",
+            *map(str, self.summaries),
+            "--task-stats",
+            *map(str, self.task_stats),
+            "--out",
+            str(out),
+        ]
 
     def report_argv(self, tables: Path, reports: Path) -> list[str]:
         return [
@@ -260,11 +290,22 @@ def write_fake_results(
             grid += [point(chosen, seed) for seed in others]
         for point in grid:  # the metric's whole dict: the headline and one breakdown number
             point["test_scores"] = {"accuracy": point["test"], "half": point["test"] / 2}
-        return write_json(root / f"results/finetune/{task}/{name}-{size}" / ("" if step is None else f"step-{step}") / "scores.json", {
-            "task": task, "family": families.get(task, "SC"), "metric": "accuracy", "higher_is_better": True, "run": f"{name}-{size}",
-            "objective": name, "objective_kind": kind, "size": size, "attention": "bidirectional", "grid": grid,
-            **({} if step is None else {"pretraining_step": step}),
-        })  # fmt: skip
+        return write_json(
+            root / f"results/finetune/{task}/{name}-{size}" / ("" if step is None else f"step-{step}") / "scores.json",
+            {
+                "task": task,
+                "family": families.get(task, "SC"),
+                "metric": "accuracy",
+                "higher_is_better": True,
+                "run": f"{name}-{size}",
+                "objective": name,
+                "objective_kind": kind,
+                "size": size,
+                "attention": "bidirectional",
+                "grid": grid,
+                **({} if step is None else {"pretraining_step": step}),
+            },
+        )
 
     runs = [(run, size) for size in sizes for run in BASE_RUNS] + [(run, size) for size in zoo_sizes for run in ZOO_RUNS]
     runs += [(run, size) for size in budget_sizes for run in BUDGET_RUNS]
@@ -282,19 +323,40 @@ def write_fake_results(
         tree.summaries.append(write_pretraining(root, run, size))
         tree.logs.append(write_log(root, run, size))
     for task in tasks:
-        tree.task_stats.append(write_json(root / f"results/data/tasks/{task}/stats.json", {
-            "task": task, "family": families.get(task, "SC"), "metric": "accuracy",
-            **(qa_stats(unanswerable[task]) if task in unanswerable else CLASSIFICATION_STATS),
-            "proxy_for": "SST-2" if task == "sentiment" else None, "description": f"The {task} task, labels from the source.",
-            "labels": ["a", "b"], "num_rows": {"train": 900, "validation": 50, "test": 200},
-            "duplicates_removed": 3, "majority_label": "a",
-            "majority_test_score": 51.2, "source": {"artifact": "fake"},
-        }))  # fmt: skip
+        tree.task_stats.append(
+            write_json(
+                root / f"results/data/tasks/{task}/stats.json",
+                {
+                    "task": task,
+                    "family": families.get(task, "SC"),
+                    "metric": "accuracy",
+                    **(qa_stats(unanswerable[task]) if task in unanswerable else CLASSIFICATION_STATS),
+                    "proxy_for": "SST-2" if task == "sentiment" else None,
+                    "description": f"The {task} task, labels from the source.",
+                    "labels": ["a", "b"],
+                    "num_rows": {"train": 900, "validation": 50, "test": 200},
+                    "duplicates_removed": 3,
+                    "majority_label": "a",
+                    "majority_test_score": 51.2,
+                    "source": {"artifact": "fake"},
+                },
+            )
+        )
     if "sentiment" in tasks:  # the lexical reference on one task only, so the others show none
-        tree.bag_of_words.append(write_json(root / "results/baselines/sentiment/bag_of_words/scores.json", {
-            "task": "sentiment", "metric": "accuracy", "num_examples": 800, "best_regularization": 1.0,
-            "grid": [BAG_OF_WORDS_POINTS[c](seed) | {"regularization": c, "seed": seed} for c in BAG_OF_WORDS_POINTS for seed in seeds],
-        }))  # fmt: skip
+        tree.bag_of_words.append(
+            write_json(
+                root / "results/baselines/sentiment/bag_of_words/scores.json",
+                {
+                    "task": "sentiment",
+                    "metric": "accuracy",
+                    "num_examples": 800,
+                    "best_regularization": 1.0,
+                    "grid": [
+                        BAG_OF_WORDS_POINTS[c](seed) | {"regularization": c, "seed": seed} for c in BAG_OF_WORDS_POINTS for seed in seeds
+                    ],
+                },
+            )
+        )
     for size in sizes:
         tree.minimal_pairs += write_minimal_pairs(root, size)
     tree.corpus_stats = write_json(
@@ -317,10 +379,21 @@ def write_fake_results(
             "totals": {"train_documents": 98, "heldout_documents": 2, "words": 500_000, "characters": 3_000_000},
         },
     )
-    tree.manifests.append(write_json(root / "results/sources/gensim/manifest.json", {
-        "name": "gensim", "requirement": "gensim==4.4.0", "filename": "gensim-4.4.0.whl", "sha256": "9" * 64,
-        "license": "LGPL-2.1", "origin": "106 Wikipedia articles", "distribution": "wheel", "num_files": 1,
-    }))  # fmt: skip
+    tree.manifests.append(
+        write_json(
+            root / "results/sources/gensim/manifest.json",
+            {
+                "name": "gensim",
+                "requirement": "gensim==4.4.0",
+                "filename": "gensim-4.4.0.whl",
+                "sha256": "9" * 64,
+                "license": "LGPL-2.1",
+                "origin": "106 Wikipedia articles",
+                "distribution": "wheel",
+                "num_files": 1,
+            },
+        )
+    )
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
     for rule, name, seconds in (
         ("pretrain", "clm-tiny", "160.2"),
@@ -363,10 +436,22 @@ def write_minimal_pairs(root: Path, size: str) -> list[Path]:
                     "good": [-1.0 if w else -2.0 for w in won],
                     "bad": [-2.0 if w else -1.0 for w in won],
                 }
-        paths.append(write_json(root / f"results/zeroshot/minimal_pairs/{name}-{size}/scores.json", {
-            "run": f"{name}-{size}", "objective": name, "size": size, "pretraining_step": None, "pll_variant": "within_word_l2r",
-            "not_scored": None, "pair_ids": ids, "kinds": kinds, "methods": methods,
-        }))  # fmt: skip
+        paths.append(
+            write_json(
+                root / f"results/zeroshot/minimal_pairs/{name}-{size}/scores.json",
+                {
+                    "run": f"{name}-{size}",
+                    "objective": name,
+                    "size": size,
+                    "pretraining_step": None,
+                    "pll_variant": "within_word_l2r",
+                    "not_scored": None,
+                    "pair_ids": ids,
+                    "kinds": kinds,
+                    "methods": methods,
+                },
+            )
+        )
     return paths
 
 

@@ -40,13 +40,19 @@ def spec(task_type: str = "sequence_classification", **finetuning) -> str:
     return json.dumps(
         {
             "task_name": "halves",
-            "task": {"family": "SC", "type": task_type, "metric": "accuracy", "description": "test",
-                     "data": {"reader": "none", "artifact": "none"}, "max_length": 24},
+            "task": {
+                "family": "SC",
+                "type": task_type,
+                "metric": "accuracy",
+                "description": "test",
+                "data": {"reader": "none", "artifact": "none"},
+                "max_length": 24,
+            },
             "budget": {"seeds": [0, 1], "batch_size": 8, **finetuning},
             "attention": "bidirectional",
             "bag_of_words": {"regularization": [0.1, 10.0]},
         }
-    )  # fmt: skip
+    )
 
 
 def run_stage(tmp_path, tokenizer_dir, name: str, **finetuning) -> dict:

@@ -27,8 +27,12 @@ def test_every_stage_s_hash_covers_every_module_it_imports(stage):
 
 def test_registries_that_load_their_package_by_name_depend_on_all_of_it():
     modules = package_modules()
-    for stage, package in [("pretrain", "pipeline.objectives"), ("pretrain", "pipeline.pretrain.losses"),
-                           ("finetune", "pipeline.finetune.task_types"), ("prepare-task", "pipeline.data.sources")]:  # fmt: skip
+    for stage, package in [
+        ("pretrain", "pipeline.objectives"),
+        ("pretrain", "pipeline.pretrain.losses"),
+        ("finetune", "pipeline.finetune.task_types"),
+        ("prepare-task", "pipeline.data.sources"),
+    ]:
         members = {module for module in modules if module.startswith(package + ".")}
         assert members and members <= closure(GRAPH, entry(stage)), (stage, package)
 

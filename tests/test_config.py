@@ -347,9 +347,16 @@ def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
     config = load_config(data)
     checkpoints = [(p.run, step) for p, step in curve_checkpoints(config, plan_runs(config))]
     assert checkpoints == [
-        ("clm-tiny", 240), ("clm-tiny", 960), ("mlm-tiny", 240), ("mlm-tiny", 960), ("clm25_mlm_480steps-tiny", 240),
-        ("clm-small", 240), ("clm-small", 960), ("mlm-small", 240), ("mlm-small", 960),
-    ]  # fmt: skip
+        ("clm-tiny", 240),
+        ("clm-tiny", 960),
+        ("mlm-tiny", 240),
+        ("mlm-tiny", 960),
+        ("clm25_mlm_480steps-tiny", 240),
+        ("clm-small", 240),
+        ("clm-small", 960),
+        ("mlm-small", 240),
+        ("mlm-small", 960),
+    ]
 
 
 def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
@@ -365,9 +372,11 @@ def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
     plans = plan_runs(load_config(data))
     short = {run: p for run, p in plans.items() if p.size == "tiny" and p.last_step == 400}
     assert {run: p.study for run, p in short.items()} == {
-        "clm_400steps-tiny": "short_budget", "mlm_400steps-tiny": "short_budget",
-        "clm25_mlm_400steps-tiny": "two_stage", "clm50_mlm_400steps-tiny": "two_stage",
-    }  # fmt: skip
+        "clm_400steps-tiny": "short_budget",
+        "mlm_400steps-tiny": "short_budget",
+        "clm25_mlm_400steps-tiny": "two_stage",
+        "clm50_mlm_400steps-tiny": "two_stage",
+    }
     for objective in ("clm", "mlm"):
         branch = short[f"{objective}_400steps-tiny"]
         assert (branch.objective, branch.start.run, branch.start.step, branch.start.carry_optimizer) == (
@@ -413,5 +422,9 @@ def test_an_outside_base_is_continued_like_an_own_base_from_its_imported_weights
     own, outside = plans["mlm_cpt_on_clm-tiny"], plans["mlm_cpt_on_clm_reimported-tiny"]
     assert outside.start == Start("outside", "clm_reimported") and own.start == Start("final", "clm-tiny")
     assert (outside.objective, outside.last_step, outside.schedule, outside.data_offset_steps, outside.study) == (
-        own.objective, own.last_step, own.schedule, own.data_offset_steps, "continued",
-    )  # fmt: skip
+        own.objective,
+        own.last_step,
+        own.schedule,
+        own.data_offset_steps,
+        "continued",
+    )

@@ -58,8 +58,11 @@ def test_pretraining_flops_are_six_n_tokens(paper, resolved):
     # 210M's CLM and MLM at the H100's measured MFU (bench/records), every other run at the assumed one
     at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind).mfu for kind in ("clm", "mlm")}
     flops_210m = 6 * parameters(paper.sizes["210m"], 128256).matmul * tokens_per_run
-    measured = sum(flops_210m / at_210m["clm" if run.objective == "clm" else "mlm"] for run in resolved.plans.values()
-                   if run.study == "objectives" and run.size == "210m")  # fmt: skip
+    measured = sum(
+        flops_210m / at_210m["clm" if run.objective == "clm" else "mlm"]
+        for run in resolved.plans.values()
+        if run.study == "objectives" and run.size == "210m"
+    )
     assumed = (runs.flops - 5 * flops_210m) / hardware.assumed_mfu
     assert runs.gpu_hours == pytest.approx((measured + assumed) / (hardware.gpu_peak_tflops * 1e12) / 3600)
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
@@ -94,8 +97,13 @@ def test_the_data_stage_costs_the_expected_tokens_at_the_measured_rates(paper):
 
 
 def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "all", "--configfile", "config/paper.yaml", "-n", "-p"],
-                            cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "all", "--configfile", "config/paper.yaml", "-n", "-p"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     assert "GPU-hours" in output and "Peak memory per GPU" in output and "EXCEEDS" not in output

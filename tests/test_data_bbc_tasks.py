@@ -77,9 +77,13 @@ def test_sentence_pairs_alternate_same_and_different_within_each_split(root):
         # business/001 is train: "same", then no other business article is train, so it stops
         "business/001/pair0",
         "business/002/pair0",  # the only test article: one "same"
-        "sport/001/pair0", "sport/001/pair1", "sport/001/pair2",
-        "sport/002/pair0", "sport/002/pair1", "sport/002/pair2",
-    ]  # fmt: skip
+        "sport/001/pair0",
+        "sport/001/pair1",
+        "sport/001/pair2",
+        "sport/002/pair0",
+        "sport/002/pair1",
+        "sport/002/pair2",
+    ]
     train = [r["label"] for r in rows if split_of(r["group"]) == "train"]
     assert train == ["same", "different", "same", "different", "same", "different", "same"]
     assert by_id["business/001/pair0"] == {
@@ -137,8 +141,10 @@ def test_answerable_cloze_keeps_every_question_with_its_own_passage(root, monkey
     cloze = {r["id"]: r for r in bbc_tasks.read_cloze(root, split_of)}
     answerable = {r["id"]: r for r in bbc_tasks.read_answerable_cloze(root, split_of)}
     assert list(answerable) == list(cloze)  # the same questions ...
-    assert all(r["answers"]["text"] and r["context"][r["answers"]["answer_start"][0] :].startswith(r["answers"]["text"][0])
-               for r in answerable.values())  # fmt: skip
+    assert all(
+        r["answers"]["text"] and r["context"][r["answers"]["answer_start"][0] :].startswith(r["answers"]["text"][0])
+        for r in answerable.values()
+    )
     assert answerable["sport/001/q0"]["answers"] == {"text": ["City"], "answer_start": [0]}  # ... in its own article's passage
     assert cloze["sport/001/q1"] == answerable["sport/001/q1"]
 

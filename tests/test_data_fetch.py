@@ -237,7 +237,7 @@ def test_a_filename_that_is_not_a_bare_name_is_refused_and_nothing_is_touched(ca
         ("git+https://example.org/toypkg.git", SDIST, "is not name==version (one project at one exact version)"),
         ("toypkg==1.0; python_version<'4'", WHEEL, "is not name==version (one project at one exact version)"),
     ],
-)  # fmt: skip
+)
 def test_a_requirement_that_is_not_an_exact_pin_is_refused(tmp_path, capsys, requirement, filename, error):
     spec = json.loads(spec_json(filename, "ab" * 32, "wheel" if filename == WHEEL else "sdist")) | {"requirement": requirement}
     assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
@@ -252,7 +252,7 @@ def test_a_requirement_that_is_not_an_exact_pin_is_refused(tmp_path, capsys, req
         (SDIST, "wheel", "is not a wheel (.whl)"),
         (WHEEL, "sdist", "is not a sdist (.tar.gz or .zip)"),
     ],
-)  # fmt: skip
+)
 def test_a_filename_that_is_not_the_pinned_releases_is_refused(tmp_path, capsys, filename, distribution, error):
     spec = spec_json(filename, "ab" * 32, distribution)
     assert main(["fetch", "--name", "toy", "--spec", spec, "--out", str(tmp_path / "toy")]) == 2

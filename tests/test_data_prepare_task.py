@@ -139,15 +139,24 @@ def test_every_test_row_is_scored_repeats_included_and_only_train_loses_its_copi
     """The study scores every row of its test split: two test rows that are the same sentence up to
     case and spacing both stay; a train row repeating one of them goes, counted."""
     rows = [
-        {"sentence": "Halftime 1-0", "label": 1}, {"sentence": "HALFTIME  1-0", "label": 1},
-        {"sentence": "Halftime 1-0", "label": 1}, {"sentence": "a different line", "label": 0},
-    ]  # fmt: skip
+        {"sentence": "Halftime 1-0", "label": 1},
+        {"sentence": "HALFTIME  1-0", "label": 1},
+        {"sentence": "Halftime 1-0", "label": 1},
+        {"sentence": "a different line", "label": 0},
+    ]
     train = [{"sentence": "halftime 1-0", "label": 1}] + [{"sentence": f"train line {n}", "label": n % 2} for n in range(1, 7)]
     for name, content in (("test.jsonl", rows), ("train.jsonl", train)):
         (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
     files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
-                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    data = {
+        "reader": "hf",
+        "hub": {
+            "path": "json",
+            "data_files": files,
+            "splits": {"train": "train", "test": "test"},
+            "fields": {"text": "sentence", "label": "label"},
+        },
+    }
     assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.5)) == 0
     assert [r["id"] for r in read_rows(tmp_path / "task" / "test.jsonl")] == ["test/0", "test/1", "test/2", "test/3"]
     stats = json.loads((tmp_path / "task" / "stats.json").read_text())
@@ -165,8 +174,15 @@ def test_the_study_s_validation_draw_is_datasets_train_test_split_row_for_row(tm
     for name, content in (("train.jsonl", train), ("test.jsonl", [{"sentence": "a test line", "label": 0}])):
         (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
     files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
-                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    data = {
+        "reader": "hf",
+        "hub": {
+            "path": "json",
+            "data_files": files,
+            "splits": {"train": "train", "test": "test"},
+            "fields": {"text": "sentence", "label": "label"},
+        },
+    }
     assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.05, validation_draw="train_test_split")) == 0
     theirs = Dataset.from_list(train).train_test_split(train_size=0.95, seed=42)["test"]
     ours = read_rows(tmp_path / "task" / "validation.jsonl")
@@ -184,8 +200,15 @@ def test_raw_text_keeps_every_string_as_the_source_gives_it(tmp_path):
     for name, content in (("test.jsonl", test), ("train.jsonl", train)):
         (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
     files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {"reader": "hf", "hub": {"path": "json", "data_files": files, "splits": {"train": "train", "test": "test"},
-                                    "fields": {"text": "sentence", "label": "label"}}}  # fmt: skip
+    data = {
+        "reader": "hf",
+        "hub": {
+            "path": "json",
+            "data_files": files,
+            "splits": {"train": "train", "test": "test"},
+            "fields": {"text": "sentence", "label": "label"},
+        },
+    }
     assert prepare(tmp_path / "raw", task_spec(data=data, validation_fraction=0.5, raw_text=True)) == 0
     assert [row["text"] for row in read_rows(tmp_path / "raw" / "test.jsonl")] == [row["sentence"] for row in test]
     assert prepare(tmp_path / "cleaned", task_spec(data=data, validation_fraction=0.5)) == 0

@@ -59,8 +59,22 @@ def test_names_are_runs_of_words_capitalised_mid_sentence():
 def test_tokens_split_punctuation_and_possessives_like_conll():
     sentence = "Time Warner's U.S. arm (AOL) didn't pay O'Neill $1.5bn."
     assert [t.group() for t in tokenize(sentence)] == [
-        "Time", "Warner", "'s", "U.S", ".", "arm", "(", "AOL", ")", "didn't", "pay", "O'Neill", "$", "1.5bn", ".",
-    ]  # fmt: skip
+        "Time",
+        "Warner",
+        "'s",
+        "U.S",
+        ".",
+        "arm",
+        "(",
+        "AOL",
+        ")",
+        "didn't",
+        "pay",
+        "O'Neill",
+        "$",
+        "1.5bn",
+        ".",
+    ]
     finder = NameFinder(CORPUS)
     assert names(finder, sentence) == ["Warner", "U.S", "AOL", "O'Neill"]
 

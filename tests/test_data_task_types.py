@@ -197,8 +197,12 @@ def test_needle_rows_hide_the_number_between_sentences_at_the_depth():
         "nine. The special magic number is 8808. One two three. Four",
     ]
     assert rows[0] == {
-        "context": rows[0]["context"], "question": "What is the special magic number?", "answer": "7890", "length": 4, "depth": 0.5,
-    }  # fmt: skip
+        "context": rows[0]["context"],
+        "question": "What is the special magic number?",
+        "answer": "7890",
+        "length": 4,
+        "depth": 0.5,
+    }
 
 
 def test_the_needle_number_never_occurs_in_its_haystack():

@@ -35,9 +35,29 @@ MLM = {"kind": "mlm", "mask_ratio": 0.4}  # loss positions differ between rows: 
 
 
 def torchrun(spec: str, tokens_dir: Path, init_dir: Path, root: Path, wait: bool = True) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "pipeline", "pretrain",
-            "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir), "--work-dir", str(root / "work"),
-            "--out", str(root / "run"), "--threads", "2"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "-m",
+        "pipeline",
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(root / "work"),
+        "--out",
+        str(root / "run"),
+        "--threads",
+        "2",
+    ]
     root.mkdir(parents=True, exist_ok=True)
     with open(root / "torchrun.log", "a") as log:
         process = subprocess.Popen(

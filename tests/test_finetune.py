@@ -32,15 +32,21 @@ def finetune_spec(**finetuning) -> str:
     return json.dumps(
         {
             "task_name": "halves",
-            "task": {"family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "test",
-                     "data": {"reader": "none", "artifact": "none"}, "max_length": 24},
+            "task": {
+                "family": "SC",
+                "type": "sequence_classification",
+                "metric": "accuracy",
+                "description": "test",
+                "data": {"reader": "none", "artifact": "none"},
+                "max_length": 24,
+            },
             "run": "random-micro",
             "objective": "random",
             "objective_kind": "random",
             "size": "micro",
             "finetuning": {"tasks": ["halves"], "learning_rates": [1e-3, 3e-3], "seeds": [0, 1], "batch_size": 8, **finetuning},
         }
-    )  # fmt: skip
+    )
 
 
 def test_step_budget_is_one_epoch_or_max_steps():
@@ -88,9 +94,13 @@ def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
     num_train_rows = len((task / "train.jsonl").read_text().splitlines())
     assert all(0 <= g["test"] <= 100 and g["num_steps"] == -(-num_train_rows // 8) for g in a["grid"])  # one epoch
     assert {k: a[k] for k in ("task", "family", "metric", "higher_is_better", "objective_kind", "attention")} == {
-        "task": "halves", "family": "SC", "metric": "accuracy", "higher_is_better": True, "objective_kind": "random",
+        "task": "halves",
+        "family": "SC",
+        "metric": "accuracy",
+        "higher_is_better": True,
+        "objective_kind": "random",
         "attention": "bidirectional",
-    }  # fmt: skip
+    }
     assert read_json(tmp_path / "a" / "provenance.json")["inputs"]["model"]["sha256"]
     test_ids = "\n".join(json.loads(line)["id"] for line in (task / "test.jsonl").read_text().splitlines())
     assert a["test_examples_identity"] == hashlib.sha256(test_ids.encode()).hexdigest()  # which examples the per-example scores are of

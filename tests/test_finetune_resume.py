@@ -21,8 +21,22 @@ GRID = {"learning_rates": [3e-3, 1e-3], "seeds": [0, 1], "max_steps": 40}
 
 def finetune_command(init_dir: Path, task: Path, out: Path, work: Path) -> list[str]:
     spec = spec_json("sequence_classification", **GRID)
-    return [sys.executable, "-m", "pipeline", "finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task),
-            "--out", str(out), "--work-dir", str(work)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "finetune",
+        "--spec",
+        spec,
+        "--model",
+        str(init_dir),
+        "--task-dir",
+        str(task),
+        "--out",
+        str(out),
+        "--work-dir",
+        str(work),
+    ]
 
 
 def test_a_killed_grid_resumes_at_its_next_point_with_identical_scores(init_dir, tmp_path):

@@ -87,8 +87,16 @@ def magic_numbers(rng: random.Random, n: int) -> list[dict]:
         distractors = [" ".join(rng.choice(SHORT).split()[:3]) + "." for _ in range(length)]
         number = str(rng.randint(10, 99))
         distractors.insert(int(depth * length), f"The magic number is {number}.")
-        rows.append({"id": f"n{i}", "context": " ".join(distractors), "question": "The magic number?", "answer": number,
-                     "length": length, "depth": depth})  # fmt: skip
+        rows.append(
+            {
+                "id": f"n{i}",
+                "context": " ".join(distractors),
+                "question": "The magic number?",
+                "answer": number,
+                "length": length,
+                "depth": depth,
+            }
+        )
     return rows
 
 

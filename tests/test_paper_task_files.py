@@ -119,18 +119,22 @@ def test_qa_tasks_keep_the_answers_and_test_on_the_validation_split(tmp_path, na
     import datasets
 
     features = {
-        "id": datasets.Value("string"), "title": datasets.Value("string"), "context": datasets.Value("string"),
+        "id": datasets.Value("string"),
+        "title": datasets.Value("string"),
+        "context": datasets.Value("string"),
         "question": datasets.Value("string"),
         "answers": datasets.Sequence({"text": datasets.Value("string"), "answer_start": datasets.Value("int32")}),
-    }  # fmt: skip
+    }
     context = "The Normans were in Normandy, a region in France."
     files = {}
     for split, count in (("train", 20), ("validation", 2)):
         table = {
-            "id": [f"{split}-{i}" for i in range(count)], "title": ["Normans"] * count,
-            "context": [f"{context} ({split} {i})" for i in range(count)], "question": [f"Where is Normandy? ({i})" for i in range(count)],
+            "id": [f"{split}-{i}" for i in range(count)],
+            "title": ["Normans"] * count,
+            "context": [f"{context} ({split} {i})" for i in range(count)],
+            "question": [f"Where is Normandy? ({i})" for i in range(count)],
             "answers": [{"text": ["France"], "answer_start": [42]}] * count,
-        }  # fmt: skip
+        }
         files[split] = parquet(tmp_path / f"{split}.parquet", table, features)
     task = task_file(name)
     task["data"]["hub"] = local(task["data"]["hub"], "parquet", files)
@@ -200,15 +204,20 @@ def test_mldr_takes_its_judgements_and_queries_from_the_nested_positive_passages
     import datasets
 
     passage = datasets.Features({"docid": datasets.Value("string"), "text": datasets.Value("string")})
-    features = {"query_id": datasets.Value("string"), "query": datasets.Value("string"),
-                "positive_passages": [passage], "negative_passages": [passage]}  # fmt: skip
+    features = {
+        "query_id": datasets.Value("string"),
+        "query": datasets.Value("string"),
+        "positive_passages": [passage],
+        "negative_passages": [passage],
+    }
 
     def split(name: str, numbers: range) -> str:
         table = {
-            "query_id": [f"q{n}" for n in numbers], "query": [f"long question {n}" for n in numbers],
+            "query_id": [f"q{n}" for n in numbers],
+            "query": [f"long question {n}" for n in numbers],
             "positive_passages": [[{"docid": f"d{n}", "text": f"Long document {n}."}] for n in numbers],
             "negative_passages": [[{"docid": "dx", "text": "Unrelated."}] for _ in numbers],
-        }  # fmt: skip
+        }
         return parquet(tmp_path / f"{name}.parquet", table, features)
 
     corpus = parquet(

@@ -121,8 +121,22 @@ def test_another_vector_instruction_set_agrees_to_rounding_and_says_so(tokens_di
     runs are bit-exact on one machine, comparable to rounding across machines."""
     spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=6)
     native = pretrain(spec, tokens_dir, init_dir, tmp_path / "native")
-    argv = [sys.executable, "-m", "pipeline", "pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir),
-            "--work-dir", str(tmp_path / "avx2" / "work"), "--out", str(tmp_path / "avx2" / "run")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(tmp_path / "avx2" / "work"),
+        "--out",
+        str(tmp_path / "avx2" / "run"),
+    ]
     done = subprocess.run(argv, env={**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     avx2 = tmp_path / "avx2" / "run"
@@ -172,8 +186,22 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
 
     root = tmp_path / "interrupted"
-    argv = [sys.executable, "-m", "pipeline", "pretrain", "--spec", spec, "--tokens", str(tokens_dir), "--init", str(init_dir),
-            "--work-dir", str(root / "work"), "--out", str(root / "run")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "pretrain",
+        "--spec",
+        spec,
+        "--tokens",
+        str(tokens_dir),
+        "--init",
+        str(init_dir),
+        "--work-dir",
+        str(root / "work"),
+        "--out",
+        str(root / "run"),
+    ]
     process = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state, deadline = root / "work" / "state.pt", time.time() + 120
     while time.time() < deadline and process.poll() is None:
@@ -392,7 +420,7 @@ def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_
     )
     branch_plan = scratch_plan(
         kind, 6, run=f"{kind}_6steps-micro", study="short_budget", first_step=2, start=Start("checkpoint", f"{kind}-micro", 2, True)
-    )  # fmt: skip
+    )
     branch = pretrain(
         pretrain_spec_json(objective, num_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b"
     )

@@ -59,13 +59,18 @@ def edited(line: int, **changes: str) -> list[dict[str, str]]:
         (edited(2, dataset="SST2"), "line 2: dataset 'SST2' is not one of Table 2's (SC)"),
         (edited(2, mean="n/a"), "line 2: column 'mean': 'n/a' is not a number"),
         (edited(2, mean="189.93"), "line 2: mean 189.93 or ci 0.26 out of range (a score in [0, 100], a half-width >= 0)"),
-        (edited(2, table="6"), "line 2: table 6 of experiment 'mlm_vs_clm' is not one of its tables"
-                               " (mlm_vs_clm 2-5, data_efficiency 6-9, two_stage 10-13, cpt 14-17)"),
-        (rows()[1:], "Table 2, 210M MLM-20, 42000 steps: datasets ['Average', 'MNLI', 'QQP'],"
-                     " not each of ['Average', 'MNLI', 'QQP', 'SST-2'] once"),
+        (
+            edited(2, table="6"),
+            "line 2: table 6 of experiment 'mlm_vs_clm' is not one of its tables"
+            " (mlm_vs_clm 2-5, data_efficiency 6-9, two_stage 10-13, cpt 14-17)",
+        ),
+        (
+            rows()[1:],
+            "Table 2, 210M MLM-20, 42000 steps: datasets ['Average', 'MNLI', 'QQP'], not each of ['Average', 'MNLI', 'QQP', 'SST-2'] once",
+        ),
     ],
     ids=["average", "dataset", "not-a-number", "out-of-range", "table-of-another-experiment", "a-dataset-missing"],
-)  # fmt: skip
+)
 def test_a_slip_in_the_published_tables_is_one_line_naming_it(tmp_path, table, error):
     with pytest.raises(PipelineError) as raised:
         read_published_tables(write(tmp_path / "tables.csv", table))
@@ -89,8 +94,11 @@ def test_the_study_s_data_efficiency_gaps_are_those_its_claims_quote():
 
     gaps = study_gaps(read_published_tables()).set_index(["family", "step"])
     assert {family: round(gaps.loc[(family, 5000), "gap"], 2) for family in ("SC", "TC", "QA", "IR")} == {
-        "SC": -6.07, "TC": -1.81, "QA": -6.41, "IR": -10.72,
-    }  # fmt: skip
+        "SC": -6.07,
+        "TC": -1.81,
+        "QA": -6.41,
+        "IR": -10.72,
+    }
     over_families = gaps["gap"].groupby(level="step").mean().round(2)
     assert (over_families[1000], over_families[40000]) == (-4.12, 5.35)
     assert gaps.loc[("SC", 40000), "tokens"] == 40000 * STUDY_TOKENS_PER_STEP  # 94.4B tokens

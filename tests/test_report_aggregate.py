@@ -271,9 +271,15 @@ def test_a_shorter_budget_is_measured_against_its_own_decay_branches(tmp_path: P
     family = tables["objectives"][tables["objectives"]["level"] == "family"]
     two_stage = family[family["section"] == "Two-stage CLM→MLM"]
     assert list(zip(two_stage["run_name"], two_stage["num_steps"], two_stage["clm_share"])) == [
-        ("mlm_400steps", 400, 0.0), ("clm50_mlm_400steps", 400, 0.5), ("clm_400steps", 400, 1.0),
-        ("mlm", 600, 0.0), ("clm25_mlm", 600, 0.25), ("clm50_mlm", 600, 0.5), ("clm75_mlm", 600, 0.75), ("clm", 600, 1.0),
-    ]  # fmt: skip
+        ("mlm_400steps", 400, 0.0),
+        ("clm50_mlm_400steps", 400, 0.5),
+        ("clm_400steps", 400, 1.0),
+        ("mlm", 600, 0.0),
+        ("clm25_mlm", 600, 0.25),
+        ("clm50_mlm", 600, 0.5),
+        ("clm75_mlm", 600, 0.75),
+        ("clm", 600, 1.0),
+    ]
     split = only(family, run="clm50_mlm_400steps-tiny")
     assert (split["mlm_run"], split["minus_mlm_mean"], split["clm_run"], split["minus_clm_mean"]) == (
         "mlm_400steps-tiny",
@@ -345,9 +351,11 @@ def test_learning_curves_rescore_each_checkpoint_with_the_protocol(tmp_path: Pat
     curves = tables["learning_curves"]
     tasks = curves[curves["level"] == "task"]
     assert tasks[["run", "step", "budget_fraction", "final", "best_learning_rate"]].values.tolist() == [
-        ["clm-tiny", 150, 0.25, False, 1e-4], ["clm-tiny", 600, 1.0, True, 5e-4],
-        ["mlm-tiny", 150, 0.25, False, 1e-4], ["mlm-tiny", 600, 1.0, True, 5e-4],
-    ]  # fmt: skip
+        ["clm-tiny", 150, 0.25, False, 1e-4],
+        ["clm-tiny", 600, 1.0, True, 5e-4],
+        ["mlm-tiny", 150, 0.25, False, 1e-4],
+        ["mlm-tiny", 600, 1.0, True, 5e-4],
+    ]
     # test at LR 1e-4: 70 + bonus − penalty * LR_OFF − 5, seeds ± 0.5; the final models are the headline's 70 and 73
     assert tasks["test_mean"].tolist() == pytest.approx([70 - 2 * LR_OFF - 5, 70, 73 - 4 * LR_OFF - 5, 73])
     assert tasks["test_high"].iloc[0] - tasks["test_mean"].iloc[0] == pytest.approx(4.302653 * 0.5 / math.sqrt(3), abs=1e-5)

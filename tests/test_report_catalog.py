@@ -65,9 +65,13 @@ def test_a_new_table_is_one_registration(tmp_path: Path) -> None:
     """What a new module of pipeline/report/catalog/ does, done here in the test: the table
     is built, written, read back and shown in its section."""
     table = ResultTable(
-        "runs_per_size", "per size: how many runs were pretrained", ("size", "runs"), ("pretraining",), runs_per_size,
+        "runs_per_size",
+        "per size: how many runs were pretrained",
+        ("size", "runs"),
+        ("pretraining",),
+        runs_per_size,
         displays=(Display("pretraining", 1, runs_per_size_display),),
-    )  # fmt: skip
+    )
     tree = write_fake_results(tmp_path)
     with TABLES.extra(table.name, table):
         assert main(tree.aggregate_argv(tmp_path / "tables")) == 0

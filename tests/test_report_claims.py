@@ -321,14 +321,15 @@ def test_every_zoo_claim_gets_its_verdict_when_its_runs_exist(zoo_results: Resul
     # the fake's bonuses (report_fakes.BONUS), ± 0.7 points at 95% over two tasks of three seeds
     expected = {
         "c08": "contradicted",  # best split clm50_mlm +1.5 [+0.8, +2.2]: excludes the claimed 2.4
-        "c09": "supported", "p02": "supported",  # CPT on CLM − on MLM +1.0 [+0.3, +1.7]
+        "c09": "supported",
+        "p02": "supported",  # CPT on CLM − on MLM +1.0 [+0.3, +1.7]
         "c10": "not measured",  # no needle-in-a-haystack task (see the test below)
         "c13": "inconclusive",  # MLM − MLM+NSP +0.5 [−0.2, +1.2]
         "c14": "inconclusive",  # span corruption − MLM +0.5
         "c15": "contradicted",  # UL2 − ELECTRA −2.0
         "c16": "inconclusive",  # 80/10/10 − 100% [MASK] +0.5
         "p01": "not measured",  # one family at one size
-    }  # fmt: skip
+    }
     outcomes = {claim: check(claim, zoo_results) for claim in ZOO_CLAIMS}
     assert {claim: outcome.verdict for claim, outcome in outcomes.items()} == expected
     assert "clm25_mlm +1.0 [+0.3, +1.7]" in outcomes["c08"].evidence and "best of 3 splits" in outcomes["c08"].evidence
@@ -345,9 +346,12 @@ def test_c10_judges_meap_against_clm_on_the_needle_family(tmp_path: Path) -> Non
     """With a NIAH-family task, MEAP − CLM is judged there (the fake: meap +1.0 over clm's bonus)."""
     bonus = {**BONUS, "meap": BONUS["clm"] + 3.0}
     results = fake(
-        tmp_path, zoo_sizes=("tiny",), tasks=("sentiment", "needle"), families={"needle": "NIAH"},
+        tmp_path,
+        zoo_sizes=("tiny",),
+        tasks=("sentiment", "needle"),
+        families={"needle": "NIAH"},
         score=score_formula(bonus=lambda task, name, size: bonus[name] + SIZE_BONUS[size]),
-    )  # fmt: skip
+    )
     outcome = check("c10", results)
     assert outcome.verdict == "supported"
     assert (
@@ -494,9 +498,12 @@ def test_a_qa_task_at_the_trivial_baseline_judges_nothing(tmp_path: Path) -> Non
     """Both runs below the task's trivial baseline (the fake's 51.2): the MLM − CLM gap on
     it is left out of c01 and makes c02 inconclusive, whatever its interval says."""
     results = fake(
-        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, unanswerable={"cloze": 60},
+        tmp_path,
+        tasks=("sentiment", "cloze"),
+        families={"cloze": "QA"},
+        unanswerable={"cloze": 60},
         score=score_formula(bonus=lambda task, name, size: (-40.0 if task == "cloze" else 0.0) + BONUS[name] + SIZE_BONUS[size]),
-    )  # fmt: skip
+    )
     assert results.tables["scores"].loc[results.tables["scores"]["task"] == "cloze", "test_high"].max() < 51.2
     c02 = check("c02", results)
     assert c02.verdict == "inconclusive" and "trivial baseline" in c02.evidence
@@ -507,10 +514,15 @@ def test_a_qa_task_a_hair_above_the_trivial_baseline_still_judges_nothing(tmp_pa
     """Both runs 0.4 points above the baseline (51.2) with tight seeds: their CIs exclude
     the baseline but stay within FLOOR_MARGIN of it, so c02 is still inconclusive."""
     results = fake(
-        tmp_path, tasks=("sentiment", "cloze"), families={"cloze": "QA"}, unanswerable={"cloze": 60}, score=score_formula(
-            bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size], seed_spread=0.1,
+        tmp_path,
+        tasks=("sentiment", "cloze"),
+        families={"cloze": "QA"},
+        unanswerable={"cloze": 60},
+        score=score_formula(
+            bonus=lambda task, name, size: (51.6 - 60.0) if task == "cloze" else BONUS[name] + SIZE_BONUS[size],
+            seed_spread=0.1,
         ),
-    )  # fmt: skip
+    )
     cloze = results.tables["scores"][
         (results.tables["scores"]["task"] == "cloze") & results.tables["scores"]["objective_kind"].isin(["clm", "mlm"])
     ]

@@ -25,20 +25,32 @@ def objective_params(runs: pd.DataFrame) -> dict[str, dict]:
 def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, base: str = "") -> dict[str, object]:
     objective = kind if study != "objectives" else name
     return {
-        "run": f"{name}-tiny", "run_name": name, "size": "tiny", "objective": objective, "objective_kind": kind,
-        "study": study, "num_steps": num_steps, "first_step": first_step, "started_from_run": base and f"{base}-tiny",
-    }  # fmt: skip
+        "run": f"{name}-tiny",
+        "run_name": name,
+        "size": "tiny",
+        "objective": objective,
+        "objective_kind": kind,
+        "study": study,
+        "num_steps": num_steps,
+        "first_step": first_step,
+        "started_from_run": base and f"{base}-tiny",
+    }
 
 
 def default_shape() -> pd.DataFrame:
     """CLM and MLM at 1,440 steps, the zoo and a split at 480, decayed branches at 480, CPT."""
-    return pd.DataFrame([
-        run("clm", "clm", "objectives", 1440), run("mlm", "mlm", "objectives", 1440),
-        run("mlm_20", "mlm", "objectives", 480), run("meap", "meap", "objectives", 480),
-        run("clm_480steps", "clm", "short_budget", 480, 384, "clm"), run("mlm_480steps", "mlm", "short_budget", 480, 384, "mlm"),
-        run("clm50_mlm_480steps", "mlm", "two_stage", 480, 240, "clm"),
-        run("mlm_cpt_on_clm", "mlm", "continued", 160, 0, "clm"),
-    ])  # fmt: skip
+    return pd.DataFrame(
+        [
+            run("clm", "clm", "objectives", 1440),
+            run("mlm", "mlm", "objectives", 1440),
+            run("mlm_20", "mlm", "objectives", 480),
+            run("meap", "meap", "objectives", 480),
+            run("clm_480steps", "clm", "short_budget", 480, 384, "clm"),
+            run("mlm_480steps", "mlm", "short_budget", 480, 384, "mlm"),
+            run("clm50_mlm_480steps", "mlm", "two_stage", 480, 240, "clm"),
+            run("mlm_cpt_on_clm", "mlm", "continued", 160, 0, "clm"),
+        ]
+    )
 
 
 def test_zoo_runs_of_a_shorter_budget_are_measured_against_clm_and_mlm_decayed_at_it() -> None:
@@ -57,5 +69,7 @@ def test_a_section_repeats_the_references_of_its_runs_budget_only() -> None:
     two_stage = placements[placements["section"] == TWO_STAGE]
     # The branches live in the two-stage section already: the 1,440-step runs are not repeated there.
     assert sorted(zip(two_stage["run"], two_stage["clm_share"], two_stage["repeated"])) == [
-        ("clm50_mlm_480steps-tiny", 0.5, False), ("clm_480steps-tiny", 1.0, False), ("mlm_480steps-tiny", 0.0, False),
-    ]  # fmt: skip
+        ("clm50_mlm_480steps-tiny", 0.5, False),
+        ("clm_480steps-tiny", 1.0, False),
+        ("mlm_480steps-tiny", 0.0, False),
+    ]

@@ -113,10 +113,25 @@ def test_every_job_is_the_snakemake_dag(tmp_path: Path) -> None:
     """every_job lists what ``snakemake --forceall`` would run, no more and no fewer (smoke config)."""
     config = str(REPO / "config" / "smoke.yaml")
     dry_run = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "1", "--snakefile", str(REPO / "Snakefile"),
-         "--directory", str(tmp_path), "--configfile", config],
-        capture_output=True, text=True, cwd=REPO,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--forceall",
+            "--cores",
+            "1",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            config,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert dry_run.returncode == 0, dry_run.stderr[-2000:]
     planned = {  # an output's flag printed after it ("... (update)") is not part of its path
         (rule, re.sub(r" \(\w+\)$", "", output.strip()))

@@ -59,10 +59,20 @@ def hub(tmp_path) -> Path:
 
 def overlay(tmp_path: Path, **extra) -> str:
     task = {
-        "family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "Reviews.",
-        "data": {"reader": "hf", "hub": {"path": "org/reviews", "name": "plain", "splits": {"train": "train", "test": "validation"},
-                                         "fields": {"text": "sentence", "label": "label"}}},
-    }  # fmt: skip
+        "family": "SC",
+        "type": "sequence_classification",
+        "metric": "accuracy",
+        "description": "Reviews.",
+        "data": {
+            "reader": "hf",
+            "hub": {
+                "path": "org/reviews",
+                "name": "plain",
+                "splits": {"train": "train", "test": "validation"},
+                "fields": {"text": "sentence", "label": "label"},
+            },
+        },
+    }
     queries = {"path": "json", "data_files": {"train": "hf://datasets/org/corpus/queries.jsonl"}, "fields": {"text": "text"}}
     data = {
         "finetuning": {"tasks": ["reviews", "queries"]},

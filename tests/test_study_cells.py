@@ -29,8 +29,14 @@ def plan_rows(resolved) -> list[tuple[dict, float, str]]:
     for plan in plans.values():
         objective = config.objectives[plan.objective]
         base = plans[plan.start.run].objective if plan.start.run in plans else ""
-        row = {"run": plan.run, "size": plan.size, "study": plan.study, "num_steps": plan.last_step, "first_step": plan.first_step,
-               "objective_kind": objective["kind"]}  # fmt: skip
+        row = {
+            "run": plan.run,
+            "size": plan.size,
+            "study": plan.study,
+            "num_steps": plan.last_step,
+            "first_step": plan.first_step,
+            "objective_kind": objective["kind"],
+        }
         rows.append((row, objective.get("mask_ratio", math.nan), config.objectives[base]["kind"] if base else ""))
     return rows
 
@@ -80,19 +86,35 @@ def fake_tables(
 ):
     """A CLM and an MLM-40 run of ``steps``, fine-tuned on the study's three SC datasets at ``mean``
     under ``protocol`` (the study's by default)."""
-    pretraining = pd.DataFrame([
-        {"run": f"{name}-{size}", "size": size, "study": "objectives", "num_steps": steps, "first_step": 0, "objective_kind": name,
-         "started_from_run": None, "num_parameters": 210e6, "num_tokens": steps * 2304 * 1024}
-        for name in ("clm", "mlm")
-    ])  # fmt: skip
-    scores = pd.DataFrame([
-        {"task": task, "family": "SC", "run": f"{name}-{size}", "test_mean": mean, "test_low": low, "test_high": high}
-        for task in ("sst2", "qqp", "mnli") for name in ("clm", "mlm")
-    ])  # fmt: skip
-    families = pd.DataFrame([
-        {"family": "SC", "run": f"{name}-{size}", "tasks": "mnli qqp sst2", "test_mean": mean, "test_low": low, "test_high": high}
-        for name in ("clm", "mlm")
-    ])  # fmt: skip
+    pretraining = pd.DataFrame(
+        [
+            {
+                "run": f"{name}-{size}",
+                "size": size,
+                "study": "objectives",
+                "num_steps": steps,
+                "first_step": 0,
+                "objective_kind": name,
+                "started_from_run": None,
+                "num_parameters": 210e6,
+                "num_tokens": steps * 2304 * 1024,
+            }
+            for name in ("clm", "mlm")
+        ]
+    )
+    scores = pd.DataFrame(
+        [
+            {"task": task, "family": "SC", "run": f"{name}-{size}", "test_mean": mean, "test_low": low, "test_high": high}
+            for task in ("sst2", "qqp", "mnli")
+            for name in ("clm", "mlm")
+        ]
+    )
+    families = pd.DataFrame(
+        [
+            {"family": "SC", "run": f"{name}-{size}", "tasks": "mnli qqp sst2", "test_mean": mean, "test_low": low, "test_high": high}
+            for name in ("clm", "mlm")
+        ]
+    )
     curves = pd.DataFrame(columns=["level", "name", "family", "run", "step", "final", "test_mean", "test_low", "test_high"])
     protocols = {task: {**STUDY_SC, "trained_on": task, **(protocol or {})} for task in ("sst2", "qqp", "mnli")}
     return pretraining, scores, families, curves, {f"mlm-{size}": {"mask_ratio": 0.4}}, protocols
@@ -147,12 +169,14 @@ def test_sizes_the_study_does_not_have_produce_no_cell():
 
 
 def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():
-    comparison = pd.DataFrame([
-        {"size": "210m", "level": "family", "name": "SC", "family": "SC"},
-        {"size": "1b", "level": "task", "name": "squad_v2", "family": "QA"},
-        {"size": "tiny", "level": "family", "name": "SC", "family": "SC"},  # not a size of the study
-        {"size": "210m", "level": "task", "name": "sentiment", "family": "SC"},  # not a dataset of the study
-    ])  # fmt: skip
+    comparison = pd.DataFrame(
+        [
+            {"size": "210m", "level": "family", "name": "SC", "family": "SC"},
+            {"size": "1b", "level": "task", "name": "squad_v2", "family": "QA"},
+            {"size": "tiny", "level": "family", "name": "SC", "family": "SC"},  # not a size of the study
+            {"size": "210m", "level": "task", "name": "sentiment", "family": "SC"},  # not a dataset of the study
+        ]
+    )
     gaps = headline_gaps(comparison, read_published_tables())
     assert set(gaps) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
     assert gaps["210m", "family", "SC"].mean == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM

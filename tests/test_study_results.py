@@ -164,17 +164,32 @@ def our_scores(
         for rate, seed, validation, examples in points
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"objective": "mlmvsclm_210m_clm", "task": task, "metric": metric, "test_source": source, "task_type": task_type,
-              "input_format": "eos", "precision": precision, "text": "raw", "grid": grid}  # fmt: skip
+    record = {
+        "objective": "mlmvsclm_210m_clm",
+        "task": task,
+        "metric": metric,
+        "test_source": source,
+        "task_type": task_type,
+        "input_format": "eos",
+        "precision": precision,
+        "text": "raw",
+        "grid": grid,
+    }
     path.write_text(json.dumps(record))
     return path
 
 
 def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers_and_paired(results, tmp_path):
-    sentiment = our_scores(tmp_path / "ours" / "sentiment.json", "sentiment", [
-        (5e-05, 0, 90.0, [100.0, 100.0, 100.0, 0.0, 100.0]), (5e-05, 1, 80.0, [0.0, 100.0, 0.0, 0.0, 100.0]),
-        (1e-04, 0, 60.0, [100.0] * 5), (1e-04, 1, 50.0, [100.0] * 5),
-    ])  # fmt: skip
+    sentiment = our_scores(
+        tmp_path / "ours" / "sentiment.json",
+        "sentiment",
+        [
+            (5e-05, 0, 90.0, [100.0, 100.0, 100.0, 0.0, 100.0]),
+            (5e-05, 1, 80.0, [0.0, 100.0, 0.0, 0.0, 100.0]),
+            (1e-04, 0, 60.0, [100.0] * 5),
+            (1e-04, 1, 50.0, [100.0] * 5),
+        ],
+    )
     qa = our_scores(tmp_path / "ours" / "qa.json", "qa", [(5e-05, 0, 70.0, [100.0, 0.0])], metric="squad_v2")
     # accuracy as the study's SC, but 3 examples: not the study's split
     short = our_scores(tmp_path / "ours" / "short.json", "short", [(5e-05, 0, 70.0, [100.0, 0.0, 100.0])])
@@ -183,13 +198,34 @@ def test_a_released_checkpoint_fine_tuned_here_is_set_beside_the_study_s_numbers
         tmp_path / "ours" / "carved.json", "carved", [(5e-05, 0, 70.0, [100.0] * 5)], source="carved from json by a seeded hash"
     )
     # the study's QA metric, but a start/end span head: its positions score another task
-    span = our_scores(tmp_path / "ours" / "span.json", "span", [(5e-05, 0, 70.0, [100.0, 0.0])], "qa_token_position_f1",
-                      "rajpurkar/squad validation", task_type="extractive_qa")  # fmt: skip
+    span = our_scores(
+        tmp_path / "ours" / "span.json",
+        "span",
+        [(5e-05, 0, 70.0, [100.0, 0.0])],
+        "qa_token_position_f1",
+        "rajpurkar/squad validation",
+        task_type="extractive_qa",
+    )
     # the study's split and count, fine-tuned in fp32: not the study's precision
     fp32 = our_scores(tmp_path / "ours" / "fp32.json", "fp32", [(5e-05, 0, 70.0, [100.0] * 5)], precision="fp32")
-    argv = ["--ours", str(sentiment), str(qa), str(short), str(carved), str(span), str(fp32), "--matches",
-            "mlmvsclm_210m_clm:210m-clm-42k", "--tasks", "sentiment:sst2", "qa:squad", "short:sst2", "carved:sst2", "span:squad",
-            "fp32:sst2"]  # fmt: skip
+    argv = [
+        "--ours",
+        str(sentiment),
+        str(qa),
+        str(short),
+        str(carved),
+        str(span),
+        str(fp32),
+        "--matches",
+        "mlmvsclm_210m_clm:210m-clm-42k",
+        "--tasks",
+        "sentiment:sst2",
+        "qa:squad",
+        "short:sst2",
+        "carved:sst2",
+        "span:squad",
+        "fp32:sst2",
+    ]
     assert main(["study-results", "--root", str(results), *argv, "--out", str(tmp_path / "study")]) == 0
     versus = read(tmp_path / "study" / "versus.csv").set_index("task")
     sst2, squad, short = versus.loc["sentiment"], versus.loc["qa"], versus.loc["short"]

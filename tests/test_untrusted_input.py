@@ -80,8 +80,20 @@ def test_hostile_strings_in_a_config_run_nothing(tmp_path):
         "study_results": {"path": str(study), "pairs": ["a:b"], "models": {"clm_reimported": "c"}, "tasks": {"sentiment": "d"}},
     }
     (workdir / "hostile.yaml").write_text(yaml.safe_dump(overlay))
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "-n", "-p",
-               "--configfile", str(REPO / "config" / "smoke.yaml"), str(workdir / "hostile.yaml")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "-n",
+        "-p",
+        "--configfile",
+        str(REPO / "config" / "smoke.yaml"),
+        str(workdir / "hostile.yaml"),
+    ]
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     commands = [line.removeprefix("Shell command: ") for line in done.stdout.splitlines() if line.startswith("Shell command: ")]
@@ -99,26 +111,41 @@ def test_hostile_strings_in_a_config_run_nothing(tmp_path):
 @pytest.mark.parametrize(
     ("overlay", "error"),
     [
-        ({"study_results": {"path": ".", "tasks": {"sentiment": "sst2$(touch /tmp/x)"}}},
-         "study_results: tasks.sentiment: 'sst2$(touch /tmp/x)' is not a name of the study's results (letters, digits, '_', '.', '-')"),
-        ({"study_results": {"path": ".", "pairs": ["--out=/tmp:b"]}},
-         "study_results: pairs: '--out=/tmp:b' is not modelA:modelB (names of letters, digits, '_', '.', '-')"),
-        ({"study_results": {"path": ".", "models": {"clm_reimported": "a b"}}},
-         "study_results: models.clm_reimported: 'a b' is not a name of the study's results (letters, digits, '_', '.', '-')"),
-        ({"sources": {"vaderSentiment": {"filename": "/etc/passwd"}}},
-         "sources.vaderSentiment: filename '/etc/passwd' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)"),
-        ({"sources": {"vaderSentiment": {"filename": "../../../x.whl"}}},
-         "sources.vaderSentiment: filename '../../../x.whl' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)"),
-        ({"sources": {"vaderSentiment": {"requirement": "--index-url=http://x"}}},
-         "sources.vaderSentiment: requirement '--index-url=http://x' would be read by pip as an option"),
+        (
+            {"study_results": {"path": ".", "tasks": {"sentiment": "sst2$(touch /tmp/x)"}}},
+            "study_results: tasks.sentiment: 'sst2$(touch /tmp/x)' is not a name of the study's results (letters, digits, '_', '.', '-')",
+        ),
+        (
+            {"study_results": {"path": ".", "pairs": ["--out=/tmp:b"]}},
+            "study_results: pairs: '--out=/tmp:b' is not modelA:modelB (names of letters, digits, '_', '.', '-')",
+        ),
+        (
+            {"study_results": {"path": ".", "models": {"clm_reimported": "a b"}}},
+            "study_results: models.clm_reimported: 'a b' is not a name of the study's results (letters, digits, '_', '.', '-')",
+        ),
+        (
+            {"sources": {"vaderSentiment": {"filename": "/etc/passwd"}}},
+            "sources.vaderSentiment: filename '/etc/passwd' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)",
+        ),
+        (
+            {"sources": {"vaderSentiment": {"filename": "../../../x.whl"}}},
+            "sources.vaderSentiment: filename '../../../x.whl' must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)",
+        ),
+        (
+            {"sources": {"vaderSentiment": {"requirement": "--index-url=http://x"}}},
+            "sources.vaderSentiment: requirement '--index-url=http://x' would be read by pip as an option",
+        ),
     ],
-)  # fmt: skip
+)
 def test_values_that_could_run_code_or_leave_the_results_are_refused_at_plan_time(tmp_path, overlay, error):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(overlay))
     done = subprocess.run(
         [sys.executable, "-m", "pipeline", "check-config", str(REPO / "config" / "smoke.yaml"), str(tmp_path / "bad.yaml")],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: {tmp_path / 'bad.yaml'}: {error}"
 
@@ -143,18 +170,28 @@ def test_json_outputs_are_always_json(tmp_path):
 # one line naming the file and the key.
 
 HUB_TASK = {
-    "family": "SC", "type": "sequence_classification", "metric": "accuracy", "description": "a probe",
+    "family": "SC",
+    "type": "sequence_classification",
+    "metric": "accuracy",
+    "description": "a probe",
     "data": {"reader": "hf", "hub": {"path": "json", "data_files": {"train": "x.jsonl"}, "fields": {"text": "sentence", "label": "label"}}},
-}  # fmt: skip
+}
 JUDGED_TASK = {
-    "family": "IR", "type": "retrieval", "metric": "ndcg_at_10", "description": "a probe",
+    "family": "IR",
+    "type": "retrieval",
+    "metric": "ndcg_at_10",
+    "description": "a probe",
     "data": {"reader": "hf", "hub": {"path": "json", "data_files": {"train": "t.jsonl"}, "fields": {"query": "q", "document": "d"}}},
     "judgements": {
-        "qrels": {"path": "json", "data_files": {"dev": "qrels.jsonl"}, "splits": {"validation": "dev", "test": "dev"},
-                  "fields": {"query_id": "qid", "document_id": "did", "query": "q"}},
+        "qrels": {
+            "path": "json",
+            "data_files": {"dev": "qrels.jsonl"},
+            "splits": {"validation": "dev", "test": "dev"},
+            "fields": {"query_id": "qid", "document_id": "did", "query": "q"},
+        },
         "corpus": {"path": "json", "data_files": {"train": "c.jsonl"}, "fields": {"document_id": "_id", "document": "text"}},
     },
-}  # fmt: skip
+}
 TINY_SIZE = {"num_layers": 1, "hidden_size": 8, "num_heads": 1, "num_kv_heads": 1, "ffn_size": 8}
 NAME_RULE = "must be 1 to 64 ASCII letters, digits or '_' (it names folders and jobs)"
 OUTSIDE_MIRROR = "which would read outside the hub mirror"
@@ -163,35 +200,72 @@ OUTSIDE_MIRROR = "which would read outside the hub mirror"
 @pytest.mark.parametrize(
     ("overlay", "error"),
     [
-        ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": "Text: {qeury}"}}}},
-         "tasks.probe: templates.text: {qeury} is not a field its source maps (fields: label, text)"),
-        ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": "{__class__}"}}}},
-         "tasks.probe: templates.text: {__class__} is not a field its source maps (fields: label, text)"),
+        (
+            {"tasks": {"probe": {**HUB_TASK, "templates": {"text": "Text: {qeury}"}}}},
+            "tasks.probe: templates.text: {qeury} is not a field its source maps (fields: label, text)",
+        ),
+        (
+            {"tasks": {"probe": {**HUB_TASK, "templates": {"text": "{__class__}"}}}},
+            "tasks.probe: templates.text: {__class__} is not a field its source maps (fields: label, text)",
+        ),
         ({"tasks": {"probe": {**HUB_TASK, "templates": {"text": " "}}}}, "tasks.probe: templates.text: the template is empty"),
-        ({"tasks": {"sentiment": {"templates": {"text": "{text}"}}}},
-         "tasks.sentiment: templates: reader 'vader_movie_snippets' gives its rows ready-made; templates rebuild a hub source's fields"),
-        ({"tasks": {"probe": JUDGED_TASK}},
-         "tasks.probe.judgements: qrels: validation and test read the same judgements (dev);"
-         " the learning rate would be chosen on the test queries"),
+        (
+            {"tasks": {"sentiment": {"templates": {"text": "{text}"}}}},
+            "tasks.sentiment: templates: reader 'vader_movie_snippets' gives its rows ready-made; templates rebuild a hub source's fields",
+        ),
+        (
+            {"tasks": {"probe": JUDGED_TASK}},
+            "tasks.probe.judgements: qrels: validation and test read the same judgements (dev);"
+            " the learning rate would be chosen on the test queries",
+        ),
         ({"report": {"title": "x" * 200_000}}, "report.title: 200,000 characters, more than the 10,000 any value of the config may hold"),
         ({"sizes": {"../x": TINY_SIZE}}, f"sizes: name '../x' {NAME_RULE}"),
         ({"objectives": {"my clm": {"kind": "clm"}}}, f"objectives: name 'my clm' {NAME_RULE}"),
         ({"tasks": {"sent\u0456ment": HUB_TASK}}, f"tasks: name 'sent\u0456ment' {NAME_RULE}"),  # a Cyrillic i
         ({"sizes": {"s" * 300: TINY_SIZE}}, f"sizes: name {'s' * 80!r} {NAME_RULE}"),
-        ({"outside_models": [{"name": "m", "path": "org/model", "objective": "clm", "revision": "../../etc"}]},
-         f"outside_models[0]: revision '../../etc' is empty or has a '.' or '..' part, {OUTSIDE_MIRROR}"),
-        ({"tasks": {"probe": {**HUB_TASK, "data": {"reader": "hf", "hub": {**HUB_TASK["data"]["hub"], "data_files": {"train": "hf://datasets/o/n/../../x"}}}}}},
-         f"tasks.probe.data.hub: data_files.train: 'hf://datasets/o/n/../../x' has a '.' or '..' part, {OUTSIDE_MIRROR}"),
+        (
+            {"outside_models": [{"name": "m", "path": "org/model", "objective": "clm", "revision": "../../etc"}]},
+            f"outside_models[0]: revision '../../etc' is empty or has a '.' or '..' part, {OUTSIDE_MIRROR}",
+        ),
+        (
+            {
+                "tasks": {
+                    "probe": {
+                        **HUB_TASK,
+                        "data": {"reader": "hf", "hub": {**HUB_TASK["data"]["hub"], "data_files": {"train": "hf://datasets/o/n/../../x"}}},
+                    }
+                }
+            },
+            f"tasks.probe.data.hub: data_files.train: 'hf://datasets/o/n/../../x' has a '.' or '..' part, {OUTSIDE_MIRROR}",
+        ),
         ({"tasks": {"sentiment": {"max_length": 2147483647}}}, "tasks.sentiment.max_length: 2147483647 must be in [1, 131072]"),
-        ({"hardware": {"cpu_processes_per_run": 3}},
-         "hardware.cpu_processes_per_run: 3 processes cannot split pretraining.batch_size 8 evenly"),
-        ({"hardware": {"cpu_processes_per_run": 512}, "pretraining": {"batch_size": 1024}},
-         f"hardware.cpu_processes_per_run: 512 processes, one core each, on a machine of {os.cpu_count()} cores"),
+        (
+            {"hardware": {"cpu_processes_per_run": 3}},
+            "hardware.cpu_processes_per_run: 3 processes cannot split pretraining.batch_size 8 evenly",
+        ),
+        (
+            {"hardware": {"cpu_processes_per_run": 512}, "pretraining": {"batch_size": 1024}},
+            f"hardware.cpu_processes_per_run: 512 processes, one core each, on a machine of {os.cpu_count()} cores",
+        ),
     ],
-    ids=["template-typo", "template-dunder", "template-empty", "template-on-a-reader", "same-qrels", "title-200kb", "name-dotdot",
-         "name-space", "name-lookalike", "name-300", "revision-dotdot", "hf-path-dotdot", "max-length", "processes-split",
-         "processes-cores"],
-)  # fmt: skip
+    ids=[
+        "template-typo",
+        "template-dunder",
+        "template-empty",
+        "template-on-a-reader",
+        "same-qrels",
+        "title-200kb",
+        "name-dotdot",
+        "name-space",
+        "name-lookalike",
+        "name-300",
+        "revision-dotdot",
+        "hf-path-dotdot",
+        "max-length",
+        "processes-split",
+        "processes-cores",
+    ],
+)
 def test_round_4_values_that_would_fail_in_a_job_are_refused_at_plan_time(tmp_path, overlay, error):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(overlay, allow_unicode=True))
     done = check_config(tmp_path, tmp_path / "bad.yaml")
@@ -202,8 +276,11 @@ def test_round_4_values_that_would_fail_in_a_job_are_refused_at_plan_time(tmp_pa
 def check_config(cwd: Path, overlay: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pipeline", "check-config", str(REPO / "config" / "smoke.yaml"), str(overlay)],
-        capture_output=True, text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 @pytest.mark.parametrize(
@@ -261,8 +338,10 @@ def staged_llama(tmp_path) -> Path:
     path, _ = outside_checkpoint(tmp_path / "hub" / "models" / "org", "llama")
     done = subprocess.run(
         [sys.executable, "-c", STAGE_ONE_MODEL, str(tmp_path / "hub"), str(tmp_path / "mirror")],
-        capture_output=True, text=True, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr
     return tmp_path / "mirror" / "models" / "org" / "llama"
 
@@ -396,11 +475,13 @@ def test_a_symbolic_link_in_a_hub_repository_is_refused_not_staged(hub, tmp_path
         ([], "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
         ({"repositories": {}, "junk": 1}, "not a mirror manifest (a mapping whose one key is 'repositories'); stage the mirror again"),
         ({"repositories": {"models/org/llama": []}}, "repositories.models/org/llama: not a mapping of 'files' (and the 'commit' staged)"),
-        ({"repositories": {"models/org/llama": {"files": {"config.json": {"size": "big", "sha256": "ab" * 32}}}}},
-         "repositories.models/org/llama.files.config.json: not {size: <bytes>, sha256: <64 hex digits>}"),
+        (
+            {"repositories": {"models/org/llama": {"files": {"config.json": {"size": "big", "sha256": "ab" * 32}}}}},
+            "repositories.models/org/llama.files.config.json: not {size: <bytes>, sha256: <64 hex digits>}",
+        ),
     ],
     ids=["a-list", "a-junk-key", "a-repository-as-a-list", "a-size-as-text"],
-)  # fmt: skip
+)
 def test_a_malformed_mirror_manifest_is_one_line_and_never_kept(hub, tmp_path, capsys, manifest, error):
     (tmp_path / "mirror").mkdir()
     (tmp_path / "mirror" / "manifest.json").write_text(json.dumps(manifest))

@@ -155,9 +155,20 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
     steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
     # ... and clm-micro re-imported as the smoke config's outside model, with the corpus packed with its tokenizer
     assert steps == {
-        "pretrain", "finetune", "finetune_checkpoint", "minimal_pairs", "minimal_pairs_checkpoint", "import_model", "finetune_outside",
-        "pack_outside", "index_tokens_outside", "minimal_pairs_outside", "aggregate", "report", "all",
-    }  # fmt: skip
+        "pretrain",
+        "finetune",
+        "finetune_checkpoint",
+        "minimal_pairs",
+        "minimal_pairs_checkpoint",
+        "import_model",
+        "finetune_outside",
+        "pack_outside",
+        "index_tokens_outside",
+        "minimal_pairs_outside",
+        "aggregate",
+        "report",
+        "all",
+    }
     forced = planned_rules(workdir, "-R", "train_tokenizer", "--until", "pack", cache=cache)
     assert forced == {"train_tokenizer", "pack"}
 
@@ -175,9 +186,13 @@ def test_forcing_a_base_run_reruns_the_runs_that_start_from_it(smoke_run):
             wildcards = dict(item.split("=") for item in line.split(":", 1)[1].replace(" ", "").split(","))
             pretrain_runs.add(f"{wildcards['name']}-{wildcards['size']}")
     assert pretrain_runs == {
-        "clm-micro", "clm50_mlm-micro", "mlm_cpt_on_clm-micro", "clm_20steps-micro", "clm50_mlm_20steps-micro",
+        "clm-micro",
+        "clm50_mlm-micro",
+        "mlm_cpt_on_clm-micro",
+        "clm_20steps-micro",
+        "clm50_mlm_20steps-micro",
         "mlm_cpt_on_clm_reimported-micro",  # through clm_reimported, the import of clm-micro
-    }  # fmt: skip
+    }
 
 
 def test_empty_input_fails_the_job_and_leaves_only_the_previous_output(smoke_run, tmp_path):

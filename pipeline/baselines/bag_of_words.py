@@ -112,9 +112,10 @@ def run(args: argparse.Namespace) -> None:
     examples = {seed: fine_tuning_examples(splits["train"].lengths, spec.budget, seed) for seed in spec.budget.seeds}
     try:
         grid = [
-            point for seed, chosen in examples.items()
+            point
+            for seed, chosen in examples.items()
             for point in run_seed(splits, len(tokenizer), chosen, seed, spec.bag_of_words, spec.task.metric)
-        ]  # fmt: skip
+        ]
     except ConvergenceWarning as warning:
         raise PipelineError(
             f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations"

@@ -78,10 +78,15 @@ def run(args: argparse.Namespace) -> None:
     dropped = [duplicate[(duplicate >= f.start) & (duplicate < f.start + f.rows)] - f.start for f in files]
     stats = corpus_stats(names, shards, files, dropped)
     entries = [
-        {"source": f.source, "shard": f.shard, "path": str(documents_file(f.directory, f.source).relative_to(args.out)),
-         "rows": f.rows, "duplicates": rows.tolist()}
+        {
+            "source": f.source,
+            "shard": f.shard,
+            "path": str(documents_file(f.directory, f.source).relative_to(args.out)),
+            "rows": f.rows,
+            "duplicates": rows.tolist(),
+        }
         for f, rows in zip(files, dropped)
-    ]  # fmt: skip
+    ]
     with atomic_path(args.out / INDEX) as index:
         write_json(index, {"num_shards": len(args.shards), "sources": names, "files": entries})
     write_json(args.out / "stats.json", stats)
@@ -91,8 +96,12 @@ def run(args: argparse.Namespace) -> None:
     totals = stats["totals"]
     logger.info(
         "corpus: %d train + %d held-out documents, %s words, %d duplicates dropped (%d pass(es) over the keys)",
-        totals["train_documents"], totals["heldout_documents"], f"{totals['words']:,}", len(duplicate), passes,
-    )  # fmt: skip
+        totals["train_documents"],
+        totals["heldout_documents"],
+        f"{totals['words']:,}",
+        len(duplicate),
+        passes,
+    )
 
 
 def dropped_because(shards: list[dict[str, Any]]) -> str:
@@ -186,6 +195,9 @@ def corpus_stats(names: list[str], shards: list[dict[str, Any]], files: list[Key
             raise PipelineError(f"corpus: 0 {split} documents left after deduplication")
     contaminated = {task: sum(shard["contaminated_by_task"][task] for shard in shards) for task in shards[0]["contaminated_by_task"]}
     return {
-        "sources": counts, "contaminated_by_task": contaminated, "decontamination_ngram": shards[0]["decontamination_ngram"],
-        "totals": totals, "num_shards": len(shards),
-    }  # fmt: skip
+        "sources": counts,
+        "contaminated_by_task": contaminated,
+        "decontamination_ngram": shards[0]["decontamination_ngram"],
+        "totals": totals,
+        "num_shards": len(shards),
+    }

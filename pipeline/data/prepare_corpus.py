@@ -125,10 +125,15 @@ class CorpusShard:
 
     def write_counts(self, out: Path) -> None:
         """counts.json: the sources in order, what each lost to which filter, what decontamination removed."""
-        write_json(out / "counts.json", {
-            "sources": list(self.counts), "counts": self.counts, "contaminated_by_task": self.contaminated_by_task,
-            "decontamination_ngram": self.spec.decontamination_ngram,
-        })  # fmt: skip
+        write_json(
+            out / "counts.json",
+            {
+                "sources": list(self.counts),
+                "counts": self.counts,
+                "contaminated_by_task": self.contaminated_by_task,
+                "decontamination_ngram": self.spec.decontamination_ngram,
+            },
+        )
 
     def _contaminating_tasks(self, text: str) -> list[str]:
         tasks = self.index.tasks_in(text)

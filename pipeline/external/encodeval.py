@@ -83,9 +83,14 @@ def grid_point(root: Path, path: Path) -> dict[str, object]:
     if matched is None:
         raise PipelineError(f"{path}: directory {point!r} is not [<training set>_]lr<LR>_sd<seed>")
     row: dict[str, object] = {
-        "model": model, "family": family, "dataset": dataset, "training_set": matched["training_set"] or "",
-        "learning_rate": float(matched["learning_rate"]), "seed": int(matched["seed"]), "path": str(path),
-    }  # fmt: skip
+        "model": model,
+        "family": family,
+        "dataset": dataset,
+        "training_set": matched["training_set"] or "",
+        "learning_rate": float(matched["learning_rate"]),
+        "seed": int(matched["seed"]),
+        "path": str(path),
+    }
     for split, (score, examples) in zip(SPLITS, split_scores(path)):
         row[split], row[f"{split}_examples"] = score, len(examples)
     return row

@@ -40,15 +40,38 @@ STUDY_SEEDS = 5  # fine-tuning seeds behind every published mean
 STUDY_TOKENS_PER_STEP = 2304 * 1024  # ~2.36M: 2,304 samples of ~1,024 tokens (paper section 2)
 # This harness's task names of the study's 12 datasets (config/tasks/paper/).
 TASK_DATASETS = {
-    "sst2": "SST-2", "qqp": "QQP", "mnli": "MNLI", "conll2003": "CoNLL", "ontonotes": "OntoNotes", "uner_en": "UNER",
-    "squad": "SQuAD", "squad_v2": "SQuAD-v2", "record": "ReCoRD", "msmarco": "MS MARCO", "nq": "NQ", "mldr_en": "MLDR",
-}  # fmt: skip
+    "sst2": "SST-2",
+    "qqp": "QQP",
+    "mnli": "MNLI",
+    "conll2003": "CoNLL",
+    "ontonotes": "OntoNotes",
+    "uner_en": "UNER",
+    "squad": "SQuAD",
+    "squad_v2": "SQuAD-v2",
+    "record": "ReCoRD",
+    "msmarco": "MS MARCO",
+    "nq": "NQ",
+    "mldr_en": "MLDR",
+}
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
 WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
 CELL_COLUMNS = [
-    *KEY, "family", "dataset", "study_mean", "study_ci", "run", "step", "task",
-    "mean", "low", "high", "difference", "verdict", "comparable", "not_comparable_because",
-]  # fmt: skip
+    *KEY,
+    "family",
+    "dataset",
+    "study_mean",
+    "study_ci",
+    "run",
+    "step",
+    "task",
+    "mean",
+    "low",
+    "high",
+    "difference",
+    "verdict",
+    "comparable",
+    "not_comparable_because",
+]
 OUR_COLUMNS = [*KEY[1:], "family", "dataset", "run", "step", "task", "mean", "low", "high", "not_comparable_because"]
 FAMILY_OF_DATASET = {dataset: family for family, datasets in FAMILY_DATASETS.items() for dataset in datasets}
 
@@ -80,14 +103,31 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
         base = objective_cell(base_kind, 0.4)
         if objective is None or base is None or step is not None:
             return []
-        return [{**blank, "experiment": "cpt", "objective": base["objective"], "masking": objective["masking"], "steps": STUDY_STEPS,
-                 "cpt_steps": budget}]  # fmt: skip
+        return [
+            {
+                **blank,
+                "experiment": "cpt",
+                "objective": base["objective"],
+                "masking": objective["masking"],
+                "steps": STUDY_STEPS,
+                "cpt_steps": budget,
+            }
+        ]
     if study == "two_stage":
         first = scaled(run["first_step"], num_steps)
         if objective is None or base_kind != "clm" or step is not None:
             return []
-        return [{**blank, "experiment": "two_stage", "objective": "CLM+MLM", "masking": objective["masking"], "steps": budget,
-                 "clm_steps": first, "mlm_steps": budget - first}]  # fmt: skip
+        return [
+            {
+                **blank,
+                "experiment": "two_stage",
+                "objective": "CLM+MLM",
+                "masking": objective["masking"],
+                "steps": budget,
+                "clm_steps": first,
+                "mlm_steps": budget - first,
+            }
+        ]
     if objective is None or study not in ("objectives", "short_budget"):
         return []
     if step is not None:
@@ -123,9 +163,13 @@ def not_comparable_because(
 
 
 def our_cells(
-    pretraining: pd.DataFrame, scores: pd.DataFrame, family_scores: pd.DataFrame, curves: pd.DataFrame,
-    objective_params: Mapping[str, Mapping[str, Any]], protocols: Mapping[str, Mapping[str, Any]],
-) -> pd.DataFrame:  # fmt: skip
+    pretraining: pd.DataFrame,
+    scores: pd.DataFrame,
+    family_scores: pd.DataFrame,
+    curves: pd.DataFrame,
+    objective_params: Mapping[str, Mapping[str, Any]],
+    protocols: Mapping[str, Mapping[str, Any]],
+) -> pd.DataFrame:
     """One row per (study key, dataset) this run produced: its run, step, task, mean and interval."""
     if pretraining.empty:
         return pd.DataFrame(columns=OUR_COLUMNS)
@@ -192,14 +236,21 @@ def published_beside(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFram
         produced = isinstance(cell["run"], str)
         inside = produced and abs(cell["mean"] - cell["study_mean"]) <= cell["study_ci"]
         why = cell["not_comparable_because"] if produced else ""
-        rows.append({
-            **{column: cell[column] for column in [*KEY, "family", "dataset", "study_mean", "study_ci"]},
-            "run": cell["run"] if produced else "", "step": _step(cell["step"]) if produced else None,
-            "task": cell["task"] if produced else "", "mean": cell["mean"], "low": cell["low"], "high": cell["high"],
-            "difference": cell["mean"] - cell["study_mean"] if produced else math.nan,
-            "verdict": (WITHIN if inside else OUTSIDE) if produced else NOT_RUN,
-            "comparable": produced and not why, "not_comparable_because": why,
-        })  # fmt: skip
+        rows.append(
+            {
+                **{column: cell[column] for column in [*KEY, "family", "dataset", "study_mean", "study_ci"]},
+                "run": cell["run"] if produced else "",
+                "step": _step(cell["step"]) if produced else None,
+                "task": cell["task"] if produced else "",
+                "mean": cell["mean"],
+                "low": cell["low"],
+                "high": cell["high"],
+                "difference": cell["mean"] - cell["study_mean"] if produced else math.nan,
+                "verdict": (WITHIN if inside else OUTSIDE) if produced else NOT_RUN,
+                "comparable": produced and not why,
+                "not_comparable_because": why,
+            }
+        )
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
 
 

@@ -53,11 +53,24 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
             continue
         name, size, steps = run
         runs[f"{name}-{size}"] = (name, size, steps)
-        rows.append({
-            "task": point["dataset"], "family": point["family"], "metric": STUDY_METRICS[point["family"]], "run": f"{name}-{size}",
-            "run_name": name, "objective_kind": name, "size": size, "learning_rate": point["learning_rate"], "seed": point["seed"],
-            "validation": point["validation"], "test": point["test"], "num_steps": math.nan, "seconds": math.nan, "test_scores": {},
-        })  # fmt: skip
+        rows.append(
+            {
+                "task": point["dataset"],
+                "family": point["family"],
+                "metric": STUDY_METRICS[point["family"]],
+                "run": f"{name}-{size}",
+                "run_name": name,
+                "objective_kind": name,
+                "size": size,
+                "learning_rate": point["learning_rate"],
+                "seed": point["seed"],
+                "validation": point["validation"],
+                "test": point["test"],
+                "num_steps": math.nan,
+                "seconds": math.nan,
+                "test_scores": {},
+            }
+        )
     pretraining = pd.DataFrame(
         [
             {
@@ -73,7 +86,7 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
                 "num_parameters": parameters_of(size),
                 "num_steps": steps,
                 "first_step": 0,
-            }  # fmt: skip
+            }
             for run, (name, size, steps) in sorted(runs.items())
         ],
         columns=PRETRAINING_COLUMNS,

@@ -80,8 +80,15 @@ def run(args: argparse.Namespace) -> None:
         spec = {"confidence": args.confidence, "pairs": args.pairs, "matches": args.matches, "tasks": args.tasks}
         inputs = {"encodeval_results": args.root, **({"claims": args.claims} if args.claims else {})}
         write_provenance(out, spec, {**inputs, **{f"ours_{i}": path for i, path in enumerate(args.ours)}})
-    logger.info("%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons, %d beside this harness's",
-                len(grid), grid["model"].nunique(), grid["dataset"].nunique(), len(scores), len(paired), len(versus))  # fmt: skip
+    logger.info(
+        "%d grid points of %d models on %d datasets -> %d scores, %d paired comparisons, %d beside this harness's",
+        len(grid),
+        grid["model"].nunique(),
+        grid["dataset"].nunique(),
+        len(scores),
+        len(paired),
+        len(versus),
+    )
 
 
 def parse_pair(text: str, option: str) -> tuple[str, str]:
@@ -98,11 +105,17 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
     for keys, points in grid.groupby(TASK, sort=True):
         learning_rate, validation, test = chosen_on_validation(points, "learning_rate")
         chosen = points[points["learning_rate"] == learning_rate]
-        rows.append({
-            **dict(zip(TASK, keys)), "best_learning_rate": learning_rate, "validation_mean": validation, "n_seeds": len(test),
-            "test_examples": int(chosen["test_examples"].iloc[0]), **mean_interval(test, confidence).columns("test_"),
-            "paths": list(chosen["path"]),
-        })  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(TASK, keys)),
+                "best_learning_rate": learning_rate,
+                "validation_mean": validation,
+                "n_seeds": len(test),
+                "test_examples": int(chosen["test_examples"].iloc[0]),
+                **mean_interval(test, confidence).columns("test_"),
+                "paths": list(chosen["path"]),
+            }
+        )
     return pd.DataFrame(rows, columns=[*STUDY_SCORE_COLUMNS, "paths"])
 
 
@@ -122,8 +135,13 @@ def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str
             a, b = (POINTS * example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
             if len(a) != len(b):
                 raise PipelineError(f"{task[1]}: {first} has {len(a)} test examples and {second} {len(b)}: they cannot be paired")
-            rows.append({
-                "first": first, "second": second, **dict(zip(TASK[1:], task)), "examples": len(a),
-                **mean_interval(a - b, confidence).columns("difference_"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "first": first,
+                    "second": second,
+                    **dict(zip(TASK[1:], task)),
+                    "examples": len(a),
+                    **mean_interval(a - b, confidence).columns("difference_"),
+                }
+            )
     return pd.DataFrame(rows, columns=STUDY_PAIRED_COLUMNS)

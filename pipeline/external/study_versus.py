@@ -98,13 +98,20 @@ def versus_table(
             paired, why = None, refusal(points, theirs, mine, tasks.get(points.attrs.get("trained_on") or task))
             if not why:
                 paired = mean_interval(mine - POINTS * example_scores(theirs["paths"]), confidence)
-            rows.append({
-                "model": name, "study_model": matches[name], "task": task, "dataset": theirs["dataset"],
-                "training_set": theirs["training_set"], "study_n_seeds": theirs["n_seeds"],
-                **{f"study_{column}": theirs[column] for column in Estimate.column_names("test_")},
-                "ours_n_seeds": len(test), **mean_interval(test, confidence).columns("ours_test_"),
-                "examples": theirs["test_examples"] if paired is not None else 0,
-                **(paired or Estimate.undefined(confidence)).columns("difference_"),
-                "not_paired_because": why,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "model": name,
+                    "study_model": matches[name],
+                    "task": task,
+                    "dataset": theirs["dataset"],
+                    "training_set": theirs["training_set"],
+                    "study_n_seeds": theirs["n_seeds"],
+                    **{f"study_{column}": theirs[column] for column in Estimate.column_names("test_")},
+                    "ours_n_seeds": len(test),
+                    **mean_interval(test, confidence).columns("ours_test_"),
+                    "examples": theirs["test_examples"] if paired is not None else 0,
+                    **(paired or Estimate.undefined(confidence)).columns("difference_"),
+                    "not_paired_because": why,
+                }
+            )
     return pd.DataFrame(rows, columns=STUDY_VERSUS_COLUMNS)

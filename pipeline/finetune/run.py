@@ -55,9 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="checkpoint directory (pretrained or initial weights)")
     parser.add_argument("--task-dir", required=True, help="prepared task (train/validation/test.jsonl, stats.json)")
     parser.add_argument(
-        "--evaluated-task-dir", action="append", default=[], metavar="NAME=DIR",
+        "--evaluated-task-dir",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
         help="a prepared task of the spec's 'evaluated', scored on every grid point's model (repeatable)",
-    )  # fmt: skip
+    )
     parser.add_argument("--out", required=True, help="output directory for scores.json")
     parser.add_argument("--work-dir", type=Path, help="finished grid points, kept across interrupted attempts (none: no resume)")
     parser.add_argument("--threads", type=int, default=1)
@@ -106,9 +109,14 @@ def run(args: argparse.Namespace) -> None:
     sweep = Sweep(own.task_type, pretrained, own.splits, finetuning, own.metric, own.also_metrics, evaluations)
     log.info(
         "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s%s",
-        spec.run, spec.task_name, spec.task.type, *(len(own.splits[name]) for name in ("train", "validation", "test")),
-        own.task_type.attention, finetuning.precision, f"; scored on {', '.join(evaluations)} too" if evaluations else "",
-    )  # fmt: skip
+        spec.run,
+        spec.task_name,
+        spec.task.type,
+        *(len(own.splits[name]) for name in ("train", "validation", "test")),
+        own.task_type.attention,
+        finetuning.precision,
+        f"; scored on {', '.join(evaluations)} too" if evaluations else "",
+    )
     store = None
     if args.work_dir is not None:
         task_files = [f"{split}.jsonl" for split in SPLITS] + [DOCUMENTS_FILE]  # what every task's results are read from

@@ -187,8 +187,15 @@ class Sweep:
         tail = losses[-max(1, num_steps // 10) :]
         log.info(
             "lr %.1e seed %d: validation %s %.2f, test %.2f (%d steps, final loss %.3f, %.1f s)",
-            learning_rate, seed, self.own.metric.headline, result.validation, result.test, num_steps, sum(tail) / len(tail), result.seconds,
-        )  # fmt: skip
+            learning_rate,
+            seed,
+            self.own.metric.headline,
+            result.validation,
+            result.test,
+            num_steps,
+            sum(tail) / len(tail),
+            result.seconds,
+        )
         elsewhere = {name: self.scored(evaluation, model, learning_rate, seed, num_steps) for name, evaluation in self.evaluated.items()}
         for name, other in elsewhere.items():
             log.info("  on %s: validation %.2f, test %.2f (%.1f s)", name, other.validation, other.test, other.seconds)
@@ -204,10 +211,16 @@ class Sweep:
         scores = {split: split_scores(evaluation, evaluation.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
         metric, test = evaluation.metric, evaluation.splits["test"]
         return GridResult(
-            learning_rate, seed, scores["validation"][metric.headline], scores["test"][metric.headline], num_steps,
-            trained + time.perf_counter() - started, scores["validation"], scores["test"],
+            learning_rate,
+            seed,
+            scores["validation"][metric.headline],
+            scores["test"][metric.headline],
+            num_steps,
+            trained + time.perf_counter() - started,
+            scores["validation"],
+            scores["test"],
             metric.per_example(*evaluation.task_type.metric_inputs(metric, test, predictions["test"])),
-        )  # fmt: skip
+        )
 
     def predict(self, task_type: TaskType, model: nn.Module, split: EncodedSplit) -> list:
         """The task's predictions for ``split``, in eval mode."""

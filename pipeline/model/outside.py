@@ -101,12 +101,19 @@ def run(args: argparse.Namespace) -> None:
         backbone = backbone_spec(config, special, architecture=type(model).__name__)
     refuse_non_finite(model.state_dict(), spec, where)
     record = {
-        "path": spec.path, "revision": spec.revision, "architecture": architecture(config), "attention": attention,
+        "path": spec.path,
+        "revision": spec.revision,
+        "architecture": architecture(config),
+        "attention": attention,
         # transformers loads a repository's own code (auto_map) only under trust_remote_code
-        "modelling_code": "none: weights read by pipeline.model.sl_model" if released else
-        "repository" if type(config).__module__.startswith("transformers_modules") else "transformers",
-        "weights_sha256": weights_digest(model.state_dict()), "tokenizer": tokenizer_record,
-    }  # fmt: skip
+        "modelling_code": "none: weights read by pipeline.model.sl_model"
+        if released
+        else "repository"
+        if type(config).__module__.startswith("transformers_modules")
+        else "transformers",
+        "weights_sha256": weights_digest(model.state_dict()),
+        "tokenizer": tokenizer_record,
+    }
     with atomic_path(args.out) as out:
         save_language_model(model, backbone, out)
         tokenizer.save_pretrained(out)
@@ -184,17 +191,25 @@ def backbone_spec(config: Any, special: SpecialIds, architecture: str | None = N
     whose size is then a description (GPT-2 names no kv heads nor FFN width: 4 x hidden)."""
     heads = config.num_attention_heads
     size = SizeSpec(
-        num_layers=config.num_hidden_layers, hidden_size=config.hidden_size, num_heads=heads,
+        num_layers=config.num_hidden_layers,
+        hidden_size=config.hidden_size,
+        num_heads=heads,
         num_kv_heads=getattr(config, "num_key_value_heads", None) or heads,
         ffn_size=getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * config.hidden_size,
-    )  # fmt: skip
+    )
     rope = getattr(config, "rope_parameters", None) or {}
     return BackboneSpec(
-        size=size, vocab_size=config.vocab_size, max_length=config.max_position_embeddings, pad_id=special.pad,
-        bos_id=special.bos, eos_id=special.eos, mask_id=special.mask,
+        size=size,
+        vocab_size=config.vocab_size,
+        max_length=config.max_position_embeddings,
+        pad_id=special.pad,
+        bos_id=special.bos,
+        eos_id=special.eos,
+        mask_id=special.mask,
         rope_theta=float(rope.get("rope_theta", getattr(config, "rope_theta", None) or 10_000.0)),
-        rms_norm_eps=float(getattr(config, "rms_norm_eps", None) or 1e-5), architecture=architecture,
-    )  # fmt: skip
+        rms_norm_eps=float(getattr(config, "rms_norm_eps", None) or 1e-5),
+        architecture=architecture,
+    )
 
 
 def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:

@@ -92,9 +92,16 @@ def read_sl_model(path: str, attention: Attention, where: str) -> tuple[Pretrain
     # Token ids are the tokenizer's (pipeline.model.outside reads them there); config.json's are recorded as given.
     ids = {role: int(config.get(f"{role}_token_id") or 0) for role in ("pad", "bos", "eos", "mask")}
     backbone = BackboneSpec(
-        size, state["model.embed_tokens.weight"].shape[0], extras["max_position_embeddings"], ids["pad"], ids["bos"], ids["eos"],
-        ids["mask"], rope_theta=extras["rope_theta"], rms_norm_eps=extras["rms_norm_eps"],
-    )  # fmt: skip
+        size,
+        state["model.embed_tokens.weight"].shape[0],
+        extras["max_position_embeddings"],
+        ids["pad"],
+        ids["bos"],
+        ids["eos"],
+        ids["mask"],
+        rope_theta=extras["rope_theta"],
+        rms_norm_eps=extras["rms_norm_eps"],
+    )
     hf_config = model_config(backbone, attention)
     hf_config.architectures = ["SLModel"]
     check_fits(state, build_language_model(backbone, attention, seed=0).state_dict(), where)
@@ -113,9 +120,12 @@ def read_size(config: dict[str, Any], state: dict[str, torch.Tensor], where: str
     embeddings = state["model.embed_tokens.weight"]
     layers = {int(match.group(1)) for key in state if (match := re.match(r"model\.layers\.(\d+)\.", key))}
     size = SizeSpec(
-        num_layers=len(layers), hidden_size=embeddings.shape[1], num_heads=int(values["num_heads"]),
-        num_kv_heads=int(values["num_kv_heads"]), ffn_size=state["model.layers.0.mlp.gate_proj.weight"].shape[0],
-    )  # fmt: skip
+        num_layers=len(layers),
+        hidden_size=embeddings.shape[1],
+        num_heads=int(values["num_heads"]),
+        num_kv_heads=int(values["num_kv_heads"]),
+        ffn_size=state["model.layers.0.mlp.gate_proj.weight"].shape[0],
+    )
     extras = {"rope_theta": float(values["rope_theta"]), "rms_norm_eps": float(values["rms_norm_eps"])}
     return size, extras | {"max_position_embeddings": int(values["max_position_embeddings"])}
 

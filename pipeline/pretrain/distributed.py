@@ -177,8 +177,9 @@ def full_state(module: nn.Module, optimizer: torch.optim.Optimizer | None, proce
     return model_state, (by_index(optimizer_state) if optimizer_state else {})
 
 
-def load_full_state(module: nn.Module, optimizer: torch.optim.Optimizer, model_state: dict | None, optimizer_state: dict | None,
-                    processes: Processes) -> None:  # fmt: skip
+def load_full_state(
+    module: nn.Module, optimizer: torch.optim.Optimizer, model_state: dict | None, optimizer_state: dict | None, processes: Processes
+) -> None:
     """Load what :func:`full_state` returned, either part may be None (every process passes the whole state)."""
     if not processes.sharded:
         if model_state is not None:

@@ -61,9 +61,15 @@ def heldout_batches(
 
 @torch.no_grad()
 def objective_loss(
-    loss_fn, model, objective: Objective, blocks: list[np.ndarray], special: SpecialIds, seed: int, batch_size: int,
+    loss_fn,
+    model,
+    objective: Objective,
+    blocks: list[np.ndarray],
+    special: SpecialIds,
+    seed: int,
+    batch_size: int,
     device: torch.device = torch.device("cpu"),
-) -> float:  # fmt: skip
+) -> float:
     """Mean of ``loss_fn`` over held-out batches of ``objective``, weighted by their labelled positions."""
     total, count = 0.0, 0
     for batch in heldout_batches(objective, blocks, special, seed, batch_size, device):

@@ -88,17 +88,34 @@ def run_name(name: str, size: str) -> str:
 
 
 def planned_run(
-    name: str, size: str, objective: str, study: Study, description: str, start: Start, steps: tuple[int, int], schedule: ScheduleSpec,
+    name: str,
+    size: str,
+    objective: str,
+    study: Study,
+    description: str,
+    start: Start,
+    steps: tuple[int, int],
+    schedule: ScheduleSpec,
     **options: Any,
-) -> RunPlan:  # fmt: skip
+) -> RunPlan:
     """``name`` at ``size`` training steps ``first .. last - 1`` of ``steps`` under a schedule
     spanning its whole budget (0 .. last), as every planned run does; ``options``: the
     other fields of :class:`RunPlan`."""
     first_step, last_step = steps
     return RunPlan(
-        run=run_name(name, size), name=name, size=size, objective=objective, study=study, description=description, start=start,
-        first_step=first_step, last_step=last_step, schedule=schedule, schedule_steps=last_step, **options,
-    )  # fmt: skip
+        run=run_name(name, size),
+        name=name,
+        size=size,
+        objective=objective,
+        study=study,
+        description=description,
+        start=start,
+        first_step=first_step,
+        last_step=last_step,
+        schedule=schedule,
+        schedule_steps=last_step,
+        **options,
+    )
 
 
 def two_stage_name(first: str, fraction: float, second: str) -> str:
@@ -181,9 +198,17 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         run = run_name(name, size)
         seed = f", pretraining seed +{replicate}" if replicate else ""
         plans[run] = planned_run(
-            name, size, objective, "objectives", f"{objective} from scratch for {num_steps} steps{seed}", Start("initial"),
-            (0, num_steps), pretraining.schedule, stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))), replicate=replicate,
-        )  # fmt: skip
+            name,
+            size,
+            objective,
+            "objectives",
+            f"{objective} from scratch for {num_steps} steps{seed}",
+            Start("initial"),
+            (0, num_steps),
+            pretraining.schedule,
+            stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
+            replicate=replicate,
+        )
     missing = sorted({p.start.run for p in later if p.start.kind != "outside"} - set(plans))
     if missing:
         raise ValueError(f"runs {missing} are the bases of two-stage or continued runs but are not trained from scratch")

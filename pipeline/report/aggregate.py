@@ -150,9 +150,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
     parser.add_argument(
-        "--outside-scores", nargs="*", type=Path, default=[],
+        "--outside-scores",
+        nargs="*",
+        type=Path,
+        default=[],
         help="results/finetune_outside/{task}/{name}/scores.json files of outside models; none or absent without",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--curve-scores",
         nargs="*",
@@ -162,13 +165,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "without",
     )
     parser.add_argument(
-        "--bag-of-words", nargs="*", type=Path, default=[],
+        "--bag-of-words",
+        nargs="*",
+        type=Path,
+        default=[],
         help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--minimal-pairs", nargs="*", type=Path, default=[],
+        "--minimal-pairs",
+        nargs="*",
+        type=Path,
+        default=[],
         help="results/zeroshot/minimal_pairs/{run}/scores.json files of the zero-shot family; none or absent without",
-    )  # fmt: skip
+    )
     parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
     parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
     parser.add_argument("--out", type=Path, required=True, help="output directory, e.g. results/tables")
@@ -182,10 +191,19 @@ def run(args: argparse.Namespace) -> None:
 def write_tables(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     claims = read_claims(spec.claims_file) if spec.claims_file else []
-    results = build_tables(read_sources(
-        args.scores, args.summaries, args.task_stats, spec.confidence, args.curve_scores, args.bag_of_words, args.minimal_pairs,
-        args.outside_scores, claims,
-    ))  # fmt: skip
+    results = build_tables(
+        read_sources(
+            args.scores,
+            args.summaries,
+            args.task_stats,
+            spec.confidence,
+            args.curve_scores,
+            args.bag_of_words,
+            args.minimal_pairs,
+            args.outside_scores,
+            claims,
+        )
+    )
     inputs: dict[str, str | Path] = {
         f"{role}:{path}": path
         for role, paths in (
@@ -196,7 +214,7 @@ def write_tables(args: argparse.Namespace) -> None:
             ("minimal_pairs", args.minimal_pairs),
             ("summary", args.summaries),
             ("task_stats", args.task_stats),
-        )  # fmt: skip
+        )
         for path in paths
     }
     if spec.claims_file:

@@ -57,11 +57,18 @@ def tasks_table(tasks: pd.DataFrame) -> Table:
     rows = []
     for _, item in tasks.iterrows():
         proxy = item["proxy_for"] if isinstance(item["proxy_for"], str) and item["proxy_for"] else ""
-        rows.append(row(
-            key(item["task"]), item["family"], Cell(f"PROXY for {proxy}", "proxy") if proxy else Cell("— (no study counterpart)", "muted"),
-            item["labels"], num(f"{item['num_train']:,} / {item['num_validation']:,} / {item['num_test']:,}"),
-            num(majority_text(item)), item["description"], derived if isinstance(derived := item.get("derived_labels"), str) else "—",
-        ))  # fmt: skip
+        rows.append(
+            row(
+                key(item["task"]),
+                item["family"],
+                Cell(f"PROXY for {proxy}", "proxy") if proxy else Cell("— (no study counterpart)", "muted"),
+                item["labels"],
+                num(f"{item['num_train']:,} / {item['num_validation']:,} / {item['num_test']:,}"),
+                num(majority_text(item)),
+                item["description"],
+                derived if isinstance(derived := item.get("derived_labels"), str) else "—",
+            )
+        )
     return Table(
         "Downstream tasks",
         (
@@ -125,10 +132,16 @@ def cost_table(benchmarks: pd.DataFrame) -> Table:
         )
         for rule, item in per_rule.iterrows()
     ]
-    rows.append(row(
-        "total", num(str(int(per_rule["jobs"].sum()))), num(duration_text(per_rule["wall"].sum())),
-        num(duration_text(per_rule["cpu"].sum())), num(f"{per_rule['rss'].max():,.0f} MB"), css="total",
-    ))  # fmt: skip
+    rows.append(
+        row(
+            "total",
+            num(str(int(per_rule["jobs"].sum()))),
+            num(duration_text(per_rule["wall"].sum())),
+            num(duration_text(per_rule["cpu"].sum())),
+            num(f"{per_rule['rss'].max():,.0f} MB"),
+            css="total",
+        )
+    )
     return Table(
         "Cost per rule (Snakemake benchmark files)",
         ("Rule", "Jobs", "Wall time (sum)", "CPU time (sum)", "Peak max RSS"),

@@ -39,9 +39,15 @@ def tokens_per_step(pretraining: pd.DataFrame) -> dict[str, float]:
 
 def trend_point(level: str, name: str, size: str, contrast: str, step: int, tokens: float, effect: Estimate) -> dict[str, object]:
     return {
-        "level": level, "name": name, "size": size, "contrast": contrast, "step": step, "tokens": tokens,
-        **effect.columns("effect_"), "side": ci_side(effect),
-    }  # fmt: skip
+        "level": level,
+        "name": name,
+        "size": size,
+        "contrast": contrast,
+        "step": step,
+        "tokens": tokens,
+        **effect.columns("effect_"),
+        "side": ci_side(effect),
+    }
 
 
 def finetuned_points(
@@ -111,9 +117,14 @@ def fit_trend(points: pd.DataFrame, confidence: float) -> dict[str, object]:
 
 
 def trend_table(
-    curves: pd.DataFrame, curve_comparison: pd.DataFrame, comparison: pd.DataFrame, minimal_pairs: pd.DataFrame,
-    minimal_pairs_comparison: pd.DataFrame, pretraining: pd.DataFrame, confidence: float,
-) -> pd.DataFrame:  # fmt: skip
+    curves: pd.DataFrame,
+    curve_comparison: pd.DataFrame,
+    comparison: pd.DataFrame,
+    minimal_pairs: pd.DataFrame,
+    minimal_pairs_comparison: pd.DataFrame,
+    pretraining: pd.DataFrame,
+    confidence: float,
+) -> pd.DataFrame:
     """budget_trend.csv: every measured point."""
     rates = tokens_per_step(pretraining)
     return pd.DataFrame(

@@ -96,16 +96,26 @@ def comparison_table(
         mlm_score = Estimate.from_columns(mlm, confidence, "test_")
         clm_score = Estimate.from_columns(clm, confidence, "test_")
         gap = difference(mlm_score, clm_score)
-        rows.append({
-            "level": level, "name": name, "family": group["family"].iloc[0], "size": size,
-            "num_parameters": parameters.get(size, math.nan), "mlm_run": mlm["run"], "clm_run": clm["run"],
-            **mlm_score.columns("mlm_"), **clm_score.columns("clm_"), **gap.columns("difference_"),
-            "winner": WINNER[ci_side(gap)], **power_columns(gap, seed_count(scores, [mlm["run"], clm["run"]])),
-            "floor": (floor := task_floors(tasks, level, name, group["family"].iloc[0])),
-            "at_floor": bool(floor == floor and max(mlm_score.low, clm_score.low) < floor + FLOOR_MARGIN),
-            PRETRAINING_SEEDS: min(mlm.get(PRETRAINING_SEEDS, 1), clm.get(PRETRAINING_SEEDS, 1)),
-            **versus_random(group, {"mlm": mlm, "clm": clm}, confidence),
-        })  # fmt: skip
+        rows.append(
+            {
+                "level": level,
+                "name": name,
+                "family": group["family"].iloc[0],
+                "size": size,
+                "num_parameters": parameters.get(size, math.nan),
+                "mlm_run": mlm["run"],
+                "clm_run": clm["run"],
+                **mlm_score.columns("mlm_"),
+                **clm_score.columns("clm_"),
+                **gap.columns("difference_"),
+                "winner": WINNER[ci_side(gap)],
+                **power_columns(gap, seed_count(scores, [mlm["run"], clm["run"]])),
+                "floor": (floor := task_floors(tasks, level, name, group["family"].iloc[0])),
+                "at_floor": bool(floor == floor and max(mlm_score.low, clm_score.low) < floor + FLOOR_MARGIN),
+                PRETRAINING_SEEDS: min(mlm.get(PRETRAINING_SEEDS, 1), clm.get(PRETRAINING_SEEDS, 1)),
+                **versus_random(group, {"mlm": mlm, "clm": clm}, confidence),
+            }
+        )
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 

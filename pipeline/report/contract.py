@@ -38,9 +38,19 @@ STUDY_PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", 
 # An outside model fine-tuned here beside the study's own results for it (external/study_versus.py);
 # examples is 0 and the difference NaN where the two cannot be paired (not_paired_because says why).
 STUDY_VERSUS_COLUMNS = [
-    "model", "study_model", "task", "dataset", "training_set", "study_n_seeds", *Estimate.column_names("study_test_"),
-    "ours_n_seeds", *Estimate.column_names("ours_test_"), "examples", *Estimate.column_names("difference_"), "not_paired_because",
-]  # fmt: skip
+    "model",
+    "study_model",
+    "task",
+    "dataset",
+    "training_set",
+    "study_n_seeds",
+    *Estimate.column_names("study_test_"),
+    "ours_n_seeds",
+    *Estimate.column_names("ours_test_"),
+    "examples",
+    *Estimate.column_names("difference_"),
+    "not_paired_because",
+]
 # What identifies a fine-tuned (task, run) pair in every per-run table.
 RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", "size"]
 # One fine-tuning grid point, as scores.json gives it.
@@ -65,16 +75,48 @@ FAMILY_SCORES_COLUMNS = [
 RUN_FAMILY_SCORES_COLUMNS = FAMILY_SCORES_COLUMNS[:-1]
 DETAIL_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "key", *Estimate.column_names("test_")]
 PRETRAINING_COLUMNS = [
-    "run", "run_name", "objective", "objective_kind", "attention", "size", "study", "description",
-    "started_from_kind", "started_from_run", "started_from_step", "carry_optimizer", "first_step",
-    "num_parameters", "num_non_embedding_parameters", "num_steps", "num_tokens", "loss_fraction", "final_train_loss",
-    "heldout_loss", "heldout_metric_name", "heldout_metric_value", "wall_seconds", "tokens_per_second",
-]  # fmt: skip
+    "run",
+    "run_name",
+    "objective",
+    "objective_kind",
+    "attention",
+    "size",
+    "study",
+    "description",
+    "started_from_kind",
+    "started_from_run",
+    "started_from_step",
+    "carry_optimizer",
+    "first_step",
+    "num_parameters",
+    "num_non_embedding_parameters",
+    "num_steps",
+    "num_tokens",
+    "loss_fraction",
+    "final_train_loss",
+    "heldout_loss",
+    "heldout_metric_name",
+    "heldout_metric_value",
+    "wall_seconds",
+    "tokens_per_second",
+]
 TASKS_COLUMNS = [
-    "task", "family", "type", "metric", "proxy_for", "description", "derived_labels", "labels",
-    "num_train", "num_validation", "num_test", "duplicates_removed", "majority_label", "majority_test_score",
+    "task",
+    "family",
+    "type",
+    "metric",
+    "proxy_for",
+    "description",
+    "derived_labels",
+    "labels",
+    "num_train",
+    "num_validation",
+    "num_test",
+    "duplicates_removed",
+    "majority_label",
+    "majority_test_score",
     "num_unanswerable_test",  # extractive QA only (empty elsewhere): test questions without an answer in the passage
-]  # fmt: skip
+]
 # Beside a difference: its minimum detectable effect at 80% power, and where its CI spans 0
 # the seeds per arm that would detect the observed gap (.comparisons.power_columns): pretraining
 # seeds where the arms have several (pretraining_seeds > 1), else fine-tuning seeds.
@@ -88,31 +130,88 @@ FLOOR_MARGIN = 1.0
 FLOOR_COLUMNS = ["floor", "at_floor"]
 # Each headline arm against its random-init twin (pooled the same way): what pretraining bought.
 VERSUS_RANDOM_COLUMNS = [
-    "random_run", *Estimate.column_names("random_"), *Estimate.column_names("mlm_minus_random_"), "mlm_versus_random",
-    *Estimate.column_names("clm_minus_random_"), "clm_versus_random",
-]  # fmt: skip
+    "random_run",
+    *Estimate.column_names("random_"),
+    *Estimate.column_names("mlm_minus_random_"),
+    "mlm_versus_random",
+    *Estimate.column_names("clm_minus_random_"),
+    "clm_versus_random",
+]
 COMPARISON_COLUMNS = [
-    "level", "name", "family", "size", "num_parameters", "mlm_run", "clm_run",
-    *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
-    *POWER_COLUMNS, *FLOOR_COLUMNS, "pretraining_seeds", *VERSUS_RANDOM_COLUMNS,
-]  # fmt: skip
+    "level",
+    "name",
+    "family",
+    "size",
+    "num_parameters",
+    "mlm_run",
+    "clm_run",
+    *Estimate.column_names("mlm_"),
+    *Estimate.column_names("clm_"),
+    *Estimate.column_names("difference_"),
+    "winner",
+    *POWER_COLUMNS,
+    *FLOOR_COLUMNS,
+    "pretraining_seeds",
+    *VERSUS_RANDOM_COLUMNS,
+]
 BASELINE_COLUMNS = [
-    *RUN_COLUMNS, "majority_test_score", "bag_of_words_examples", *Estimate.column_names("bag_of_words_"), "random_run",
-    *Estimate.column_names("pretrained_"), *Estimate.column_names("random_"), *Estimate.column_names("minus_random_"),
-]  # fmt: skip
+    *RUN_COLUMNS,
+    "majority_test_score",
+    "bag_of_words_examples",
+    *Estimate.column_names("bag_of_words_"),
+    "random_run",
+    *Estimate.column_names("pretrained_"),
+    *Estimate.column_names("random_"),
+    *Estimate.column_names("minus_random_"),
+]
 LR_SENSITIVITY_COLUMNS = [
-    *RUN_COLUMNS, "num_learning_rates", "test_spread", "test_std", "best_validation_mean", "num_near_best", "num_selection_seeds",
-]  # fmt: skip
+    *RUN_COLUMNS,
+    "num_learning_rates",
+    "test_spread",
+    "test_std",
+    "best_validation_mean",
+    "num_near_best",
+    "num_selection_seeds",
+]
 OBJECTIVES_COLUMNS = [
-    "section", "level", "name", "family", "run", "run_name", "objective", "objective_kind", "study", "size", "num_steps", "repeated",
-    "clm_share", *MASKING_FIELDS, "base_run", "base_kind", *Estimate.column_names("test_"),
-    "clm_run", *Estimate.column_names("minus_clm_"), "versus_clm", "mlm_run", *Estimate.column_names("minus_mlm_"), "versus_mlm",
-]  # fmt: skip
+    "section",
+    "level",
+    "name",
+    "family",
+    "run",
+    "run_name",
+    "objective",
+    "objective_kind",
+    "study",
+    "size",
+    "num_steps",
+    "repeated",
+    "clm_share",
+    *MASKING_FIELDS,
+    "base_run",
+    "base_kind",
+    *Estimate.column_names("test_"),
+    "clm_run",
+    *Estimate.column_names("minus_clm_"),
+    "versus_clm",
+    "mlm_run",
+    *Estimate.column_names("minus_mlm_"),
+    "versus_mlm",
+]
 STEP_COLUMNS = ["step", "budget_fraction", "final"]
 LEARNING_CURVE_COLUMNS = [
-    "level", "name", "family", "run", "run_name", "objective_kind", "size", "num_steps", *STEP_COLUMNS,
-    "best_learning_rate", *Estimate.column_names("test_"),
-]  # fmt: skip
+    "level",
+    "name",
+    "family",
+    "run",
+    "run_name",
+    "objective_kind",
+    "size",
+    "num_steps",
+    *STEP_COLUMNS,
+    "best_learning_rate",
+    *Estimate.column_names("test_"),
+]
 CURVE_COMPARISON_COLUMNS = [*COMPARISON_COLUMNS[:4], *STEP_COLUMNS, *COMPARISON_COLUMNS[4:]]
 # One model's outcome on one minimal pair under one scoring method (1 won, 0.5 tie, 0 lost);
 # step is blank for a final model.
@@ -121,22 +220,55 @@ MINIMAL_PAIR_OUTCOME_COLUMNS = ["run", "run_name", "size", "step", "method", "pa
 # difference to the random-init weights it started from, scored the same way; an arm of
 # several pretraining replicates pooled over them (.zero_shot).
 MINIMAL_PAIRS_COLUMNS = [
-    "run", "run_name", "objective_kind", "size", "step", "method", "kind", "num_pairs", *Estimate.column_names("accuracy_"),
-    "random_run", *Estimate.column_names("minus_random_"), "versus_random", "minus_random_mde", "pretraining_seeds",
-]  # fmt: skip
+    "run",
+    "run_name",
+    "objective_kind",
+    "size",
+    "step",
+    "method",
+    "kind",
+    "num_pairs",
+    *Estimate.column_names("accuracy_"),
+    "random_run",
+    *Estimate.column_names("minus_random_"),
+    "versus_random",
+    "minus_random_mde",
+    "pretraining_seeds",
+]
 # Per (size, kind or "all"): the headline MLM and CLM final models, each scored its own way,
 # paired by pair (one run per arm) or Welch over replicates; to_decide counts decide_unit.
 MINIMAL_PAIRS_COMPARISON_COLUMNS = [
-    "size", "kind", "num_pairs", "mlm_run", "mlm_method", "clm_run", "clm_method",
-    *Estimate.column_names("mlm_"), *Estimate.column_names("clm_"), *Estimate.column_names("difference_"), "winner",
-    "difference_mde", "difference_to_decide", "decide_unit", "pretraining_seeds",
-]  # fmt: skip
+    "size",
+    "kind",
+    "num_pairs",
+    "mlm_run",
+    "mlm_method",
+    "clm_run",
+    "clm_method",
+    *Estimate.column_names("mlm_"),
+    *Estimate.column_names("clm_"),
+    *Estimate.column_names("difference_"),
+    "winner",
+    "difference_mde",
+    "difference_to_decide",
+    "decide_unit",
+    "pretraining_seeds",
+]
 # Each headline contrast at every token budget measured (.budget_trend), and its fitted trend.
 BUDGET_TREND_COLUMNS = ["level", "name", "size", "contrast", "step", "tokens", *Estimate.column_names("effect_"), "side"]
 BUDGET_FIT_COLUMNS = [
-    "level", "name", "size", "contrast", "num_budgets", "final_tokens", "final_side", "slope_per_decade", "intercept",
-    "tokens_to_decide", "trend",
-]  # fmt: skip
+    "level",
+    "name",
+    "size",
+    "contrast",
+    "num_budgets",
+    "final_tokens",
+    "final_side",
+    "slope_per_decade",
+    "intercept",
+    "tokens_to_decide",
+    "trend",
+]
 # detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
 # judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]

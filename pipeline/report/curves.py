@@ -61,11 +61,19 @@ def learning_curve_table(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pre
         for level, name, _, group in by_level(at_step, families):
             for _, run in group.iterrows():
                 budget = budgets[run["run"]]
-                curves.append({
-                    "level": level, "name": name, **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")},
-                    "num_steps": budget, "step": step, "budget_fraction": step / budget, "final": step == budget,
-                    "best_learning_rate": run.get("best_learning_rate", math.nan), **{c: run[c] for c in Estimate.column_names("test_")},
-                })  # fmt: skip
+                curves.append(
+                    {
+                        "level": level,
+                        "name": name,
+                        **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")},
+                        "num_steps": budget,
+                        "step": step,
+                        "budget_fraction": step / budget,
+                        "final": step == budget,
+                        "best_learning_rate": run.get("best_learning_rate", math.nan),
+                        **{c: run[c] for c in Estimate.column_names("test_")},
+                    }
+                )
     return pd.DataFrame(curves, columns=LEARNING_CURVE_COLUMNS)
 
 

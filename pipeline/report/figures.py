@@ -162,9 +162,17 @@ def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> P
             first, colour = points.iloc[0], kind_colour(points.iloc[0]["run_name"])
             steps = points["step"].to_numpy() + 0.006 * in_panel["step"].max() * centred(index, len(runs))
             ax.errorbar(
-                steps, points["test_mean"], yerr=half_widths(points), color=colour, linestyle=size_style(first["size"], sizes),
-                marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
-            )  # fmt: skip
+                steps,
+                points["test_mean"],
+                yerr=half_widths(points),
+                color=colour,
+                linestyle=size_style(first["size"], sizes),
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=1.2,
+                label=run,
+            )
             final = points["final"].to_numpy(dtype=bool)
             ax.plot(steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour)
         ax.set_xlim(left=0)
@@ -194,11 +202,17 @@ def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequ
             estimates = {rate: mean_interval(group["test"].to_numpy(), confidence) for rate, group in points.groupby("learning_rate")}
             rates = sorted(estimates)
             ax.errorbar(
-                [r * nudge for r in rates], [estimates[r].mean for r in rates],
+                [r * nudge for r in rates],
+                [estimates[r].mean for r in rates],
                 yerr=[0.0 if math.isnan(estimates[r].half_width) else estimates[r].half_width for r in rates],
-                color=kind_colour(first["objective_kind"]), linestyle=size_style(first["size"], sizes),
-                marker="o", markersize=3, capsize=2, linewidth=1.2, label=run,
-            )  # fmt: skip
+                color=kind_colour(first["objective_kind"]),
+                linestyle=size_style(first["size"], sizes),
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=1.2,
+                label=run,
+            )
             best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
             ax.plot(
                 best["best_learning_rate"] * nudge,
@@ -266,9 +280,15 @@ def two_stage_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path)
             group = group.sort_values("clm_share")
             label = f"{family} average, {size}" + (f", {budget:,} steps" if several_budgets else "")
             ax.errorbar(
-                100 * group["clm_share"], group["test_mean"], yerr=half_widths(group), color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
-                linestyle=size_style(size, sizes), marker="o", capsize=3, label=label,
-            )  # fmt: skip
+                100 * group["clm_share"],
+                group["test_mean"],
+                yerr=half_widths(group),
+                color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
+                linestyle=size_style(size, sizes),
+                marker="o",
+                capsize=3,
+                label=label,
+            )
         shares = sorted(set(100 * rows["clm_share"]))
         ax.set_xticks(shares, [f"{share:g}%" + {0: "\n(MLM only)", 100: "\n(CLM only)"}.get(share, "") for share in shares])
         ax.set_xlabel("share of the step budget trained with CLM before switching to MLM")
@@ -400,16 +420,8 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
             series = series.sort_values("tokens")
             colour = colours.get(contrast, "#1f78b4")
             nudge = 10 ** (0.015 * centred(index, len(contrasts)))  # side by side, so bars do not hide each other
-            ax.errorbar(
-                series["tokens"] * nudge,
-                series["effect_mean"],
-                yerr=half_widths(series, "effect_"),
-                fmt="o",
-                color=colour,
-                capsize=2,
-                markersize=4,
-                label=contrast,
-            )
+            points_style = {"fmt": "o", "color": colour, "capsize": 2, "markersize": 4, "label": contrast}
+            ax.errorbar(series["tokens"] * nudge, series["effect_mean"], yerr=half_widths(series, "effect_"), **points_style)
             line = lines.loc[(level, name, size, contrast)]
             if not math.isnan(line["slope_per_decade"]):
                 # Drawn out to the budget it says would decide, where it says one.

@@ -27,26 +27,60 @@ from pipeline.report.stats import Estimate, mean_interval
 from pipeline.zeroshot.outcomes import pair_outcomes
 
 SCORES_FIELDS: dict[str, Any] = {
-    "task": str, "family": str, "metric": str, "higher_is_better": bool, "run": str,
-    "objective": str, "objective_kind": str, "size": str, "attention": str, "grid": list,
-}  # fmt: skip
+    "task": str,
+    "family": str,
+    "metric": str,
+    "higher_is_better": bool,
+    "run": str,
+    "objective": str,
+    "objective_kind": str,
+    "size": str,
+    "attention": str,
+    "grid": list,
+}
 GRID_FIELDS: dict[str, Any] = dict(zip(GRID_COLUMNS, (NUMBER, int, NUMBER, NUMBER, int, NUMBER)))
 SUMMARY_FIELDS: dict[str, Any] = {
-    "run": str, "objective": str, "objective_kind": str, "objective_params": dict, "attention": str, "size": str, "study": str,
-    "description": str, "started_from": dict, "first_step": int, "num_parameters": int, "num_non_embedding_parameters": int,
-    "num_steps": int, "num_tokens": int, "loss_fraction": NUMBER, "final_train_loss": NUMBER, "heldout_loss": NUMBER,
-    "heldout_metric": dict, "wall_seconds": NUMBER, "tokens_per_second": NUMBER,
-}  # fmt: skip
+    "run": str,
+    "objective": str,
+    "objective_kind": str,
+    "objective_params": dict,
+    "attention": str,
+    "size": str,
+    "study": str,
+    "description": str,
+    "started_from": dict,
+    "first_step": int,
+    "num_parameters": int,
+    "num_non_embedding_parameters": int,
+    "num_steps": int,
+    "num_tokens": int,
+    "loss_fraction": NUMBER,
+    "final_train_loss": NUMBER,
+    "heldout_loss": NUMBER,
+    "heldout_metric": dict,
+    "wall_seconds": NUMBER,
+    "tokens_per_second": NUMBER,
+}
 SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
 STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
 STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final", "outside")}
 # The value is null where the run's loss never trains the LM head the yardstick reads (ELECTRA).
 HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": OPTIONAL_NUMBER}
 TASK_STATS_FIELDS: dict[str, Any] = {
-    "task": str, "family": str, "type": str, "metric": str, "proxy_for": OPTIONAL_STR, "description": str,
-    "labels": list, "num_rows": dict, "label_counts": dict, "duplicates_removed": int, "majority_label": OPTIONAL_STR,
-    "majority_test_score": OPTIONAL_NUMBER, "source": dict,
-}  # fmt: skip
+    "task": str,
+    "family": str,
+    "type": str,
+    "metric": str,
+    "proxy_for": OPTIONAL_STR,
+    "description": str,
+    "labels": list,
+    "num_rows": dict,
+    "label_counts": dict,
+    "duplicates_removed": int,
+    "majority_label": OPTIONAL_STR,
+    "majority_test_score": OPTIONAL_NUMBER,
+    "source": dict,
+}
 NUM_ROWS_FIELDS: dict[str, Any] = {"train": int, "validation": int, "test": int}
 
 
@@ -120,10 +154,15 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
             if (point["learning_rate"], point["seed"]) in points:
                 raise PipelineError(f"{path}: grid[{index}] repeats learning_rate {point['learning_rate']} seed {point['seed']}")
             points.add((point["learning_rate"], point["seed"]))
-            rows.append({
-                **{c: record[c] for c in RUN_COLUMNS if c != "run_name"}, "run_name": record["objective"], "pretraining_step": step,
-                **{k: point[k] for k in GRID_FIELDS}, "test_scores": metric_scores(point, path, index),
-            })  # fmt: skip
+            rows.append(
+                {
+                    **{c: record[c] for c in RUN_COLUMNS if c != "run_name"},
+                    "run_name": record["objective"],
+                    "pretraining_step": step,
+                    **{k: point[k] for k in GRID_FIELDS},
+                    "test_scores": metric_scores(point, path, index),
+                }
+            )
         rates = {rate for rate, _ in points}
         if not any(all((rate, seed) in points for rate in rates) for _, seed in points):
             raise PipelineError(f"{path}: key 'grid' has no seed that ran every learning rate, the seeds the LR choice compares")
@@ -154,12 +193,16 @@ def read_pretraining(paths: list[Path]) -> tuple[pd.DataFrame, dict[str, dict[st
         start = validated(record["started_from"], STARTED_FROM_FIELDS, path, "started_from.", STARTED_FROM_CHOICES)
         metric = validated(record["heldout_metric"], HELDOUT_METRIC_FIELDS, path, "heldout_metric.")
         objective_params[record["run"]] = record["objective_params"]
-        rows.append({
-            **record,
-            "run_name": name_of_run(record["run"], record["size"], path),
-            **{f"started_from_{k}": start[k] for k in ("kind", "run", "step")}, "carry_optimizer": start["carry_optimizer"],
-            "heldout_metric_name": metric["name"], "heldout_metric_value": metric["value"],
-        })  # fmt: skip
+        rows.append(
+            {
+                **record,
+                "run_name": name_of_run(record["run"], record["size"], path),
+                **{f"started_from_{k}": start[k] for k in ("kind", "run", "step")},
+                "carry_optimizer": start["carry_optimizer"],
+                "heldout_metric_name": metric["name"],
+                "heldout_metric_value": metric["value"],
+            }
+        )
     frame = pd.DataFrame(rows, columns=PRETRAINING_COLUMNS)
     repeated = frame["run"][frame["run"].duplicated()]
     if len(repeated):
@@ -195,16 +238,18 @@ def read_tasks(paths: list[Path]) -> pd.DataFrame:
     for path in paths:
         record = validated(read_json(path), TASK_STATS_FIELDS, path)
         counts = validated(record["num_rows"], NUM_ROWS_FIELDS, path, "num_rows.")
-        rows.append({
-            **{k: record[k] for k in ("task", "family", "type", "metric", "proxy_for", "description")},
-            "derived_labels": record.get("derived_labels"),
-            "labels": " / ".join(str(label) for label in record["labels"]),
-            **{f"num_{split}": counts[split] for split in NUM_ROWS_FIELDS},
-            "duplicates_removed": record["duplicates_removed"],
-            "majority_label": record["majority_label"],
-            "majority_test_score": record["majority_test_score"],
-            "num_unanswerable_test": unanswerable_test_questions(record),
-        })  # fmt: skip
+        rows.append(
+            {
+                **{k: record[k] for k in ("task", "family", "type", "metric", "proxy_for", "description")},
+                "derived_labels": record.get("derived_labels"),
+                "labels": " / ".join(str(label) for label in record["labels"]),
+                **{f"num_{split}": counts[split] for split in NUM_ROWS_FIELDS},
+                "duplicates_removed": record["duplicates_removed"],
+                "majority_label": record["majority_label"],
+                "majority_test_score": record["majority_test_score"],
+                "num_unanswerable_test": unanswerable_test_questions(record),
+            }
+        )
     frame = pd.DataFrame(rows, columns=TASKS_COLUMNS)
     repeated = frame["task"][frame["task"].duplicated()]
     if len(repeated):
@@ -236,9 +281,15 @@ def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
 
 
 MINIMAL_PAIRS_FIELDS: dict[str, Any] = {
-    "run": str, "objective": str, "size": str, "pretraining_step": OPTIONAL_INT, "not_scored": OPTIONAL_STR,
-    "pair_ids": list, "kinds": list, "methods": dict,
-}  # fmt: skip
+    "run": str,
+    "objective": str,
+    "size": str,
+    "pretraining_step": OPTIONAL_INT,
+    "not_scored": OPTIONAL_STR,
+    "pair_ids": list,
+    "kinds": list,
+    "methods": dict,
+}
 MINIMAL_PAIRS_METHOD_FIELDS: dict[str, Any] = {"attention": str, "good": list, "bad": list}
 
 
@@ -265,10 +316,20 @@ def read_minimal_pairs(paths: Sequence[Path]) -> pd.DataFrame:
             good, bad = np.asarray(scores["good"], dtype=float), np.asarray(scores["bad"], dtype=float)
             if not len(good) == len(bad) == len(ids) or not np.isfinite(good).all() or not np.isfinite(bad).all():
                 raise PipelineError(f"{path}: key 'methods.{method}' should hold one finite good and bad score per pair ({len(ids)})")
-            frames.append(pd.DataFrame({
-                "run": record["run"], "run_name": run_name, "size": record["size"], "step": record["pretraining_step"],
-                "method": method, "pair_id": ids, "kind": kinds, "outcome": pair_outcomes(good, bad),
-            }))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run": record["run"],
+                        "run_name": run_name,
+                        "size": record["size"],
+                        "step": record["pretraining_step"],
+                        "method": method,
+                        "pair_id": ids,
+                        "kind": kinds,
+                        "outcome": pair_outcomes(good, bad),
+                    }
+                )
+            )
     if not frames:
         return pd.DataFrame(columns=MINIMAL_PAIR_OUTCOME_COLUMNS)
     # Int64: a checkpoint's step stays "10" in the CSV beside the finals' blanks, not "10.0".

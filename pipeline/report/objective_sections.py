@@ -81,20 +81,35 @@ def objective_table(section: str, family: str, rows: pd.DataFrame, runs: pd.Data
     body = []
     for _, item in rows.iterrows():
         run = runs.loc[item["run"]]
-        body.append(row(
-            key(item["run"]), run["description"], *(num(text(item)) for _, text in extra), yardstick_text(run),
-            num(f"{100 * run['loss_fraction']:.1f}%"), num(plus_minus_text(item["test_mean"], item["test_low"], item["test_high"])),
-            versus_cell(item, "clm"), versus_cell(item, "mlm"),
-            css="reference" if item["repeated"] else "",
-        ))  # fmt: skip
+        body.append(
+            row(
+                key(item["run"]),
+                run["description"],
+                *(num(text(item)) for _, text in extra),
+                yardstick_text(run),
+                num(f"{100 * run['loss_fraction']:.1f}%"),
+                num(plus_minus_text(item["test_mean"], item["test_low"], item["test_high"])),
+                versus_cell(item, "clm"),
+                versus_cell(item, "mlm"),
+                css="reference" if item["repeated"] else "",
+            )
+        )
     return Table(
         f"{section}, {family} family average: test score, seed mean ± {level}, at the LR chosen on validation",
-        ("Run", "How it was trained", *(header for header, _ in extra), "Held-out yardstick", "Loss on", f"{family} average",
-         f"Δ vs CLM [{level}]", f"Δ vs MLM [{level}]"),
+        (
+            "Run",
+            "How it was trained",
+            *(header for header, _ in extra),
+            "Held-out yardstick",
+            "Loss on",
+            f"{family} average",
+            f"Δ vs CLM [{level}]",
+            f"Δ vs MLM [{level}]",
+        ),
         tuple(body),
         note=VERSUS_NOTE,
         css="wide-text objectives",
-    )  # fmt: skip
+    )
 
 
 def objective_sections(objectives: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> list[ObjectiveSection]:

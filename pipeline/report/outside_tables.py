@@ -57,16 +57,18 @@ def study_score_tables(scores: pd.DataFrame) -> list[Table]:
                 texts.append(num("—" if item is None else interval_text(item["test_mean"], item["test_low"], item["test_high"])))
             rows.append(row(key(model), *texts))
         seeds = sorted(at_family["n_seeds"].unique())
-        tables.append(Table(
-            caption=f"{family}: the study's released results, recomputed",
-            header=("model", *datasets),
-            rows=tuple(rows),
-            note=(
-                "Test score at the learning rate with the best mean validation score, the mean over fine-tuning seeds "
-                f"({', '.join(map(str, seeds))} per model) with its t-interval over those seeds only: each model is one "
-                "pretraining run, so the interval says nothing about pretraining another."
-            ),
-        ))  # fmt: skip
+        tables.append(
+            Table(
+                caption=f"{family}: the study's released results, recomputed",
+                header=("model", *datasets),
+                rows=tuple(rows),
+                note=(
+                    "Test score at the learning rate with the best mean validation score, the mean over fine-tuning seeds "
+                    f"({', '.join(map(str, seeds))} per model) with its t-interval over those seeds only: each model is one "
+                    "pretraining run, so the interval says nothing about pretraining another."
+                ),
+            )
+        )
     return tables
 
 
@@ -79,8 +81,15 @@ def study_paired_table(paired: pd.DataFrame, confidence: float) -> Table | None:
         estimate = Estimate.from_columns(item, confidence, "difference_")
         side = ci_side(estimate)
         verdict = {"above": item["first"], "below": item["second"], "spans": "no difference resolved"}.get(side, "—")
-        rows.append(row(key(f"{item['first']} − {item['second']}"), dataset_name(item), num(f"{int(item['examples']):,}"),
-                        num(interval_text(estimate.mean, estimate.low, estimate.high, signed=True)), verdict))  # fmt: skip
+        rows.append(
+            row(
+                key(f"{item['first']} − {item['second']}"),
+                dataset_name(item),
+                num(f"{int(item['examples']):,}"),
+                num(interval_text(estimate.mean, estimate.low, estimate.high, signed=True)),
+                verdict,
+            )
+        )
     return Table(
         caption="The study's models compared example by example",
         header=("difference", "dataset", "test examples", "difference (points)", "ahead"),
@@ -103,13 +112,19 @@ def study_versus_table(versus: pd.DataFrame, confidence: float) -> Table | None:
         difference = Estimate.from_columns(item, confidence, "difference_")
         paired = (
             num(interval_text(difference.mean, difference.low, difference.high, signed=True))
-            if item["examples"] > 0 else f"not paired: {item['not_paired_because']}"
-        )  # fmt: skip
-        rows.append(row(
-            key(str(item["model"])), str(item["task"]), dataset_name(item),
-            num(interval_text(item["study_test_mean"], item["study_test_low"], item["study_test_high"])),
-            num(interval_text(item["ours_test_mean"], item["ours_test_low"], item["ours_test_high"])), paired,
-        ))  # fmt: skip
+            if item["examples"] > 0
+            else f"not paired: {item['not_paired_because']}"
+        )
+        rows.append(
+            row(
+                key(str(item["model"])),
+                str(item["task"]),
+                dataset_name(item),
+                num(interval_text(item["study_test_mean"], item["study_test_low"], item["study_test_high"])),
+                num(interval_text(item["ours_test_mean"], item["ours_test_low"], item["ours_test_high"])),
+                paired,
+            )
+        )
     return Table(
         caption="The study's released checkpoints: the study's numbers and this harness's",
         header=("model", "task", "study's dataset", "study", "this harness", "this harness − study (paired)"),

@@ -272,31 +272,35 @@ def render(args: argparse.Namespace) -> None:
     zoo_sections = objective_sections(frames["objectives"], frames["pretraining"], spec.confidence)
     study = read_study(args.study) if args.study is not None else None
     sections = report_sections(zoo_sections, len(frames["objectives"]) > 0, len(frames["outside_scores"]) > 0, study is not None)
-    html = render_html({
-        "title": spec.title,
-        "confidence": f"{100 * spec.confidence:g}%",
-        "sections": sections,
-        "numbers": {anchor: index for index, (anchor, _) in enumerate(sections, start=1)},
-        "titles": dict(sections),
-        "scale_text": args.scale,
-        # the claims table sets the released results' verdicts beside this run's where they were given
-        "blocks": section_blocks({**frames, "study_claims": study["claims"]} if study else frames, spec.confidence),
-        "evidence_summary": evidence_tables.evidence_summary(frames["comparison"], frames["minimal_pairs_comparison"], frames["claims"]),
-        "tasks_left_out": {entry.task: entry.why for entry in spec.tasks_left_out},
-        "has_minimal_pairs": len(frames["minimal_pairs"]) > 0,
-        "has_curves": len(frames["learning_curves"]) > 0,
-        "objective_sections": zoo_sections,
-        "study_tables": study_score_tables(study["scores"]) if study else [],
-        "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
-        "study_versus_table": study_versus_table(study["versus"], spec.confidence) if study else None,
-        "study_claims_table": study_claims_table(study["claims"], frames["claims"]) if study else None,
-        "verdict_counts": Counter(frames["claims"]["verdict"]),
-        "sources_table": appendix_tables.sources_table(manifests),
-        "corpus_table": appendix_tables.corpus_table(corpus),
-        "cost_table": appendix_tables.cost_table(benchmarks) if len(benchmarks) else None,
-        "reproducibility_table": appendix_tables.reproducibility_table(provenance),
-        "images": images,
-    })  # fmt: skip
+    html = render_html(
+        {
+            "title": spec.title,
+            "confidence": f"{100 * spec.confidence:g}%",
+            "sections": sections,
+            "numbers": {anchor: index for index, (anchor, _) in enumerate(sections, start=1)},
+            "titles": dict(sections),
+            "scale_text": args.scale,
+            # the claims table sets the released results' verdicts beside this run's where they were given
+            "blocks": section_blocks({**frames, "study_claims": study["claims"]} if study else frames, spec.confidence),
+            "evidence_summary": evidence_tables.evidence_summary(
+                frames["comparison"], frames["minimal_pairs_comparison"], frames["claims"]
+            ),
+            "tasks_left_out": {entry.task: entry.why for entry in spec.tasks_left_out},
+            "has_minimal_pairs": len(frames["minimal_pairs"]) > 0,
+            "has_curves": len(frames["learning_curves"]) > 0,
+            "objective_sections": zoo_sections,
+            "study_tables": study_score_tables(study["scores"]) if study else [],
+            "study_paired_table": study_paired_table(study["paired"], spec.confidence) if study else None,
+            "study_versus_table": study_versus_table(study["versus"], spec.confidence) if study else None,
+            "study_claims_table": study_claims_table(study["claims"], frames["claims"]) if study else None,
+            "verdict_counts": Counter(frames["claims"]["verdict"]),
+            "sources_table": appendix_tables.sources_table(manifests),
+            "corpus_table": appendix_tables.corpus_table(corpus),
+            "cost_table": appendix_tables.cost_table(benchmarks) if len(benchmarks) else None,
+            "reproducibility_table": appendix_tables.reproducibility_table(provenance),
+            "images": images,
+        }
+    )
     with atomic_path(args.html) as temporary:
         temporary.write_text(html, encoding="utf-8")
     import weasyprint  # late: slow to import, and only this step needs it

@@ -36,8 +36,17 @@ REPEATED_REFERENCES: dict[str, dict[str, float | None]] = {MASKING: {"mlm": None
 # What an objective configured with MLMParams (or a subclass: NSP) says about its masking.
 MASKING_FIELDS = tuple(field.name for field in dataclasses.fields(MLMParams))
 PLACEMENT_COLUMNS = [
-    "run", "objective", "study", "num_steps", "section", "repeated", "clm_share", *MASKING_FIELDS, "base_run", "base_kind",
-]  # fmt: skip
+    "run",
+    "objective",
+    "study",
+    "num_steps",
+    "section",
+    "repeated",
+    "clm_share",
+    *MASKING_FIELDS,
+    "base_run",
+    "base_kind",
+]
 REFERENCE_KINDS = ("clm", "mlm")
 
 
@@ -171,9 +180,18 @@ def run_placements(pretraining: pd.DataFrame, objective_params: Mapping[str, Map
                 masking(objective_params, run["run"]) if masks_tokens(run["objective_kind"]) else dict.fromkeys(MASKING_FIELDS, math.nan)
             )
             for section, repeated, share in shown:
-                rows.append({
-                    "run": run["run"], "objective": run["objective"], "study": run["study"], "num_steps": run["num_steps"],
-                    "section": section, "repeated": repeated, "clm_share": share, **masked,
-                    "base_run": run["started_from_run"] or "", "base_kind": base_kind,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "run": run["run"],
+                        "objective": run["objective"],
+                        "study": run["study"],
+                        "num_steps": run["num_steps"],
+                        "section": section,
+                        "repeated": repeated,
+                        "clm_share": share,
+                        **masked,
+                        "base_run": run["started_from_run"] or "",
+                        "base_kind": base_kind,
+                    }
+                )
     return pd.DataFrame(rows, columns=PLACEMENT_COLUMNS)

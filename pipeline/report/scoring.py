@@ -50,13 +50,15 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
     rows = []
     for _, group in grid.groupby(["task", "run"], sort=True):
         best_rate, validation, test = chosen_on_validation(group, "learning_rate")
-        rows.append({
-            **group.iloc[0][RUN_COLUMNS].to_dict(),
-            "best_learning_rate": best_rate,
-            "validation_mean": validation,
-            "n_seeds": len(test),
-            **mean_interval(test, confidence).columns("test_"),
-        })  # fmt: skip
+        rows.append(
+            {
+                **group.iloc[0][RUN_COLUMNS].to_dict(),
+                "best_learning_rate": best_rate,
+                "validation_mean": validation,
+                "n_seeds": len(test),
+                **mean_interval(test, confidence).columns("test_"),
+            }
+        )
     return pd.DataFrame(rows, columns=RUN_SCORES_COLUMNS)
 
 
@@ -70,10 +72,14 @@ def detail_table(grid: pd.DataFrame, scores: pd.DataFrame, confidence: float) ->
         chosen = group[group["learning_rate"] == best[(task, run)]]
         for key in sorted(set().union(*chosen["test_scores"])):
             values = [point[key] for point in chosen["test_scores"] if key in point]
-            rows.append({
-                **chosen.iloc[0][RUN_COLUMNS].to_dict(), "best_learning_rate": best[(task, run)], "key": key,
-                **mean_interval(values, confidence).columns("test_"),
-            })  # fmt: skip
+            rows.append(
+                {
+                    **chosen.iloc[0][RUN_COLUMNS].to_dict(),
+                    "best_learning_rate": best[(task, run)],
+                    "key": key,
+                    **mean_interval(values, confidence).columns("test_"),
+                }
+            )
     return pd.DataFrame(rows, columns=DETAIL_COLUMNS)
 
 
@@ -95,12 +101,16 @@ def family_table(scores: pd.DataFrame, confidence: float) -> pd.DataFrame:
             continue
         estimate = average([Estimate.from_columns(r, confidence, "test_") for _, r in group.iterrows()])
         first = group.iloc[0]
-        rows.append({
-            "family": family, "run": run,
-            **{c: first[c] for c in ("run_name", "objective_kind", "size")},
-            "num_tasks": len(group), "tasks": " ".join(sorted(group["task"])),
-            **estimate.columns("test_"),
-        })  # fmt: skip
+        rows.append(
+            {
+                "family": family,
+                "run": run,
+                **{c: first[c] for c in ("run_name", "objective_kind", "size")},
+                "num_tasks": len(group),
+                "tasks": " ".join(sorted(group["task"])),
+                **estimate.columns("test_"),
+            }
+        )
     return pd.DataFrame(rows, columns=RUN_FAMILY_SCORES_COLUMNS)
 
 
@@ -113,12 +123,14 @@ def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
     by_rate = shared.groupby([*RUN_COLUMNS, "learning_rate"], sort=True)[["validation", "test"]].mean()
     per_run = by_rate.groupby(level=RUN_COLUMNS, sort=True)
     near_best = by_rate["validation"] >= per_run["validation"].transform("max") - NEAR_BEST_POINTS
-    table = pd.DataFrame({
-        "num_learning_rates": per_run.size(),
-        "test_spread": per_run["test"].max() - per_run["test"].min(),
-        "test_std": per_run["test"].std(ddof=0),
-        "best_validation_mean": per_run["validation"].max(),
-        "num_near_best": near_best.groupby(level=RUN_COLUMNS, sort=True).sum().astype(int),
-        "num_selection_seeds": shared.groupby(RUN_COLUMNS, sort=True)["seed"].nunique(),
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "num_learning_rates": per_run.size(),
+            "test_spread": per_run["test"].max() - per_run["test"].min(),
+            "test_std": per_run["test"].std(ddof=0),
+            "best_validation_mean": per_run["validation"].max(),
+            "num_near_best": near_best.groupby(level=RUN_COLUMNS, sort=True).sum().astype(int),
+            "num_selection_seeds": shared.groupby(RUN_COLUMNS, sort=True)["seed"].nunique(),
+        }
+    )
     return table.reset_index()

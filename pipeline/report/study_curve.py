@@ -55,12 +55,30 @@ def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame 
     def draw(ax: plt.Axes, family: str) -> None:
         theirs = study[study["family"] == family]
         if len(theirs):
-            ax.errorbar(theirs["tokens"], theirs["gap"], yerr=theirs["half_width"], color=STUDY_COLOUR, marker="s", markersize=3,
-                        capsize=2, linewidth=1.2, label="study: 610M, FineWeb-Edu, Tables 6-9")  # fmt: skip
+            ax.errorbar(
+                theirs["tokens"],
+                theirs["gap"],
+                yerr=theirs["half_width"],
+                color=STUDY_COLOUR,
+                marker="s",
+                markersize=3,
+                capsize=2,
+                linewidth=1.2,
+                label="study: 610M, FineWeb-Edu, Tables 6-9",
+            )
         for size, points in ours[ours["name"] == family].groupby("size", sort=False):
             errors = [(points["effect_mean"] - points["effect_low"]).fillna(0), (points["effect_high"] - points["effect_mean"]).fillna(0)]
-            ax.errorbar(points["tokens"], points["effect_mean"], yerr=errors, color=RUN_COLOUR, marker="o", markersize=3, capsize=2,
-                        linewidth=1.2, label=f"this run: {size}")  # fmt: skip
+            ax.errorbar(
+                points["tokens"],
+                points["effect_mean"],
+                yerr=errors,
+                color=RUN_COLOUR,
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=1.2,
+                label=f"this run: {size}",
+            )
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_xscale("log")
         ax.set_title(f"{family}: MLM − CLM" + ("" if len(theirs) else " (the study has no such family)"))
@@ -70,8 +88,9 @@ def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame 
     def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
         """One legend under the panels, each series once (a family the study lacks has no grey line)."""
         labelled = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
-        figure.legend(list(labelled.values()), list(labelled), loc="lower center", ncol=len(labelled), frameon=False,
-                      bbox_to_anchor=(0.5, -0.02))  # fmt: skip
+        figure.legend(
+            list(labelled.values()), list(labelled), loc="lower center", ncol=len(labelled), frameon=False, bbox_to_anchor=(0.5, -0.02)
+        )
         figure.tight_layout(rect=(0, 0.07, 1, 1))
 
     return panel_figure(families, draw, path, finish=finish)

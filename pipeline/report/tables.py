@@ -74,11 +74,16 @@ def scale_table(pretraining: pd.DataFrame) -> Table:
     for size, group in pretraining.groupby("size", sort=False):
         first = group.iloc[0]
         low, high = (count_text(group["num_tokens"].agg(f)) for f in ("min", "max"))
-        rows.append(row(
-            key(size), ", ".join(group["run_name"]), num(count_text(first["num_parameters"])),
-            num(count_text(first["num_non_embedding_parameters"])), num(f"{int(group['num_steps'].max()):,}"),
-            num(low if low == high else f"{low}–{high}"),
-        ))  # fmt: skip
+        rows.append(
+            row(
+                key(size),
+                ", ".join(group["run_name"]),
+                num(count_text(first["num_parameters"])),
+                num(count_text(first["num_non_embedding_parameters"])),
+                num(f"{int(group['num_steps'].max()):,}"),
+                num(low if low == high else f"{low}–{high}"),
+            )
+        )
     return Table(
         "Model sizes trained in this run",
         ("Size", "Runs", "Parameters", "Non-embedding", "Steps", "Tokens per run"),
@@ -127,11 +132,19 @@ def headline_tables(
                 lexical = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
                 theirs = study.get((size, item["level"], item["name"]))
                 beside = [num(interval_text(theirs.mean, theirs.low, theirs.high, signed=True) if theirs else "—")] if published else []
-                rows.append(row(
-                    key(name), mlm, clm, *reference_cells(item, lexical), gap, *beside, winner,
-                    num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")),
-                    css="family" if is_family else "",
-                ))  # fmt: skip
+                rows.append(
+                    row(
+                        key(name),
+                        mlm,
+                        clm,
+                        *reference_cells(item, lexical),
+                        gap,
+                        *beside,
+                        winner,
+                        num(detectable_text(item["difference_mde"], item["difference_seeds_to_decide"], "seeds")),
+                        css="family" if is_family else "",
+                    )
+                )
         parameters = at_size["num_parameters"].iloc[0]
         tables.append(
             Table(
@@ -224,14 +237,17 @@ def baselines_table(baselines: pd.DataFrame) -> Table:
     """What pretraining bought: majority class, bag of words, random init, pretrained, gain."""
     rows = [
         row(
-            key(item["task"]), key(item["size"]), num(number_text(item["majority_test_score"])),
+            key(item["task"]),
+            key(item["size"]),
+            num(number_text(item["majority_test_score"])),
             num(plus_minus_text(item["bag_of_words_mean"], item["bag_of_words_low"], item["bag_of_words_high"])),
             num(plus_minus_text(item["random_mean"], item["random_low"], item["random_high"])),
-            key(item["run"]), num(plus_minus_text(item["pretrained_mean"], item["pretrained_low"], item["pretrained_high"])),
+            key(item["run"]),
+            num(plus_minus_text(item["pretrained_mean"], item["pretrained_low"], item["pretrained_high"])),
             num(interval_text(item["minus_random_mean"], item["minus_random_low"], item["minus_random_high"], signed=True)),
         )
         for _, item in baselines.iterrows()
-    ]  # fmt: skip
+    ]
     above = int((baselines["minus_random_low"] > 0).sum())
     below = int((baselines["minus_random_high"] < 0).sum())
     return Table(
@@ -247,13 +263,19 @@ def pretraining_table(pretraining: pd.DataFrame) -> Table:
     """One row per pretraining run: budget, loss fraction, losses, throughput."""
     rows = [
         row(
-            key(item["run"]), num(count_text(item["num_parameters"])), num(steps_text(item)), num(count_text(item["num_tokens"])),
-            num(f"{100 * item['loss_fraction']:.1f}%"), num(number_text(item["final_train_loss"], 3)),
-            num(number_text(item["heldout_loss"], 3)), yardstick_text(item),
-            num(f"{item['tokens_per_second']:,.0f}"), num(duration_text(item["wall_seconds"])),
+            key(item["run"]),
+            num(count_text(item["num_parameters"])),
+            num(steps_text(item)),
+            num(count_text(item["num_tokens"])),
+            num(f"{100 * item['loss_fraction']:.1f}%"),
+            num(number_text(item["final_train_loss"], 3)),
+            num(number_text(item["heldout_loss"], 3)),
+            yardstick_text(item),
+            num(f"{item['tokens_per_second']:,.0f}"),
+            num(duration_text(item["wall_seconds"])),
         )
         for _, item in pretraining.iterrows()
-    ]  # fmt: skip
+    ]
     return Table(
         "Pretraining runs",
         ("Run", "Params", "Steps", "Tokens", "Loss on", "Final train loss", "Held-out loss", "Held-out metric", "Tokens/s", "Wall time"),
@@ -271,21 +293,31 @@ def lr_sensitivity_table(lr_sensitivity: pd.DataFrame, scores: pd.DataFrame) -> 
     merged = lr_sensitivity.merge(scores[["task", "run", "best_learning_rate", "n_seeds", "test_mean"]], on=["task", "run"], how="left")
     rows = [
         row(
-            key(item["task"]), key(item["run"]), num(f"{item['best_learning_rate']:.0e}"), num(number_text(item["test_mean"])),
+            key(item["task"]),
+            key(item["run"]),
+            num(f"{item['best_learning_rate']:.0e}"),
+            num(number_text(item["test_mean"])),
             num(f"{item['num_selection_seeds']} / {item['n_seeds']}"),
-            num(number_text(item["test_spread"])), num(number_text(item["test_std"])),
+            num(number_text(item["test_spread"])),
+            num(number_text(item["test_std"])),
             num(f"{item['num_near_best']} of {item['num_learning_rates']}"),
         )
         for _, item in merged.iterrows()
-    ]  # fmt: skip
+    ]
     return Table(
         "Learning-rate sensitivity: test score over the LR grid, mean over the seeds that ran every LR",
         (
-            "Task", "Run", "Best LR (validation)", "Test at best LR (all seeds)", "Seeds: every LR / best LR",
-            "Spread (max − min)", "Std over LRs", "LRs within 1 pt of best",
+            "Task",
+            "Run",
+            "Best LR (validation)",
+            "Test at best LR (all seeds)",
+            "Seeds: every LR / best LR",
+            "Spread (max − min)",
+            "Std over LRs",
+            "LRs within 1 pt of best",
         ),
         tuple(rows),
-    )  # fmt: skip
+    )
 
 
 def verdict_cell(verdict: str) -> Cell:

@@ -58,9 +58,11 @@ def random_twin(run_name: str, size: str) -> str:
 
 def versus_random_columns(gain: Estimate, twin: str | None) -> dict[str, object]:
     return {
-        "random_run": twin, **gain.columns("minus_random_"), "versus_random": VERSUS[ci_side(gain)] if twin else None,
+        "random_run": twin,
+        **gain.columns("minus_random_"),
+        "versus_random": VERSUS[ci_side(gain)] if twin else None,
         "minus_random_mde": minimum_detectable_effect(gain),
-    }  # fmt: skip
+    }
 
 
 def run_rows(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -> pd.DataFrame:
@@ -76,11 +78,20 @@ def run_rows(outcomes: pd.DataFrame, kinds: dict[str, str], confidence: float) -
             gain = Estimate.undefined(confidence)
             if len(twin):
                 gain = paired_difference(pairs, twin if kind == ALL_KINDS else twin[twin["kind"] == kind], confidence)
-            rows.append({
-                "run": run, "run_name": first["run_name"], "objective_kind": kinds.get(run, RANDOM_INIT), "size": first["size"],
-                "step": step, "method": method, "kind": kind, "num_pairs": len(pairs),
-                **accuracy(pairs, confidence).columns("accuracy_"), **versus_random_columns(gain, twin_run if len(twin) else None),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "run": run,
+                    "run_name": first["run_name"],
+                    "objective_kind": kinds.get(run, RANDOM_INIT),
+                    "size": first["size"],
+                    "step": step,
+                    "method": method,
+                    "kind": kind,
+                    "num_pairs": len(pairs),
+                    **accuracy(pairs, confidence).columns("accuracy_"),
+                    **versus_random_columns(gain, twin_run if len(twin) else None),
+                }
+            )
     return pd.DataFrame(rows, columns=[*MINIMAL_PAIRS_COLUMNS[:-1]])
 
 
@@ -131,11 +142,23 @@ def minimal_pairs_comparison(outcomes: pd.DataFrame, table: pd.DataFrame, confid
                 mlm_score, clm_score = accuracy(mlm_pairs, confidence), accuracy(clm_pairs, confidence)
                 gap, replicates, unit = paired_difference(mlm_pairs, clm_pairs, confidence), len(mlm_pairs), "pairs"
             power = power_columns(gap, replicates, unit)
-            rows.append({
-                "size": size, "kind": kind, "num_pairs": len(mlm_pairs), "mlm_run": f"mlm-{size}", "mlm_method": mlm_method,
-                "clm_run": f"clm-{size}", "clm_method": clm_method, **mlm_score.columns("mlm_"), **clm_score.columns("clm_"),
-                **gap.columns("difference_"), "winner": WINNER[ci_side(gap)] if not math.isnan(gap.mean) else None,
-                "difference_mde": power["difference_mde"], "difference_to_decide": power[f"difference_{unit}_to_decide"],
-                "decide_unit": unit, PRETRAINING_SEEDS: seeds,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "size": size,
+                    "kind": kind,
+                    "num_pairs": len(mlm_pairs),
+                    "mlm_run": f"mlm-{size}",
+                    "mlm_method": mlm_method,
+                    "clm_run": f"clm-{size}",
+                    "clm_method": clm_method,
+                    **mlm_score.columns("mlm_"),
+                    **clm_score.columns("clm_"),
+                    **gap.columns("difference_"),
+                    "winner": WINNER[ci_side(gap)] if not math.isnan(gap.mean) else None,
+                    "difference_mde": power["difference_mde"],
+                    "difference_to_decide": power[f"difference_{unit}_to_decide"],
+                    "decide_unit": unit,
+                    PRETRAINING_SEEDS: seeds,
+                }
+            )
     return pd.DataFrame(rows, columns=MINIMAL_PAIRS_COMPARISON_COLUMNS)

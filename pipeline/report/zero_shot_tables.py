@@ -83,11 +83,14 @@ def minimal_pairs_comparison_table(comparison: pd.DataFrame, confidence: float) 
     level = f"{100 * confidence:g}% CI"
     rows = [
         row(
-            key(item["size"]), key(item["kind"].replace("_", " ")), num(f"{item['num_pairs']:,}"), *comparison_cells(item),
+            key(item["size"]),
+            key(item["kind"].replace("_", " ")),
+            num(f"{item['num_pairs']:,}"),
+            *comparison_cells(item),
             num(detectable_text(item["difference_mde"], item["difference_to_decide"], item["decide_unit"])),
         )
         for _, item in comparison.iterrows()
-    ]  # fmt: skip
+    ]
     return Table(
         f"Minimal pairs: MLM (pseudo-log-likelihood) against CLM (log-likelihood), pairs won (%) ± {level}",
         (

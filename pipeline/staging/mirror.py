@@ -85,8 +85,11 @@ def local_source(spec: HubSpec) -> tuple[str, dict[str, list[str]]]:
     repository = mirror_dir(mirror, "dataset", spec.path, None)
     card = repository / CARD
     by_split = config_data_files(card_configs(card.read_text(encoding="utf-8"), spec.path), spec.name, spec.path) if card.is_file() else {}
-    files = {theirs: [str(path) for path in staged_files(repository, split_patterns(by_split, theirs, repository), theirs)]
-             for theirs in spec.splits.values() if by_split}  # fmt: skip
+    files = {
+        theirs: [str(path) for path in staged_files(repository, split_patterns(by_split, theirs, repository), theirs)]
+        for theirs in spec.splits.values()
+        if by_split
+    }
     builder = reader_of([file for listed in files.values() for file in listed])
     if builder is None:  # no card config, or files datasets must read itself: the whole repository verified
         verify_staged(repository)

@@ -96,10 +96,16 @@ def run(args: argparse.Namespace) -> None:
                 name = segment_name(split, entry["source"])
                 texts = (row["text"] for row in read_entry(args.corpus, entry, split))
                 num_documents, num_tokens, sha256 = write_tokens(texts, backend, eos, dtype, out / name)
-                meta["segments"].append({
-                    "split": split, "source": entry["source"], "file": name, "num_documents": num_documents,
-                    "num_tokens": num_tokens, "sha256": sha256,
-                })  # fmt: skip
+                meta["segments"].append(
+                    {
+                        "split": split,
+                        "source": entry["source"],
+                        "file": name,
+                        "num_documents": num_documents,
+                        "num_tokens": num_tokens,
+                        "sha256": sha256,
+                    }
+                )
                 log.info(
                     "shard %d, %s, source %d: %d documents -> %d tokens", args.shard, split, entry["source"], num_documents, num_tokens
                 )

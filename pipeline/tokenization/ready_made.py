@@ -65,10 +65,12 @@ def take_ready_made(
     roles = assign_roles(original, spec, where)
     backend = original.backend_tokenizer
     record = {
-        "path": spec.ready_made.path, "revision": spec.ready_made.revision, "vocab_size": len(original),
+        "path": spec.ready_made.path,
+        "revision": spec.ready_made.revision,
+        "vocab_size": len(original),
         "tokenizer_sha256": hashlib.sha256(backend.to_str().encode()).hexdigest(),
         "roles": {role: [token, backend.token_to_id(token)] for role, token in roles.items()},
-    }  # fmt: skip
+    }
     # Fine-tuning frames one text <bos> text <eos>, whichever tokenizer; packing adds neither.
     backend.post_processor = processors.TemplateProcessing(
         single=f"{roles['bos_token']} $A {roles['eos_token']}",

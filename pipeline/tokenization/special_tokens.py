@@ -23,9 +23,15 @@ BASE_SPECIALS = (PAD, BOS, EOS, UNK, MASK, *MODE_TOKENS)
 # and names its tokens as above; a ready-made one sets each to a token of its own vocabulary
 # (Llama-3's <|begin_of_text|>, a reserved token as <mask>), so its text tokenizes as before.
 ROLE_TOKENS = {
-    "pad_token": PAD, "bos_token": BOS, "eos_token": EOS, "unk_token": UNK, "mask_token": MASK,
-    "nlu_token": NLU, "nlg_token": NLG, "s2s_token": S2S,
-}  # fmt: skip
+    "pad_token": PAD,
+    "bos_token": BOS,
+    "eos_token": EOS,
+    "unk_token": UNK,
+    "mask_token": MASK,
+    "nlu_token": NLU,
+    "nlg_token": NLG,
+    "s2s_token": S2S,
+}
 
 
 def sentinel(index: int) -> str:

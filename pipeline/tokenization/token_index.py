@@ -50,9 +50,11 @@ def run(args: argparse.Namespace) -> None:
         if not num_tokens:
             raise PipelineError(f"{args.out}: no {split} tokens in any shard")
         splits[split] = {
-            "num_documents": sum(s["num_documents"] for s in segments), "num_tokens": num_tokens,
-            "fingerprint": fingerprint(segments), "segments": segments,
-        }  # fmt: skip
+            "num_documents": sum(s["num_documents"] for s in segments),
+            "num_tokens": num_tokens,
+            "fingerprint": fingerprint(segments),
+            "segments": segments,
+        }
         log.info("%s: %d tokens in %d arrays", split, num_tokens, len(segments))
     with atomic_path(args.out / "meta.json") as meta_path:
         write_json(meta_path, {"dtype": metas[0]["dtype"], "vocab_size": metas[0]["vocab_size"], "splits": splits})

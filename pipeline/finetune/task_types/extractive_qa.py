@@ -141,10 +141,15 @@ class ExtractiveQA(TaskType):
                 answer = (answers["answer_start"][0], answers["answer_start"][0] + len(answers["text"][0]))
             examples.append(
                 encode_qa(
-                    questions[index], contexts["input_ids"][index], contexts["offset_mapping"][index], row["context"], answer, special,
+                    questions[index],
+                    contexts["input_ids"][index],
+                    contexts["offset_mapping"][index],
+                    row["context"],
+                    answer,
+                    special,
                     self.context.task.max_length,
                 )
-            )  # fmt: skip
+            )
         return examples
 
     def references(self, rows: list[dict]) -> list[list[str]]:

@@ -104,9 +104,12 @@ class Retrieval(TaskType):
         return in_batch_negatives_loss(queries, documents)
 
     def accumulate(
-        self, model: MeanPoolEmbedder, examples: Sequence[RetrievalExample], micro_batch_size: int,
+        self,
+        model: MeanPoolEmbedder,
+        examples: Sequence[RetrievalExample],
+        micro_batch_size: int,
         forward: Callable[[], AbstractContextManager],
-    ) -> float:  # fmt: skip
+    ) -> float:
         """The whole batch's in-batch-negatives loss a micro-batch at a time, as sentence-transformers'
         CachedMultipleNegativesRankingLoss (EncodEval's) computes it: every embedding first without
         gradients, the loss and its gradient with respect to the embeddings on the whole batch, then

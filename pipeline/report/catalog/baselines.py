@@ -14,13 +14,15 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [baselines_table(frames["baselines"])]
 
 
-register(ResultTable(
-    name="baselines",
-    description="per (task, pretrained run): majority class, bag of words, random init, gain",
-    columns=tuple(BASELINE_COLUMNS),
-    needs=("scores",),
-    build=lambda sources, built: by_size(
-        baseline_table(built["scores"], sources.tasks, sources.bag_of_words, sources.confidence), sources.pretraining, ["task"], ["run"]
-    ),
-    displays=(Display("baselines", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="baselines",
+        description="per (task, pretrained run): majority class, bag of words, random init, gain",
+        columns=tuple(BASELINE_COLUMNS),
+        needs=("scores",),
+        build=lambda sources, built: by_size(
+            baseline_table(built["scores"], sources.tasks, sources.bag_of_words, sources.confidence), sources.pretraining, ["task"], ["run"]
+        ),
+        displays=(Display("baselines", 0, display),),
+    )
+)

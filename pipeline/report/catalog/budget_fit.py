@@ -16,16 +16,22 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [budget_fit_table(fit, frames["budget_trend"], confidence)] if len(fit) else []
 
 
-register(ResultTable(
-    name="budget_fit",
-    description="per (task | family | minimal pairs, size, contrast): a trend line in log10(tokens) and the budget it says would decide",
-    columns=tuple(BUDGET_FIT_COLUMNS),
-    needs=("budget_trend",),
-    build=lambda sources, built: fit_table(built["budget_trend"], sources.confidence),
-    displays=(
-        Display(
-            "evidence", 1, display,
-            empty="No token-budget trend: the config fine-tunes no learning-curve checkpoints of both headline runs.",
+register(
+    ResultTable(
+        name="budget_fit",
+        description=(
+            "per (task | family | minimal pairs, size, contrast): a trend line in log10(tokens) and the budget it says would decide"
         ),
-    ),
-))  # fmt: skip
+        columns=tuple(BUDGET_FIT_COLUMNS),
+        needs=("budget_trend",),
+        build=lambda sources, built: fit_table(built["budget_trend"], sources.confidence),
+        displays=(
+            Display(
+                "evidence",
+                1,
+                display,
+                empty="No token-budget trend: the config fine-tunes no learning-curve checkpoints of both headline runs.",
+            ),
+        ),
+    )
+)

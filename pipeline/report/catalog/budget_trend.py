@@ -4,14 +4,21 @@ from pipeline.report.budget_trend import trend_table
 from pipeline.report.catalog.base import ResultTable, register
 from pipeline.report.contract import BUDGET_TREND_COLUMNS
 
-register(ResultTable(
-    name="budget_trend",
-    description="per (task | family | minimal pairs, size, contrast, budget): MLM − CLM and each minus random init "
-    "at every checkpoint's token count",
-    columns=tuple(BUDGET_TREND_COLUMNS),
-    needs=("learning_curves", "curve_comparison", "comparison", "minimal_pairs", "minimal_pairs_comparison"),
-    build=lambda sources, built: trend_table(
-        built["learning_curves"], built["curve_comparison"], built["comparison"], built["minimal_pairs"],
-        built["minimal_pairs_comparison"], sources.pretraining, sources.confidence,
-    ),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="budget_trend",
+        description="per (task | family | minimal pairs, size, contrast, budget): MLM − CLM and each minus random init "
+        "at every checkpoint's token count",
+        columns=tuple(BUDGET_TREND_COLUMNS),
+        needs=("learning_curves", "curve_comparison", "comparison", "minimal_pairs", "minimal_pairs_comparison"),
+        build=lambda sources, built: trend_table(
+            built["learning_curves"],
+            built["curve_comparison"],
+            built["comparison"],
+            built["minimal_pairs"],
+            built["minimal_pairs_comparison"],
+            sources.pretraining,
+            sources.confidence,
+        ),
+    )
+)

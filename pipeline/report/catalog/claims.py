@@ -24,11 +24,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [claims_table(claims, published, frames.get("study_claims")), published_claims_table(published, claims)]
 
 
-register(ResultTable(
-    name="claims",
-    description="one verdict per claim of the claims file",
-    columns=tuple(CLAIM_COLUMNS),
-    needs=(*JUDGED, "published_claims"),
-    build=build,
-    displays=(Display("claims", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="claims",
+        description="one verdict per claim of the claims file",
+        columns=tuple(CLAIM_COLUMNS),
+        needs=(*JUDGED, "published_claims"),
+        build=build,
+        displays=(Display("claims", 0, display),),
+    )
+)

@@ -15,21 +15,29 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return learning_curve_tables(frames["curve_comparison"], confidence)
 
 
-register(ResultTable(
-    name="curve_comparison",
-    description="per (task | family, size, step) where the CLM and the MLM run both have a point: comparison.csv's columns, step, fraction",
-    columns=tuple(CURVE_COMPARISON_COLUMNS),
-    needs=("run_scores", "comparison"),
-    build=lambda sources, built: by_size(
-        curve_comparison_table(
-            sources.curve_grid, built["run_scores"], built["comparison"], sources.pretraining, sources.tasks, sources.confidence
+register(
+    ResultTable(
+        name="curve_comparison",
+        description=(
+            "per (task | family, size, step) where the CLM and the MLM run both have a point: comparison.csv's columns, step, fraction"
         ),
-        sources.pretraining, [], ["family", "level", "name", "step"],
-    ),
-    displays=(
-        Display(
-            "learning-curves", 0, display,
-            empty="No size has learning-curve scores for both its CLM and its MLM run, so no difference is tabulated.",
+        columns=tuple(CURVE_COMPARISON_COLUMNS),
+        needs=("run_scores", "comparison"),
+        build=lambda sources, built: by_size(
+            curve_comparison_table(
+                sources.curve_grid, built["run_scores"], built["comparison"], sources.pretraining, sources.tasks, sources.confidence
+            ),
+            sources.pretraining,
+            [],
+            ["family", "level", "name", "step"],
         ),
-    ),
-))  # fmt: skip
+        displays=(
+            Display(
+                "learning-curves",
+                0,
+                display,
+                empty="No size has learning-curve scores for both its CLM and its MLM run, so no difference is tabulated.",
+            ),
+        ),
+    )
+)

@@ -4,12 +4,14 @@ from pipeline.report.catalog.base import ResultTable, register
 from pipeline.report.comparisons import by_size
 from pipeline.report.contract import FINETUNE_GRID_COLUMNS
 
-register(ResultTable(
-    name="finetune_grid",
-    description="one row per (task, run, learning_rate, seed)",
-    columns=tuple(FINETUNE_GRID_COLUMNS),
-    needs=(),
-    build=lambda sources, built: by_size(
-        sources.grid.drop(columns="test_scores"), sources.pretraining, ["task"], ["run", "learning_rate", "seed"]
-    ),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="finetune_grid",
+        description="one row per (task, run, learning_rate, seed)",
+        columns=tuple(FINETUNE_GRID_COLUMNS),
+        needs=(),
+        build=lambda sources, built: by_size(
+            sources.grid.drop(columns="test_scores"), sources.pretraining, ["task"], ["run", "learning_rate", "seed"]
+        ),
+    )
+)

@@ -16,11 +16,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [lr_table(frames["lr_sensitivity"], frames["run_scores"])]
 
 
-register(ResultTable(
-    name="lr_sensitivity",
-    description="per (task, run): how much the test score moves over the LR grid",
-    columns=tuple(LR_SENSITIVITY_COLUMNS),
-    needs=(),
-    build=lambda sources, built: by_size(lr_sensitivity_table(sources.grid), sources.pretraining, ["task"], ["run"]),
-    displays=(Display("finetuning", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="lr_sensitivity",
+        description="per (task, run): how much the test score moves over the LR grid",
+        columns=tuple(LR_SENSITIVITY_COLUMNS),
+        needs=(),
+        build=lambda sources, built: by_size(lr_sensitivity_table(sources.grid), sources.pretraining, ["task"], ["run"]),
+        displays=(Display("finetuning", 0, display),),
+    )
+)

@@ -23,11 +23,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [minimal_pairs_display(frames["minimal_pairs"], confidence)] if len(frames["minimal_pairs"]) else []
 
 
-register(ResultTable(
-    name="minimal_pairs",
-    description="per (model, scoring method, kind of pair): share of minimal pairs won, and the paired gain over random init",
-    columns=tuple(MINIMAL_PAIRS_COLUMNS),
-    needs=(),
-    build=build,
-    displays=(Display("zero-shot", 1, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="minimal_pairs",
+        description="per (model, scoring method, kind of pair): share of minimal pairs won, and the paired gain over random init",
+        columns=tuple(MINIMAL_PAIRS_COLUMNS),
+        needs=(),
+        build=build,
+        displays=(Display("zero-shot", 1, display),),
+    )
+)

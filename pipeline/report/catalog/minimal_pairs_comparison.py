@@ -16,11 +16,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [minimal_pairs_comparison_table(comparison, confidence)] if len(comparison) else []
 
 
-register(ResultTable(
-    name="minimal_pairs_comparison",
-    description="per (size, kind): MLM − CLM on minimal pairs",
-    columns=tuple(MINIMAL_PAIRS_COMPARISON_COLUMNS),
-    needs=("minimal_pairs",),
-    build=lambda sources, built: minimal_pairs_comparison(sources.pair_outcomes, built["minimal_pairs"], sources.confidence),
-    displays=(Display("zero-shot", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="minimal_pairs_comparison",
+        description="per (size, kind): MLM − CLM on minimal pairs",
+        columns=tuple(MINIMAL_PAIRS_COMPARISON_COLUMNS),
+        needs=("minimal_pairs",),
+        build=lambda sources, built: minimal_pairs_comparison(sources.pair_outcomes, built["minimal_pairs"], sources.confidence),
+        displays=(Display("zero-shot", 0, display),),
+    )
+)

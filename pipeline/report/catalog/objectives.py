@@ -18,18 +18,23 @@ def build(sources: Sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     pretraining = sources.pretraining
     first_replicates = pretraining[arm_names(pretraining["run_name"]) == pretraining["run_name"]]
     objectives = objectives_table(
-        built["scores"], built["family_scores"], run_placements(first_replicates, sources.objective_params),
-        reference_runs(first_replicates), sources.confidence,
-    )  # fmt: skip
+        built["scores"],
+        built["family_scores"],
+        run_placements(first_replicates, sources.objective_params),
+        reference_runs(first_replicates),
+        sources.confidence,
+    )
     ordered = by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"])
     return ordered.astype({"section": str})
 
 
-register(ResultTable(
-    name="objectives",
-    description="per (task | family, pretrained run, report section): score, Δ vs the CLM and the MLM run of its size "
-    "or step budget (Welch), masking, CLM share",
-    columns=tuple(OBJECTIVES_COLUMNS),
-    needs=("scores", "family_scores"),
-    build=build,
-))  # fmt: skip
+register(
+    ResultTable(
+        name="objectives",
+        description="per (task | family, pretrained run, report section): score, Δ vs the CLM and the MLM run of its size "
+        "or step budget (Welch), masking, CLM share",
+        columns=tuple(OBJECTIVES_COLUMNS),
+        needs=("scores", "family_scores"),
+        build=build,
+    )
+)

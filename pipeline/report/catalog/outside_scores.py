@@ -15,11 +15,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [outside_models_table(frames["outside_scores"], frames["run_scores"])] if len(frames["outside_scores"]) else []
 
 
-register(ResultTable(
-    name="outside_scores",
-    description="per (task, outside model): run_scores' columns, size 'outside'",
-    columns=tuple(RUN_SCORES_COLUMNS),
-    needs=(),
-    build=lambda sources, built: score_table(sources.outside_grid, sources.confidence),
-    displays=(Display("outside", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="outside_scores",
+        description="per (task, outside model): run_scores' columns, size 'outside'",
+        columns=tuple(RUN_SCORES_COLUMNS),
+        needs=(),
+        build=lambda sources, built: score_table(sources.outside_grid, sources.confidence),
+        displays=(Display("outside", 0, display),),
+    )
+)

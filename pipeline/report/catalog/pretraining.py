@@ -17,11 +17,13 @@ def runs(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table]:
     return [pretraining_table(frames["pretraining"])]
 
 
-register(ResultTable(
-    name="pretraining",
-    description="one row per pretraining summary",
-    columns=tuple(PRETRAINING_COLUMNS),
-    needs=(),
-    build=lambda sources, built: sources.pretraining,
-    displays=(Display("scale", 0, scale), Display("pretraining", 0, runs)),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="pretraining",
+        description="one row per pretraining summary",
+        columns=tuple(PRETRAINING_COLUMNS),
+        needs=(),
+        build=lambda sources, built: sources.pretraining,
+        displays=(Display("scale", 0, scale), Display("pretraining", 0, runs)),
+    )
+)

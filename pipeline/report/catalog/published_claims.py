@@ -5,10 +5,12 @@ verdicts in the claims table."""
 from pipeline.external.published_claims import PUBLISHED_CLAIM_COLUMNS, published_verdicts
 from pipeline.report.catalog.base import ResultTable, register
 
-register(ResultTable(
-    name="published_claims",
-    description="per claim: its verdict on the study's published Tables 2-17, with the evidence or what they lack",
-    columns=tuple(PUBLISHED_CLAIM_COLUMNS),
-    needs=(),
-    build=lambda sources, built: published_verdicts(sources.claims),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="published_claims",
+        description="per claim: its verdict on the study's published Tables 2-17, with the evidence or what they lack",
+        columns=tuple(PUBLISHED_CLAIM_COLUMNS),
+        needs=(),
+        build=lambda sources, built: published_verdicts(sources.claims),
+    )
+)

@@ -42,10 +42,17 @@ def summary_table(cells: pd.DataFrame) -> Table:
     for experiment, group in cells.groupby("experiment", sort=False):
         counts = {verdict: int((group["verdict"] == verdict).sum()) for verdict in (WITHIN, OUTSIDE, NOT_RUN)}
         produced = counts[WITHIN] + counts[OUTSIDE]
-        rows.append(row(
-            EXPERIMENT_TITLES[experiment], num(f"{len(group)}"), num(f"{produced}"), num(f"{int(group['comparable'].sum())}"),
-            num(f"{counts[WITHIN]}"), num(f"{counts[OUTSIDE]}"), num(f"{counts[NOT_RUN]}"),
-        ))  # fmt: skip
+        rows.append(
+            row(
+                EXPERIMENT_TITLES[experiment],
+                num(f"{len(group)}"),
+                num(f"{produced}"),
+                num(f"{int(group['comparable'].sum())}"),
+                num(f"{counts[WITHIN]}"),
+                num(f"{counts[OUTSIDE]}"),
+                num(f"{counts[NOT_RUN]}"),
+            )
+        )
     return Table(
         "The study's published cells against this run",
         ("Experiment", "Cells", "Produced here", "Comparable", "Within its interval", "Outside", "Not run"),
@@ -66,7 +73,7 @@ def cells_table(cells: pd.DataFrame) -> Table:
             Cell(cell["verdict"], "verdict"),
             key(cell["run"] + (f" @ step {cell['step']}" if pd.notna(cell["step"]) else "")),
             "yes" if cell["comparable"] else f"no: {cell['not_comparable_because']}",
-        )  # fmt: skip
+        )
         for _, cell in produced.iterrows()
     ]
     return Table(
@@ -86,11 +93,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [summary_table(cells), *([cells_table(cells)] if produced else [])]
 
 
-register(ResultTable(
-    name="published_reference",
-    description="per cell of the study's Tables 2-17: its published mean and CI, this run's where it produced it, and the verdict",
-    columns=tuple(CELL_COLUMNS),
-    needs=("pretraining", "scores", "family_scores", "learning_curves"),
-    build=build,
-    displays=(Display("published", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="published_reference",
+        description="per cell of the study's Tables 2-17: its published mean and CI, this run's where it produced it, and the verdict",
+        columns=tuple(CELL_COLUMNS),
+        needs=("pretraining", "scores", "family_scores", "learning_curves"),
+        build=build,
+        displays=(Display("published", 0, display),),
+    )
+)

@@ -5,10 +5,12 @@ from pipeline.report.comparisons import by_size
 from pipeline.report.contract import RUN_SCORES_COLUMNS
 from pipeline.report.scoring import score_table
 
-register(ResultTable(
-    name="run_scores",
-    description="per (task, run): best LR on validation, test seed mean and CI; every pretraining replicate apart",
-    columns=tuple(RUN_SCORES_COLUMNS),
-    needs=(),
-    build=lambda sources, built: by_size(score_table(sources.grid, sources.confidence), sources.pretraining, ["task"], ["run"]),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="run_scores",
+        description="per (task, run): best LR on validation, test seed mean and CI; every pretraining replicate apart",
+        columns=tuple(RUN_SCORES_COLUMNS),
+        needs=(),
+        build=lambda sources, built: by_size(score_table(sources.grid, sources.confidence), sources.pretraining, ["task"], ["run"]),
+    )
+)

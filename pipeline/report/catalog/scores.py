@@ -4,10 +4,12 @@ from pipeline.report.catalog.base import ResultTable, register
 from pipeline.report.contract import SCORES_COLUMNS
 from pipeline.report.replicates import pool_replicates
 
-register(ResultTable(
-    name="scores",
-    description="per (task, arm): run_scores with an arm's replicates pooled (CI over pretraining seeds, see replicates.py)",
-    columns=tuple(SCORES_COLUMNS),
-    needs=("run_scores",),
-    build=lambda sources, built: pool_replicates(built["run_scores"], ["task"], sources.confidence),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="scores",
+        description="per (task, arm): run_scores with an arm's replicates pooled (CI over pretraining seeds, see replicates.py)",
+        columns=tuple(SCORES_COLUMNS),
+        needs=("run_scores",),
+        build=lambda sources, built: pool_replicates(built["run_scores"], ["task"], sources.confidence),
+    )
+)

@@ -14,11 +14,13 @@ def display(frames: Mapping[str, pd.DataFrame], confidence: float) -> list[Table
     return [tasks_table(frames["tasks"])]
 
 
-register(ResultTable(
-    name="tasks",
-    description="one row per task (provenance of the downstream data)",
-    columns=tuple(TASKS_COLUMNS),
-    needs=(),
-    build=lambda sources, built: sources.tasks,
-    displays=(Display("provenance", 0, display),),
-))  # fmt: skip
+register(
+    ResultTable(
+        name="tasks",
+        description="one row per task (provenance of the downstream data)",
+        columns=tuple(TASKS_COLUMNS),
+        needs=(),
+        build=lambda sources, built: sources.tasks,
+        displays=(Display("provenance", 0, display),),
+    )
+)

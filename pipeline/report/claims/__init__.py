@@ -56,10 +56,17 @@ def check_claims(claims: Sequence[Claim], results: Results) -> pd.DataFrame:
     for claim in claims:
         with judged_estimates() as judged:
             verdict = KINDS[claim.kind].check(results, claim.params)
-        rows.append({
-            "id": claim.id, "source": claim.source, "claim": claim.claim, "measure": claim.measure, "status": claim.status,
-            **asdict(verdict), **power_columns(judged, verdict.verdict, unit, replicates),
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": claim.id,
+                "source": claim.source,
+                "claim": claim.claim,
+                "measure": claim.measure,
+                "status": claim.status,
+                **asdict(verdict),
+                **power_columns(judged, verdict.verdict, unit, replicates),
+            }
+        )
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 

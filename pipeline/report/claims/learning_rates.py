@@ -38,11 +38,13 @@ def paired_runs(results: Results, column: str, families: Sequence[str] | None = 
     if families is not None:
         pairs = pairs[pairs["family"].isin(families)]
     values = results.tables["lr_sensitivity"].set_index(["task", "run"])[column]
-    return pd.DataFrame({
-        "label": [f"{t} {s}" for t, s in zip(pairs["name"], pairs["size"])],
-        "clm": [values[(t, r)] for t, r in zip(pairs["name"], pairs["clm_run"])],
-        "mlm": [values[(t, r)] for t, r in zip(pairs["name"], pairs["mlm_run"])],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "label": [f"{t} {s}" for t, s in zip(pairs["name"], pairs["size"])],
+            "clm": [values[(t, r)] for t, r in zip(pairs["name"], pairs["clm_run"])],
+            "mlm": [values[(t, r)] for t, r in zip(pairs["name"], pairs["mlm_run"])],
+        }
+    )
 
 
 @register("tuning_iterations", TuningIterations, reads="lr_sensitivity.csv, comparison.csv")
