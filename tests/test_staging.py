@@ -13,8 +13,8 @@ import yaml
 
 from pipeline.__main__ import main
 from pipeline.configure import read_configs, resolve_files
+from pipeline.data.sources.mirror import local_source
 from pipeline.errors import PipelineError
-from pipeline.staging.mirror import local_source
 from pipeline.staging.references import references
 from tests.conftest import REPO
 
@@ -218,7 +218,7 @@ def test_staging_from_the_hub_pins_each_repository_to_one_commit(hub, tmp_path, 
 
 
 def test_a_card_s_files_without_a_split_are_train_s_and_a_split_without_files_is_named(tmp_path):
-    from pipeline.staging.mirror import split_patterns
+    from pipeline.data.sources.mirror import split_patterns
 
     assert split_patterns({None: ["data/*.parquet"]}, "train", tmp_path) == ["data/*.parquet"]
     assert split_patterns({"test": ["t/*"], "train": ["r/*"]}, "test", tmp_path) == ["t/*"]

@@ -29,10 +29,10 @@ from pipeline import strict
 from pipeline.config import DataSourceSpec
 from pipeline.data.contiguous import contiguous_range
 from pipeline.data.sources.hub import load_rows
+from pipeline.data.sources.mirror import local_source
 from pipeline.data.splits import SplitOf
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
-from pipeline.staging.mirror import local_source
 
 Row = dict[str, Any]
 HUB_READER = "hf"

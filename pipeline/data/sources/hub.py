@@ -20,8 +20,8 @@ from typing import Any
 
 from pipeline.config import HubSpec
 from pipeline.data.contiguous import contiguous_range
+from pipeline.data.sources.mirror import local_source, verify_read
 from pipeline.errors import PipelineError, first_line
-from pipeline.staging.mirror import local_source, verify_read
 
 logger = logging.getLogger(__name__)
 
