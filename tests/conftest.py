@@ -166,6 +166,12 @@ def scratch_plan(name: str, num_steps: int, **changes) -> dict:
     return strict.to_plain(dataclasses.replace(plan, **changes))
 
 
+def pretrain_argv(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> list[str]:
+    """The ``pretrain`` stage's arguments for a run under ``root`` (its work dir and output inside)."""
+    paths = {"--tokens": tokens_dir, "--init": init_dir, "--work-dir": root / "work", "--out": root / "run"}
+    return ["pretrain", "--spec", spec, *(word for flag, path in paths.items() for word in (flag, str(path)))]
+
+
 def pretrain_spec_json(objective: dict, num_steps: int = 12, plan: dict | None = None, **pretraining) -> str:
     return json.dumps(
         {

@@ -94,6 +94,20 @@ def sst2_data(**hub) -> dict:
     return {"reader": "hf", "hub": {**spec, **hub}}
 
 
+def local_hub_task(folder: Path, train: list[dict], test: list[dict]) -> dict:
+    """A task's ``data`` reading ``train`` and ``test`` rows ({"sentence", "label"}) written as JSON Lines in ``folder``."""
+    for name, content in (("train.jsonl", train), ("test.jsonl", test)):
+        (folder / name).write_text("".join(json.dumps(row) + "\n" for row in content))
+    files = {"train": str(folder / "train.jsonl"), "test": str(folder / "test.jsonl")}
+    hub = {
+        "path": "json",
+        "data_files": files,
+        "splits": {"train": "train", "test": "test"},
+        "fields": {"text": "sentence", "label": "label"},
+    }
+    return {"reader": "hf", "hub": hub}
+
+
 def test_a_hub_test_split_is_kept_whole_and_its_duplicates_leave_train(tmp_path):
     assert prepare(tmp_path / "sst2", task_spec(data=sst2_data(), validation_fraction=0.5)) == 0
     test = read_rows(tmp_path / "sst2" / "test.jsonl")
@@ -145,18 +159,7 @@ def test_every_test_row_is_scored_repeats_included_and_only_train_loses_its_copi
         {"sentence": "a different line", "label": 0},
     ]
     train = [{"sentence": "halftime 1-0", "label": 1}] + [{"sentence": f"train line {n}", "label": n % 2} for n in range(1, 7)]
-    for name, content in (("test.jsonl", rows), ("train.jsonl", train)):
-        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
-    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {
-        "reader": "hf",
-        "hub": {
-            "path": "json",
-            "data_files": files,
-            "splits": {"train": "train", "test": "test"},
-            "fields": {"text": "sentence", "label": "label"},
-        },
-    }
+    data = local_hub_task(tmp_path, train, rows)
     assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.5)) == 0
     assert [r["id"] for r in read_rows(tmp_path / "task" / "test.jsonl")] == ["test/0", "test/1", "test/2", "test/3"]
     stats = json.loads((tmp_path / "task" / "stats.json").read_text())
@@ -171,18 +174,7 @@ def test_the_study_s_validation_draw_is_datasets_train_test_split_row_for_row(tm
     from datasets import Dataset
 
     train = [{"sentence": f"train line {n}", "label": n % 2} for n in range(60)] + [{"sentence": "train line 3", "label": 1}]
-    for name, content in (("train.jsonl", train), ("test.jsonl", [{"sentence": "a test line", "label": 0}])):
-        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
-    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {
-        "reader": "hf",
-        "hub": {
-            "path": "json",
-            "data_files": files,
-            "splits": {"train": "train", "test": "test"},
-            "fields": {"text": "sentence", "label": "label"},
-        },
-    }
+    data = local_hub_task(tmp_path, train, [{"sentence": "a test line", "label": 0}])
     assert prepare(tmp_path / "task", task_spec(data=data, validation_fraction=0.05, validation_draw="train_test_split")) == 0
     theirs = Dataset.from_list(train).train_test_split(train_size=0.95, seed=42)["test"]
     ours = read_rows(tmp_path / "task" / "validation.jsonl")
@@ -197,18 +189,7 @@ def test_raw_text_keeps_every_string_as_the_source_gives_it(tmp_path):
     it: spacing, a zero-width space and a control character kept; cleaned otherwise."""
     test = [{"sentence": "  Halftime\t 1-0\u200b", "label": 1}, {"sentence": "line\x07 two\r\n", "label": 0}]
     train = [{"sentence": f"train  line {n}", "label": n % 2} for n in range(8)]
-    for name, content in (("test.jsonl", test), ("train.jsonl", train)):
-        (tmp_path / name).write_text("".join(json.dumps(row) + "\n" for row in content))
-    files = {"train": str(tmp_path / "train.jsonl"), "test": str(tmp_path / "test.jsonl")}
-    data = {
-        "reader": "hf",
-        "hub": {
-            "path": "json",
-            "data_files": files,
-            "splits": {"train": "train", "test": "test"},
-            "fields": {"text": "sentence", "label": "label"},
-        },
-    }
+    data = local_hub_task(tmp_path, train, test)
     assert prepare(tmp_path / "raw", task_spec(data=data, validation_fraction=0.5, raw_text=True)) == 0
     assert [row["text"] for row in read_rows(tmp_path / "raw" / "test.jsonl")] == [row["sentence"] for row in test]
     assert prepare(tmp_path / "cleaned", task_spec(data=data, validation_fraction=0.5)) == 0

@@ -22,14 +22,13 @@ import psutil
 import pytest
 from safetensors.torch import load_file
 
-from pipeline.__main__ import main
 from pipeline.batch import make_batch
 from pipeline.files import read_json
 from pipeline.model.backbone import language_model_loss, load_language_model
 from pipeline.objectives import example_rng, parse_objective
 from pipeline.pretrain.token_blocks import TokenBlocks
-from tests.conftest import REPO, pretrain_spec_json
-from tests.test_pretrain import PINNED_LOSSES
+from tests.conftest import REPO, pretrain_argv, pretrain_spec_json
+from tests.test_pretrain import PINNED_LOSSES, pretrain
 
 MLM = {"kind": "mlm", "mask_ratio": 0.4}  # loss positions differ between rows: the weighting must be exact
 
@@ -44,17 +43,7 @@ def torchrun(spec: str, tokens_dir: Path, init_dir: Path, root: Path, wait: bool
         "2",
         "-m",
         "pipeline",
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(root / "work"),
-        "--out",
-        str(root / "run"),
+        *pretrain_argv(spec, tokens_dir, init_dir, root),
         "--threads",
         "2",
     ]
@@ -66,24 +55,6 @@ def torchrun(spec: str, tokens_dir: Path, init_dir: Path, root: Path, wait: bool
     if wait:
         assert process.wait(timeout=180) == 0, (root / "torchrun.log").read_text()[-3000:]
     return process
-
-
-def one_process(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> Path:
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(root / "work"),
-        "--out",
-        str(root / "run"),
-    ]
-    assert main(argv) == 0
-    return root / "run"
 
 
 def kill_tree(process: subprocess.Popen) -> None:
@@ -118,7 +89,7 @@ def test_two_processes_follow_one_and_resume_after_a_kill(tokens_dir, init_dir, 
     spec = json.loads(single)
     spec["pretraining"]["compute"] = {"micro_batch_size": 1}
     spec = json.dumps(spec)
-    reference = one_process(single, tokens_dir, init_dir, tmp_path / "one")
+    reference = pretrain(single, tokens_dir, init_dir, tmp_path / "one")
 
     root = tmp_path / "two"
     process = torchrun(spec, tokens_dir, init_dir, root, wait=False)
@@ -146,12 +117,12 @@ def test_two_processes_follow_one_and_resume_after_a_kill(tokens_dir, init_dir, 
     assert summary["num_tokens"] == expected_summary["num_tokens"] and summary["loss_fraction"] == expected_summary["loss_fraction"]
 
 
-def test_fsdp_matches_one_process(tokens_dir, init_dir, tmp_path):
+def test_fsdp_matches_pretrain(tokens_dir, init_dir, tmp_path):
     """FSDP (sharded weights and AdamW state, gathered for checkpoints and the exported model)."""
     single = pretrain_spec_json({"kind": "clm"}, num_steps=6, checkpoint_steps=[3])
     spec = json.loads(single)
     spec["pretraining"]["compute"] = {"sharding": "fsdp"}
-    reference = one_process(single, tokens_dir, init_dir, tmp_path / "one")
+    reference = pretrain(single, tokens_dir, init_dir, tmp_path / "one")
     sharded = tmp_path / "fsdp"
     torchrun(json.dumps(spec), tokens_dir, init_dir, sharded)
     expected, measured = losses(reference), losses(sharded / "run")
@@ -193,5 +164,5 @@ def test_compute_settings_keep_the_pinned_losses(compute, tolerance, tokens_dir,
     """Each single-process switch reproduces the pinned 6-step MLM run (bf16: to bf16 precision)."""
     spec = json.loads(pretrain_spec_json({"kind": "mlm"}, num_steps=6))
     spec["pretraining"]["compute"] = compute
-    summary = read_json(one_process(json.dumps(spec), tokens_dir, init_dir, tmp_path) / "summary.json")
+    summary = read_json(pretrain(json.dumps(spec), tokens_dir, init_dir, tmp_path) / "summary.json")
     assert (summary["final_train_loss"], summary["heldout_loss"]) == pytest.approx(PINNED_LOSSES["mlm"], rel=tolerance)

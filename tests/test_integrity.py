@@ -18,6 +18,7 @@ from pipeline.files import read_json
 from pipeline.integrity import VERIFY_TOKENS
 from tests.conftest import pretrain_spec_json
 from tests.test_finetune import finetune_spec, make_task
+from tests.test_pretrain import pretrain
 
 MISMATCH = (
     r"error: {path}: sha256 [0-9a-f]{{64}} is not the [0-9a-f]{{64}} {where} when it was written; it changed since: rerun the job "
@@ -27,21 +28,7 @@ MISMATCH = (
 
 def pretrained(tokens_dir, init_dir, root):
     spec = pretrain_spec_json({"kind": "clm"}, num_steps=4, checkpoint_steps=[2])
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(root / "work"),
-        "--out",
-        str(root / "run"),
-    ]
-    assert main(argv) == 0
-    return root / "run"
+    return pretrain(spec, tokens_dir, init_dir, root)
 
 
 def zero_first_tensor(path):

@@ -25,7 +25,7 @@ from pipeline.objectives import registered_kinds
 from pipeline.pretrain.plan import Start
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import Progress
-from tests.conftest import REPO, pretrain_spec_json, scratch_plan
+from tests.conftest import REPO, pretrain_argv, pretrain_spec_json, scratch_plan
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
 # The code's float32 path, and the default config's bf16 autocast with fused AdamW.
@@ -33,22 +33,9 @@ COMPUTE_SETTINGS = [pytest.param({}, id="fp32"), pytest.param({"precision": "bf1
 
 
 def pretrain(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> Path:
-    out = root / "run"
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(root / "work"),
-        "--out",
-        str(out),
-    ]
-    assert main(argv) == 0
-    return out
+    """One run of the stage in this process; its output directory."""
+    assert main(pretrain_argv(spec, tokens_dir, init_dir, root)) == 0
+    return root / "run"
 
 
 def weights(run_dir: Path) -> dict:
@@ -121,22 +108,7 @@ def test_another_vector_instruction_set_agrees_to_rounding_and_says_so(tokens_di
     runs are bit-exact on one machine, comparable to rounding across machines."""
     spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=6)
     native = pretrain(spec, tokens_dir, init_dir, tmp_path / "native")
-    argv = [
-        sys.executable,
-        "-m",
-        "pipeline",
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(tmp_path / "avx2" / "work"),
-        "--out",
-        str(tmp_path / "avx2" / "run"),
-    ]
+    argv = [sys.executable, "-m", "pipeline", *pretrain_argv(spec, tokens_dir, init_dir, tmp_path / "avx2")]
     done = subprocess.run(argv, env={**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     avx2 = tmp_path / "avx2" / "run"
@@ -186,22 +158,7 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
 
     root = tmp_path / "interrupted"
-    argv = [
-        sys.executable,
-        "-m",
-        "pipeline",
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(root / "work"),
-        "--out",
-        str(root / "run"),
-    ]
+    argv = [sys.executable, "-m", "pipeline", *pretrain_argv(spec, tokens_dir, init_dir, root)]
     process = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state, deadline = root / "work" / "state.pt", time.time() + 120
     while time.time() < deadline and process.poll() is None:
