@@ -134,7 +134,7 @@ Uses = tuple[tuple[str, frozenset[str]], ...]
 
 def registered_names(path: Path) -> frozenset[str]:
     """The names a module registers: the literal first argument of each ``register...(...)`` call
-    in it, or of the call it wraps (``register(Metric("accuracy", ...))``)."""
+    in it, or of the call it wraps (``register(Metric("accuracy", ...))``, or its ``name=``)."""
     status = path.stat()
     return _registered_names(path, status.st_mtime_ns, status.st_size)
 
@@ -145,8 +145,9 @@ def _registered_names(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("register") and node.args:
             first = node.args[0]
-            if isinstance(first, ast.Call) and first.args:
-                first = first.args[0]
+            if isinstance(first, ast.Call):  # register(Metric("accuracy", ...)) or register(ResultTable(name="scores", ...))
+                named = [keyword.value for keyword in first.keywords if keyword.arg == "name"]
+                first = first.args[0] if first.args else (named[0] if named else first)
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 names.add(first.value)
     return frozenset(names)
