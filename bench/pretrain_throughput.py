@@ -5,6 +5,8 @@
     # one GPU, the study's 210M preset at 2,048 tokens in bf16 (fresh weights, any packed tokens):
     python bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer --size 210m \\
         --device cuda --precision bf16 --compile --fused-optimizer --sequence-length 2048 --batch-size 16
+    # the same with a larger batch in micro-batches (both trainers accumulate to the same step):
+    ... --batch-size 32 --micro-batch-size 16
 
 Both train the same backbone (the same initial weights, built by ``pipeline.model.backbone``)
 on the same packed token blocks for a fixed number of steps, for CLM and for MLM (40%,
@@ -117,7 +119,11 @@ class Bench:
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
         compute = ComputeSpec(
-            precision=args.precision, compile=args.compile, fused_optimizer=args.fused_optimizer, sparse_prediction=not args.dense_lm_head
+            micro_batch_size=args.micro_batch_size,
+            precision=args.precision,
+            compile=args.compile,
+            fused_optimizer=args.fused_optimizer,
+            sparse_prediction=not args.dense_lm_head,
         )
         spec = PretrainingSpec(
             sizes=("bench",),
@@ -181,7 +187,9 @@ class Bench:
         with tempfile.TemporaryDirectory() as out:
             training = TrainingArguments(
                 output_dir=out,
-                per_device_train_batch_size=args.batch_size,
+                # the same micro-batches as ours, accumulated to the same optimizer step
+                per_device_train_batch_size=args.micro_batch_size or args.batch_size,
+                gradient_accumulation_steps=args.batch_size // (args.micro_batch_size or args.batch_size),
                 max_steps=self.total_steps,
                 learning_rate=PEAK_LR,
                 weight_decay=0.1,
@@ -252,6 +260,7 @@ def main() -> None:
     parser.add_argument("--objectives", nargs="+", default=["clm", "mlm"], choices=sorted(OBJECTIVES))
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--micro-batch-size", type=int, help="sequences per forward pass, both trainers (default: the whole batch)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps per measurement")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them")
     parser.add_argument("--repeats", type=int, default=5)
@@ -266,6 +275,8 @@ def main() -> None:
     args = parser.parse_args()
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
+    if args.micro_batch_size and args.batch_size % args.micro_batch_size:
+        parser.error(f"--micro-batch-size {args.micro_batch_size} must divide --batch-size {args.batch_size}")
     torch.set_num_threads(args.threads)
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -322,7 +333,8 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
         commit = "?"
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
-        f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens",
+        f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"
+        f" (micro-batches of {args.micro_batch_size or args.batch_size})",
         "",
         "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / "
         "Trainer |",
