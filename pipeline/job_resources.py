@@ -69,10 +69,9 @@ def weight_bytes(config: Config, size: str) -> int:
 def pretraining_request(config: Config, plan: RunPlan) -> JobRequest:
     """One pretraining job: every process loads the starting weights on the CPU, and rank 0 also
     gathers the full resume state there (float32 weights and AdamW's two moments: 3 x the weights)."""
-    processes = max(config.hardware.gpus_per_run, 1)
-    weights = weight_bytes(config, plan.size)
-    host = processes * (PROCESS_BASELINE_BYTES + weights) + 3 * weights
     hardware = config.hardware
+    weights = weight_bytes(config, plan.size)
+    host = max(hardware.gpus_per_run, 1) * (PROCESS_BASELINE_BYTES + weights) + 3 * weights
     return request(config, hardware.runtime_margin * pretraining_job_hours(config, plan), host, hardware.gpus_per_run)
 
 
@@ -111,31 +110,6 @@ def minimal_pairs_request(config: Config, size: str | None) -> JobRequest:
     return request(config, hours, host, config.hardware.finetune_gpus)
 
 
-def check_job_limits(config: Config, plans: Plans) -> None:
-    """A GPU job that would need more attempts than ``hardware.job_attempts``, or more host memory
-    than ``hardware.node_memory_gb``, is refused at plan time, before anything is submitted."""
-    hardware = config.hardware
-    requests: list[tuple[str, JobRequest]] = []
-    if hardware.finetune_gpus > 0:
-        for size in sorted({plan.size for plan in plans.values()}):
-            trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
-            requests += [(f"fine-tuning a {size} model on {task!r}", finetuning_request(config, task, size)) for task in trained]
-    if hardware.gpus_per_run > 0:
-        requests += [(f"pretraining run {plan.run!r}", pretraining_request(config, plan)) for plan in plans.values()]
-    for what, job in requests:
-        if job.attempts() > hardware.job_attempts:
-            raise ValueError(
-                f"hardware: {what} is estimated at {job.estimated_hours:,.0f} hours on {max(job.gpus, 1)} GPU(s) (margin included),"
-                f" more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise job_attempts or"
-                " max_job_hours, or gpus_per_run (pretraining), or shrink the task's grid (finetuning.by_task)"
-            )
-        if job.mem_mb > 1000 * hardware.node_memory_gb:
-            raise ValueError(
-                f"hardware: {what} is estimated to need {job.mem_mb / 1000:,.0f} GB of host memory, more than node_memory_gb"
-                f" {hardware.node_memory_gb:g}: raise node_memory_gb to your nodes' memory, or lower gpus_per_run"
-            )
-
-
 # The rules whose jobs compute on GPUs (the others prepare data, import, aggregate and report on CPUs).
 GPU_RULES = (
     "pretrain",
@@ -148,24 +122,62 @@ GPU_RULES = (
 )
 
 
+def rule_gpus(config: Config, rule: str) -> int:
+    """GPUs each job of ``rule`` computes on: ``gpus_per_run`` for pretraining, ``finetune_gpus`` for
+    the other GPU rules, none for a rule that runs on CPUs."""
+    if rule not in GPU_RULES:
+        return 0
+    return config.hardware.gpus_per_run if rule == "pretrain" else config.hardware.finetune_gpus
+
+
 def job_request(config: Config, plans: Plans, rule: str, wildcards: dict[str, str]) -> JobRequest | None:
     """The request of one job of ``rule`` (None: a rule that runs on CPUs, or a CPU config)."""
-    hardware = config.hardware
-    if rule == "pretrain":
-        return pretraining_request(config, plans[f"{wildcards['name']}-{wildcards['size']}"]) if hardware.gpus_per_run > 0 else None
-    if hardware.finetune_gpus == 0 or rule not in GPU_RULES:
+    if rule_gpus(config, rule) == 0:
         return None
+    if rule == "pretrain":
+        return pretraining_request(config, plans[f"{wildcards['name']}-{wildcards['size']}"])
     size = config.outside_model(wildcards["name"]).size if rule.endswith("_outside") else wildcards["size"]
     return finetuning_request(config, wildcards["task"], size) if rule.startswith("finetune") else minimal_pairs_request(config, size)
+
+
+def job_requests(config: Config, plans: Plans, jobs: Iterable[Job]) -> list[tuple[Job, JobRequest]]:
+    """Every GPU job of ``jobs`` (:func:`pipeline.targets.every_job`) with its request."""
+    return [(job, asked) for job in jobs if (asked := job_request(config, plans, job.rule, job.wildcards)) is not None]
+
+
+def described(job: Job) -> str:
+    """A GPU job in words, for a refusal: "pretraining run 'mlm-1b'", "fine-tuning clm-210m on 'sst2'"."""
+    wildcards = job.wildcards
+    model = "-".join(wildcards[key] for key in ("name", "size") if key in wildcards)
+    model += f" at step {wildcards['step']}" if "step" in wildcards else ""
+    if job.rule == "pretrain":
+        return f"pretraining run {model!r}"
+    return f"fine-tuning {model} on {wildcards['task']!r}" if "task" in wildcards else f"scoring the minimal pairs with {model}"
+
+
+def check_job_limits(config: Config, plans: Plans, jobs: Iterable[Job]) -> None:
+    """A GPU job of the plan that would need more attempts than ``hardware.job_attempts``, or more
+    host memory than ``hardware.node_memory_gb``, is refused at plan time, before anything is submitted."""
+    hardware = config.hardware
+    for job, asked in job_requests(config, plans, jobs):
+        if asked.attempts() > hardware.job_attempts:
+            raise ValueError(
+                f"hardware: {described(job)} is estimated at {asked.estimated_hours:,.0f} hours on {max(asked.gpus, 1)} GPU(s) (margin"
+                f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise"
+                " job_attempts or max_job_hours, or gpus_per_run (pretraining), or shrink the task's grid (finetuning.by_task)"
+            )
+        if asked.mem_mb > 1000 * hardware.node_memory_gb:
+            raise ValueError(
+                f"hardware: {described(job)} is estimated to need {asked.mem_mb / 1000:,.0f} GB of host memory, more than"
+                f" node_memory_gb {hardware.node_memory_gb:g}: raise node_memory_gb to your nodes' memory, or lower gpus_per_run"
+            )
 
 
 def format_requests(config: Config, plans: Plans, jobs: Iterable[Job]) -> str:
     """Each GPU rule's jobs and what they ask for, as the plan submits them (an empty string on CPUs)."""
     by_rule: dict[str, list[JobRequest]] = {}
-    for job in jobs:
-        asked = job_request(config, plans, job.rule, job.wildcards)
-        if asked is not None:
-            by_rule.setdefault(job.rule, []).append(asked)
+    for job, asked in job_requests(config, plans, jobs):
+        by_rule.setdefault(job.rule, []).append(asked)
     if not by_rule:
         return ""
     hardware = config.hardware

@@ -19,7 +19,7 @@ from pipeline.config import RANDOM_INIT
 from pipeline.configure import resolve_files
 from pipeline.errors import PipelineError
 from pipeline.integrity import VERIFY_TOKENS
-from pipeline.job_resources import job_request
+from pipeline.job_resources import job_request, rule_gpus
 from pipeline.malloc_tunables import glibc_tunables
 from pipeline.targets import OUTPUTS
 
@@ -171,7 +171,7 @@ def job_resources(rule):
     """A compute rule's resources: its GPUs and, when it has any, its time limit and host memory from
     the cost estimate (pipeline/job_resources.py); on CPUs Snakemake's defaults. Like any resource,
     changing them reruns nothing."""
-    gpus = CFG.hardware.gpus_per_run if rule == "pretrain" else CFG.hardware.finetune_gpus
+    gpus = rule_gpus(CFG, rule)
     if gpus == 0:
         return {"gpu": 0}
 

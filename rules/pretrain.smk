@@ -33,7 +33,8 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
 from pipeline.job_resources import check_job_limits
 
 try:
-    check_job_limits(CFG, PLANS)  # a job the cluster's limits cannot hold stops the plan, before anything is submitted
+    # A job the cluster's limits cannot hold stops the plan, before anything is submitted.
+    check_job_limits(CFG, PLANS, targets.every_job(RESOLVED))
 except ValueError as error:
     sys.exit(f"error: {error}")
 

@@ -47,14 +47,14 @@ def test_a_gpu_pretraining_job_asks_for_its_estimated_time_within_the_cluster_s_
     assert longest.size == "1b" and 61 < pretraining_job_hours(paper, longest) < 63
     assert pretraining_request(paper, longest).runtime == 60 * hardware.max_job_hours
     assert pretraining_request(paper, longest).attempts() == 2
-    check_job_limits(paper, resolved.plans)
+    check_job_limits(paper, resolved.plans, every_job(resolved))
     tight = dataclasses.replace(paper, hardware=dataclasses.replace(hardware, max_job_hours=24.0, job_attempts=2))
     with pytest.raises(
         ValueError, match=r"pretraining run '.*-1b' is estimated at 77 hours on 8 GPU\(s\) .* max_job_hours 24 x job_attempts 2"
     ):
-        check_job_limits(tight, resolved.plans)
+        check_job_limits(tight, resolved.plans, every_job(resolved))
     cpus = dataclasses.replace(tight, hardware=dataclasses.replace(tight.hardware, gpus_per_run=0, finetune_gpus=0))
-    check_job_limits(cpus, resolved.plans)  # CPU jobs are not costed
+    check_job_limits(cpus, resolved.plans, every_job(resolved))  # CPU jobs are not costed
 
 
 def test_host_memory_is_itemised_per_process_and_for_the_gathered_resume_state(paper, resolved):
@@ -70,7 +70,7 @@ def test_host_memory_is_itemised_per_process_and_for_the_gathered_resume_state(p
     assert (finetune.gpus, finetune.cpus) == (1, paper.hardware.cpus_per_gpu)
     small = dataclasses.replace(paper, hardware=dataclasses.replace(paper.hardware, node_memory_gb=64.0))
     with pytest.raises(ValueError, match=r"pretraining run '.*' is estimated to need \d+ GB of host memory, more than node_memory_gb 64"):
-        check_job_limits(small, resolved.plans)
+        check_job_limits(small, resolved.plans, every_job(resolved))
 
 
 def test_a_fine_tuning_grid_and_a_minimal_pairs_job_ask_for_their_estimates(paper):
