@@ -15,7 +15,7 @@ from pipeline.code_graph import Uses
 from pipeline.config import RANDOM_INIT
 from pipeline.configure import Resolved
 from pipeline.objectives import kind_of
-from pipeline.targets import run_objective
+from pipeline.targets import objective_kind
 
 OBJECTIVES, LOSSES = "pipeline.objectives", "pipeline.pretrain.losses"
 TASK_TYPES, METRICS = "pipeline.finetune.task_types", "pipeline.metrics"
@@ -37,11 +37,9 @@ def task_uses(resolved: Resolved, task: str) -> dict[str, set[str]]:
 
 def model_kind(resolved: Resolved, wildcards: Mapping[str, str]) -> str:
     """The objective kind of the model a job reads: a run's, random init, or an outside model's entry."""
-    config = resolved.config
     if "size" not in wildcards:
-        return config.outside_model(wildcards["name"]).objective
-    objective = run_objective(resolved, wildcards["name"], wildcards["size"])
-    return RANDOM_INIT if objective == RANDOM_INIT else config.objectives[objective]["kind"]
+        return resolved.config.outside_model(wildcards["name"]).objective
+    return objective_kind(resolved, wildcards["name"], wildcards["size"])
 
 
 def frozen(uses: Mapping[str, Iterable[str]]) -> Uses:

@@ -29,7 +29,7 @@ from pipeline.config import RANDOM_INIT, ReportSpec
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
 from pipeline.configure import Resolved
 from pipeline.job_code import job_uses
-from pipeline.targets import run_objective
+from pipeline.targets import objective_kind, run_objective
 
 Wildcards = Mapping[str, str]
 ParamsOf = Callable[[Resolved, Wildcards], dict[str, Any]]
@@ -192,11 +192,6 @@ def final_model(name: str, size: str) -> str:
 
 def checkpoint(name: str, size: str, step: str) -> str:
     return f"results/pretrain/{name}-{size}/checkpoints/step-{int(step):06d}"
-
-
-def objective_kind(resolved: Resolved, name: str, size: str) -> str:
-    objective = run_objective(resolved, name, size)
-    return RANDOM_INIT if objective == RANDOM_INIT else resolved.config.objectives[objective]["kind"]
 
 
 def finetune_outputs(out: str) -> dict[str, str]:

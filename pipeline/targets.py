@@ -81,6 +81,12 @@ def run_objective(resolved: Resolved, name: str, size: str) -> str:
     return RANDOM_INIT if is_random_init(name) else resolved.plans[f"{name}-{size}"].objective
 
 
+def objective_kind(resolved: Resolved, name: str, size: str) -> str:
+    """The objective kind a run was trained with (``RANDOM_INIT`` for the untrained baseline)."""
+    objective = run_objective(resolved, name, size)
+    return RANDOM_INIT if objective == RANDOM_INIT else resolved.config.objectives[objective]["kind"]
+
+
 def curve_points(resolved: Resolved) -> list[tuple[str, str, int]]:
     """(run name, size, step) of every checkpoint fine-tuned for learning curves."""
     return [(plan.name, plan.size, step) for plan, step in resolved.curve_points]
