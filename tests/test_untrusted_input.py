@@ -23,7 +23,7 @@ import torch
 import yaml
 
 from pipeline.files import read_json
-from tests.conftest import REPO
+from tests.conftest import REPO, run_snakemake
 
 RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -80,21 +80,7 @@ def test_hostile_strings_in_a_config_run_nothing(tmp_path):
         "study_results": {"path": str(study), "pairs": ["a:b"], "models": {"clm_reimported": "c"}, "tasks": {"sentiment": "d"}},
     }
     (workdir / "hostile.yaml").write_text(yaml.safe_dump(overlay))
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "-n",
-        "-p",
-        "--configfile",
-        str(REPO / "config" / "smoke.yaml"),
-        str(workdir / "hostile.yaml"),
-    ]
-    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
+    done = run_snakemake(workdir, (REPO / "config" / "smoke.yaml", workdir / "hostile.yaml"), "-n", "-p")
     assert done.returncode == 0, done.stderr[-3000:]
     commands = [line.removeprefix("Shell command: ") for line in done.stdout.splitlines() if line.startswith("Shell command: ")]
     planned = {words[3] for words in map(shlex.split, commands) if len(words) > 3 and words[1:3] == ["-m", "pipeline"]}
