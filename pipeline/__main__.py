@@ -2,7 +2,9 @@
 
 Each stage is a module with ``add_arguments(parser)`` and ``run(args)``; modules are
 imported only when their stage runs, so ``fetch`` does not pay for importing torch.
-Bad input (a :class:`PipelineError`) prints one line and exits with status 2.
+Bad input (a :class:`PipelineError`) prints one line and exits with status 2. With
+``PIPELINE_WARM_WORKER`` set, the torch stages run in a process forked from one that has
+imported them already (:mod:`pipeline.warm_worker`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import os
 import sys
 
+from pipeline import warm_worker
 from pipeline.errors import PipelineError
 
 STAGES = {
@@ -54,12 +57,21 @@ def close_standard_input() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [warm_worker.SERVE_COMMAND]:
+        return warm_worker.serve(argv[1:], [STAGES[stage][0] for stage in warm_worker.STAGES], run_stage)
+    status = warm_worker.run_in_worker(argv) if warm_worker.wanted(argv) else None
+    return run_stage(argv) if status is None else status
+
+
+def run_stage(argv: list[str]) -> int:
+    """Run the stage ``argv`` names in this process."""
     parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     for name, (module_name, help_text) in STAGES.items():
         sub = commands.add_parser(name, help=help_text)
         sub.set_defaults(module_name=module_name)
-    stage_name = next((a for a in (argv if argv is not None else sys.argv[1:]) if a in STAGES), None)
+    stage_name = next((a for a in argv if a in STAGES), None)
     if stage_name is not None:
         module = importlib.import_module(STAGES[stage_name][0])
         module.add_arguments(commands.choices[stage_name])

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pipeline import rule_params as rerun
-from pipeline import targets
+from pipeline import targets, warm_worker
 from pipeline.config import RANDOM_INIT
 from pipeline.configure import resolve_files
 from pipeline.errors import PipelineError
@@ -51,6 +51,12 @@ if PROFILE == "slurm" and PAPER_CONFIG not in {Path(f).resolve() for f in workfl
     )
 # Through the environment, not params: turning verification on or off reruns nothing (pipeline/integrity.py).
 os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
+# Through the environment too: a warm worker (pipeline/warm_worker.py) changes where a CPU job's
+# imports happen, not what it computes.
+if CFG.hardware.finetune_gpus == 0 and CFG.hardware.warm_worker_idle_seconds > 0:
+    os.environ[warm_worker.ENVIRONMENT_VARIABLE] = str(CFG.hardware.warm_worker_idle_seconds)
+else:
+    os.environ.pop(warm_worker.ENVIRONMENT_VARIABLE, None)
 # With a hub mirror every job reads local paths (the config was rewritten to them); offline, so that
 # nothing the mirror lacks is fetched behind its back on a node that can reach the hub.
 if CFG.hub_mirror is not None:

@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from report_fakes import FakeTree, write_fake_results
 
+from pipeline import warm_worker
 from pipeline.__main__ import main
-from pipeline.report.render import benchmark_rule
+from pipeline.report.render import benchmark_rule, read_benchmarks
 
 
 @pytest.fixture(scope="module")
@@ -225,6 +226,25 @@ def test_benchmark_rule_is_the_directory_below_benchmarks() -> None:
     assert benchmark_rule(Path("benchmarks/finetune/sentiment/clm-tiny.tsv")) == "finetune"
     assert benchmark_rule(Path("/x/benchmarks/pretrain/clm-tiny.tsv")) == "pretrain"
     assert benchmark_rule(Path("elsewhere/pack/all.tsv")) == "pack"
+    assert benchmark_rule(Path("benchmarks/corpus.tsv")) == "benchmarks"
+
+
+def test_a_warm_started_job_s_cost_is_its_worker_s_from_its_log(tmp_path) -> None:
+    """Snakemake's benchmark of a job forked from a warm worker measured the client only."""
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for name, cpu in (("warm", "0.05"), ("cold", "14.0")):
+        bench = tmp_path / "benchmarks" / "finetune" / "sentiment" / f"{name}.tsv"
+        bench.parent.mkdir(parents=True, exist_ok=True)
+        bench.write_text(header + f"17.0\t0:00:17\t21.0\t30\t20\t20\t0\t0\t1\t{cpu}\n")
+    log = tmp_path / "logs" / "finetune" / "sentiment" / "warm.log"
+    log.parent.mkdir(parents=True)
+    usage = {"pid": 9, "wall_seconds": 16.5, "cpu_seconds": 16.8, "max_rss_mb": 554.5}
+    log.write_text(f"training...\n{warm_worker.USAGE_PREFIX}{json.dumps(usage)}\n")
+    frame = read_benchmarks(sorted((tmp_path / "benchmarks").rglob("*.tsv")))
+    assert frame.to_dict("records") == [
+        {"s": 17.0, "max_rss": 21.0, "cpu_time": 14.0, "rule": "finetune"},  # cold: no usage line, the benchmark's
+        {"s": 17.0, "max_rss": 554.5, "cpu_time": 16.8, "rule": "finetune"},
+    ]
 
 
 def test_downstream_section_tabulates_every_metric_number(rendered: tuple[FakeTree, Path]) -> None:

@@ -170,7 +170,8 @@ class HardwareSpec:
     """The machines pretraining and fine-tuning jobs run on, and what the cost estimate assumes about them.
 
     Only ``gpus_per_run`` and ``finetune_gpus`` reach a job (as its ``resources: gpu=``, which
-    picks torchrun and the device); nothing here is a job parameter, so changing it reruns nothing.
+    picks torchrun and the device), and ``warm_worker_idle_seconds`` through the environment;
+    nothing here is a job parameter, so changing it reruns nothing.
     """
 
     gpus_per_run: NonNegativeInt = 0  # pretraining: 0: CPU in-process; 1: one GPU in-process; >1: torchrun, one process per GPU
@@ -180,6 +181,10 @@ class HardwareSpec:
     # fine-tuning: 0: CPU; 1: one GPU. A sweep is one process, so a job never takes more; jobs
     # run side by side on a node's GPUs as far as `--resources gpu=N` lets Snakemake start them.
     finetune_gpus: int = 0
+    # With finetune_gpus 0, fine-tuning and minimal-pairs jobs start as forks of a process that has
+    # imported torch and their code once (pipeline/warm_worker.py: ~4 s a job saved), which exits
+    # after this many seconds without a job; 0: every job imports everything itself. Same results.
+    warm_worker_idle_seconds: NonNegative = 60.0
     gpu_name: str = "H100 80GB SXM"
     gpu_memory_gb: Positive = 80.0  # checked against each size's estimated peak memory
     gpu_peak_tflops: Positive = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)

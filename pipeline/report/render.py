@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import logging
 from collections import Counter
 from collections.abc import Mapping
@@ -26,7 +27,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from pipeline import strict
+from pipeline import strict, warm_worker
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept, read_json
@@ -109,23 +110,44 @@ def read_study(directory: Path) -> dict[str, pd.DataFrame]:
     }
 
 
+def benchmarks_index(path: Path) -> int | None:
+    """Where ``benchmarks`` is among the parts of ``benchmarks/<rule>/...tsv`` (the last one), if it is."""
+    parts = path.parts
+    if "benchmarks" not in parts[:-1]:
+        return None
+    index = len(parts) - 1 - parts[::-1].index("benchmarks")
+    return index if index + 1 < len(parts) - 1 else None
+
+
 def benchmark_rule(path: Path) -> str:
     """``benchmarks/<rule>/...tsv`` -> ``<rule>``; the parent directory otherwise."""
-    parts = path.parts
-    if "benchmarks" in parts[:-1]:
-        index = len(parts) - 1 - parts[::-1].index("benchmarks")
-        if index + 1 < len(parts) - 1:
-            return parts[index + 1]
-    return path.parent.name
+    index = benchmarks_index(path)
+    return path.parent.name if index is None else path.parts[index + 1]
+
+
+def worker_usage(path: Path) -> dict[str, float] | None:
+    """A warm-started job's CPU seconds and peak RSS (pipeline/warm_worker.py), which its
+    benchmark cannot see (it measured the client): the last usage line of the job's log,
+    ``logs/<path>.log`` beside ``benchmarks/<path>.tsv``."""
+    index = benchmarks_index(path)
+    log = Path(*path.parts[:index], "logs", *path.parts[index + 1 :]).with_suffix(".log") if index is not None else None
+    if log is None or not log.is_file():
+        return None
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith(warm_worker.USAGE_PREFIX)]
+    return json.loads(lines[-1].removeprefix(warm_worker.USAGE_PREFIX)) if lines else None
 
 
 def read_benchmarks(paths: list[Path]) -> pd.DataFrame:
-    """Snakemake benchmark rows, one per job, labelled with their rule."""
+    """Snakemake benchmark rows, one per job, labelled with their rule; a warm-started job's CPU
+    time and peak memory are its worker's, from its log."""
     frames = []
     for path in paths:
         frame = read_csv(path, BENCHMARK_COLUMNS, sep="\t", na_values=["-"])
         if frame.empty:
             raise PipelineError(f"{path}: no benchmark row")
+        usage = worker_usage(path)
+        if usage is not None:
+            frame = frame.assign(cpu_time=usage["cpu_seconds"], max_rss=usage["max_rss_mb"])
         frames.append(frame[BENCHMARK_COLUMNS].assign(rule=benchmark_rule(path)))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*BENCHMARK_COLUMNS, "rule"])
 
