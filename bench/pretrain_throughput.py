@@ -31,6 +31,7 @@ Printed: every measurement as it comes, then medians as a markdown table for BEN
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import statistics
@@ -47,6 +48,7 @@ from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
 from pipeline.configure import REPOSITORY, read_configs
 from pipeline.cost import parameters
+from pipeline.model import backbone
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
@@ -64,6 +66,7 @@ from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
 PEAK_LR = 5e-4
 
 
@@ -105,6 +108,33 @@ class TimedTrainer(Trainer):
         return None, None  # not measured
 
 
+def compile_for_attempt(trainer: Trainer, scope: str, mode: str) -> None:
+    """Compiles the trainer does not make itself: the whole trained module (backbone, head and
+    loss) or the transformer layers in another mode (reduce-overhead: CUDA graphs)."""
+    if scope == "model":
+        trainer.trained.compile(mode=mode)
+        return
+    layer_classes = tuple(getattr(trainer.model, "_no_split_modules", None) or ())
+    for layer in [m for m in trainer.model.modules() if type(m).__name__ in layer_classes]:
+        layer.compile(mode=mode)
+
+
+def attention_backends(choice: str):
+    """``flash``: SDPA may use the flash kernel only, so a run that completes took it (for its
+    masks, in its precision); one that cannot raises "No available kernel"."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION]) if choice == "flash" else contextlib.nullcontext()
+
+
+def use_liger_head() -> None:
+    """Liger Kernel's fused linear cross-entropy (a Triton kernel) in place of our chunked one, for ours."""
+    from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
+
+    liger = LigerFusedLinearCrossEntropyLoss()
+    backbone.linear_cross_entropy = lambda hidden, weight, labels, chunk_rows=None: liger(weight, hidden, labels)
+
+
 class Bench:
     def __init__(self, args: argparse.Namespace, init_dir: Path, special: SpecialIds, tokenizer):
         self.args, self.init_dir, self.special, self.tokenizer = args, init_dir, special, tokenizer
@@ -118,10 +148,11 @@ class Bench:
         args = self.args
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
+        trainer_compiles = args.compile and args.compile_scope == "layers" and args.compile_mode == "default"  # the pipeline's own
         compute = ComputeSpec(
             micro_batch_size=args.micro_batch_size,
             precision=args.precision,
-            compile=args.compile,
+            compile=trainer_compiles,
             fused_optimizer=args.fused_optimizer,
             sparse_prediction=not args.dense_lm_head,
         )
@@ -155,7 +186,10 @@ class Bench:
         with tempfile.TemporaryDirectory() as work_dir:
             trainer = TimedTrainer(model, inputs, Path(work_dir), Processes(0, 1, self.device))
             trainer.warmup_steps = args.warmup
-            trainer.train()
+            if args.compile and not trainer_compiles:
+                compile_for_attempt(trainer, args.compile_scope, args.compile_mode)
+            with attention_backends(args.sdpa_backend):
+                trainer.train()
         return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory()
 
     def trainer(self, kind: str) -> tuple[float, float]:
@@ -271,6 +305,11 @@ def main() -> None:
     parser.add_argument("--fused-optimizer", action="store_true", help="ours: fused AdamW")
     parser.add_argument("--dense-lm-head", action="store_true", help="ours: LM head on every position (no sparse prediction)")
     parser.add_argument("--trainer-compile", action="store_true", help="the Trainer too: torch_compile=True")
+    parser.add_argument("--no-trainer", action="store_true", help="ours alone (an attempt measured against a baseline run)")
+    parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers", help="with --compile: what is compiled")
+    parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
+    parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
+    parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
     parser.add_argument("--json", help="write every measurement here")
     args = parser.parse_args()
     if bool(args.init) == bool(args.size):
@@ -278,6 +317,8 @@ def main() -> None:
     if args.micro_batch_size and args.batch_size % args.micro_batch_size:
         parser.error(f"--micro-batch-size {args.micro_batch_size} must divide --batch-size {args.batch_size}")
     torch.set_num_threads(args.threads)
+    if args.lm_head == "liger":
+        use_liger_head()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.init)
@@ -287,10 +328,11 @@ def main() -> None:
         dtype = torch.bfloat16 if args.precision == "bf16" else torch.float32
         peak = matmul_peak(bench.device, dtype)
         print(f"machine: {machine()}\nmatmul peak ({args.precision}): {peak / 1e12:.3f} TFLOP/s", flush=True)
-        results = {kind: {"ours": [], "trainer": []} for kind in args.objectives}
+        who_runs = ("ours",) if args.no_trainer else ("ours", "trainer")
+        results = {kind: {who: [] for who in who_runs} for kind in args.objectives}
         for repeat in range(args.repeats):
             for kind in args.objectives:
-                order = ("ours", "trainer") if repeat % 2 == 0 else ("trainer", "ours")  # alternate who goes first
+                order = who_runs if repeat % 2 == 0 else who_runs[::-1]  # alternate who goes first
                 for who in order:
                     tokens_per_second, memory = getattr(bench, who)(kind)
                     results[kind][who].append({"tokens_per_second": tokens_per_second, "peak_memory_gb": memory})
@@ -331,22 +373,32 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPOSITORY).stdout.strip()
     except OSError:
         commit = "?"
+    datasheet = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["hardware"]["gpu_peak_tflops"] * 1e12
+    attempt = (
+        f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager"
+    ) + f", LM head {args.lm_head}, SDPA {args.sdpa_backend}"
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"
-        f" (micro-batches of {args.micro_batch_size or args.batch_size})",
+        f" (micro-batches of {args.micro_batch_size or args.batch_size}); ours: {attempt}",
+        "MFU = tokens/s x 6 x (non-embedding parameters + LM head parameters x share of positions with a loss) / peak;"
+        " +attn adds 12 x layers x hidden x sequence length per token; 'datasheet' divides by"
+        f" hardware.gpu_peak_tflops ({datasheet / 1e12:.0f} TFLOP/s), the rest by the matmul peak measured here",
         "",
-        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | Trainer MFU (6N / +attn) | peak GB ours / "
-        "Trainer |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | ours MFU, datasheet | Trainer MFU (6N / +attn)"
+        " | peak GB ours / Trainer |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, by_who in summary.items():
-        ours, trainer = by_who["ours"], by_who["trainer"]
+        ours, trainer = by_who["ours"], by_who.get("trainer")
         mfu = {who: f"{row['mfu']:.1%} / {row['mfu_with_attention']:.1%}" for who, row in by_who.items()}
+        datasheet_mfu = ours["tokens_per_second"] * ours["model_flops_per_token"] / datasheet
+        versus = (
+            f"{trainer['tokens_per_second']:,.0f} | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x" if trainer else "— | —"
+        )
         lines.append(
-            f"| {kind} | {ours['tokens_per_second']:,.0f} | {trainer['tokens_per_second']:,.0f}"
-            f" | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x"
-            f" | {mfu['ours']} | {mfu['trainer']} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb']:.1f} |"
+            f"| {kind} | {ours['tokens_per_second']:,.0f} | {versus} | {mfu['ours']} | {datasheet_mfu:.1%} | {mfu.get('trainer', '—')}"
+            f" | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb'] if trainer else float('nan'):.1f} |"
         )
     return "\n".join(lines)
 

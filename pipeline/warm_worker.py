@@ -169,10 +169,11 @@ def current_umask() -> int:
 
 def start_server(path: Path) -> None:
     """Start a server for the next jobs, detached from this job's session, its output in a log
-    beside its socket; a second one for the same key finds the lock taken and exits."""
+    beside its socket; a second one for the same key finds the lock taken and exits. It starts
+    beside this package, so that ``-m pipeline`` is this copy of the code, the one the key hashed."""
     command = [sys.executable, "-m", "pipeline", SERVE_COMMAND, "--socket", str(path), "--idle", str(idle_seconds())]
     with open(path.with_suffix(".log"), "ab") as log:
-        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/", start_new_session=True)
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=PACKAGE_DIR.parent, start_new_session=True)
 
 
 # ------------------------------------------------------------------ server

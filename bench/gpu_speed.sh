@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Issue 44's GPU attempts in one command, under 8 minutes on one H100 (bench/gpu_acceptance.sh's sibling):
+#   bench/gpu_speed.sh OUT_DIR
+# Each attempt is one bench/pretrain_throughput.py run at the paper's 210M preset (2,048 tokens, bf16,
+# vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
+# (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
+#   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
+#   then, at the fastest micro-batch: liger (Liger Kernel's fused linear cross-entropy), model (whole-model
+#   compile), flash (SDPA restricted to the flash kernel: completes only if it is taken, causal and
+#   bidirectional), graphs (compile mode reduce-overhead: CUDA graphs), kept (the Trainer at that
+#   micro-batch, for the ratio); last the 610M and 1B presets at the largest micro-batch that fits.
+# Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
+# machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
+#   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
+# Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="$(realpath "${1:?give an output directory}")"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+python="${PYTHON:-python3}"
+device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${BATCH:-32}"
+precision=bf16
+[ "$device" = cpu ] && precision=fp32
+if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/liger_kernel-*.whl" >/dev/null; then
+    "$python" -m pip install --quiet --no-deps --no-index --target "$out/site" bench/wheels/liger_kernel-*.whl \
+        && export PYTHONPATH="$PYTHONPATH:$out/site"
+fi
+
+attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appended to summary.md
+    local name="$1" run_size="$2"
+    shift 2
+    echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
+    timeout 240 "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
+        --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile \
+        --sequence-length "$length" --batch-size "$batch" --steps 8 --warmup 4 --repeats 2 --threads 8 \
+        --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+    local status=$?
+    if [ $status -eq 0 ]; then sed -n '/^| objective/,$p' "$out/$name.log" >> "$out/summary.md"; else
+        echo "failed (exit $status): $(grep -m1 -E 'Error|error' "$out/$name.log" | cut -c1-300)" >> "$out/summary.md"; fi
+    return $status
+}
+
+clm_tokens_per_second() {  # the CLM median of an attempt's JSON, 0 where it failed
+    "$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['clm']['ours']['tokens_per_second'])" \
+        "$out/$1.json" 2>/dev/null || echo 0
+}
+
+attempt mb8 "$size" --micro-batch-size $((batch / 4))
+attempt mb16 "$size" --micro-batch-size $((batch / 2)) --no-trainer
+attempt mb32 "$size" --micro-batch-size "$batch" --no-trainer
+best=mb8
+for name in mb16 mb32; do
+    if "$python" -c "import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))" \
+        "$(clm_tokens_per_second $name)" "$(clm_tokens_per_second $best)"; then best=$name; fi
+done
+case "$best" in mb8) micro=$((batch / 4)) ;; mb16) micro=$((batch / 2)) ;; mb32) micro=$batch ;; esac
+echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
+attempt liger "$size" --micro-batch-size "$micro" --no-trainer --lm-head liger
+attempt model "$size" --micro-batch-size "$micro" --no-trainer --compile-scope model
+attempt flash "$size" --micro-batch-size "$micro" --no-trainer --sdpa-backend flash
+attempt graphs "$size" --micro-batch-size "$micro" --no-trainer --compile-mode reduce-overhead
+attempt kept "$size" --micro-batch-size "$micro"
+for preset in 610m 1b; do
+    [ "$device" = cpu ] && continue  # the large presets are a GPU's
+    for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done
+done
+echo "summary: $out/summary.md"
