@@ -12,7 +12,7 @@
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
 # machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
-# Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
+# Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="$(realpath "${1:?give an output directory}")"
@@ -21,6 +21,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python="${PYTHON:-python3}"
 device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${BATCH:-32}"
+vocab="${VOCAB:-128256}" threads="${THREADS:-8}"
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
 if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/liger_kernel-*.whl" >/dev/null; then
@@ -34,7 +35,7 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
     timeout 240 "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
         --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile \
-        --sequence-length "$length" --batch-size "$batch" --steps 8 --warmup 4 --repeats 2 --threads 8 \
+        --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
         --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
     local status=$?
     if [ $status -eq 0 ]; then sed -n '/^| objective/,$p' "$out/$name.log" >> "$out/summary.md"; else
