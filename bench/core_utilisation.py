@@ -47,13 +47,37 @@ def sample(out: Path, interval: float, stop: threading.Event) -> None:
             last = now
 
 
+def plot(samples: Path, out: Path) -> None:
+    """The busy fraction of all cores over the run, in minutes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with samples.open() as handle:
+        rows = list(csv.DictReader(handle))
+    minutes = [float(row["seconds"]) / 60 for row in rows]
+    busy = [100 * float(row["busy_fraction"]) for row in rows]
+    figure, axes = plt.subplots(figsize=(8, 2.6))
+    axes.fill_between(minutes, busy, step="pre", alpha=0.6)
+    axes.set(xlabel="minutes", ylabel="cores busy (%)", ylim=(0, 105), title=f"{samples.name}: mean {sum(busy) / len(busy):.1f}%")
+    figure.tight_layout()
+    figure.savefig(out, dpi=100)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="CSV of the machine-wide busy fraction over time")
     parser.add_argument("--interval", type=float, default=5.0)
+    parser.add_argument(
+        "--plot", type=Path, help="also draw --out as a PNG here (python bench/core_utilisation.py --out X --plot Y alone redraws X)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        plot(args.out, args.plot)
+        return
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise SystemExit(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
     stop = threading.Event()
@@ -73,6 +97,8 @@ def main() -> None:
     cpu, cores = usage.ru_utime + usage.ru_stime, os.cpu_count()
     utilisation = 100 * cpu / (cores * wall)
     print(f"{' '.join(command)}: exit {status}, wall {wall:,.0f} s, CPU {cpu:,.0f} s on {cores} cores: utilisation {utilisation:.1f}%")
+    if args.plot:
+        plot(args.out, args.plot)
     raise SystemExit(status)
 
 

@@ -24,6 +24,10 @@ device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${
 vocab="${VOCAB:-128256}" threads="${THREADS:-8}"
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
+if [ "$device" = cuda ] && ! "$python" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+    echo "error: bench/gpu_speed.sh: no CUDA device visible (DEVICE=cpu SIZE=tiny ... dry-runs the plumbing)" >&2
+    exit 2
+fi
 if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/liger_kernel-*.whl" >/dev/null; then
     "$python" -m pip install --quiet --no-deps --no-index --target "$out/site" bench/wheels/liger_kernel-*.whl \
         && export PYTHONPATH="$PYTHONPATH:$out/site"

@@ -46,6 +46,7 @@ USAGE_PREFIX = "warm worker usage: "
 STREAMS = (0, 1, 2)
 MAX_MESSAGE = 1 << 20
 REQUEST_SECONDS = 10.0
+MAX_SOCKET_PATH = 107  # sun_path's 108 bytes, less the terminating NUL
 # Shell and Snakemake bookkeeping that differs between jobs of one run and acts on nothing.
 UNKEYED_VARIABLES = frozenset({"_", "PWD", "OLDPWD", "SHLVL"})
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -72,6 +73,14 @@ def server_key(environment: dict[str, str]) -> str:
     digest.update("\0".join(sorted(os.listdir(site_packages))).encode())  # dist-info names carry versions
     digest.update(json.dumps({k: v for k, v in environment.items() if k not in UNKEYED_VARIABLES}, sort_keys=True).encode())
     return digest.hexdigest()[:24]
+
+
+def socket_path(environment: dict[str, str]) -> Path:
+    """The socket of the server for ``environment`` and this code."""
+    path = socket_directory() / f"{server_key(environment)}.sock"
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise OSError(f"{path}: longer than a Unix socket's {MAX_SOCKET_PATH} bytes (set XDG_RUNTIME_DIR to a shorter directory)")
+    return path
 
 
 def socket_directory() -> Path:
@@ -125,9 +134,11 @@ def run_in_worker(argv: list[str]) -> int | None:
     answers (one is started for the next jobs) and the caller should run the job itself."""
     environment = dict(os.environ)
     try:
-        path = socket_directory() / f"{server_key(environment)}.sock"
+        path = socket_path(environment)
     except OSError as error:
         print(f"warning: no warm worker ({error}); the job imports its code itself", file=sys.stderr)
+        return None
+    if path.with_suffix(".failed").exists():  # this code's server could not start: don't start one per job
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -189,8 +200,12 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
     except OSError:
         return 0  # another server has this key
     started = time.monotonic()
-    for module in preload:
-        __import__(module)
+    try:
+        for module in preload:
+            __import__(module)
+    except Exception as error:  # clients see the marker and stop starting servers for this code
+        path.with_suffix(".failed").write_text(f"{type(error).__name__}: {error}\n")
+        raise
     print(f"{time.strftime('%H:%M:%S')} pid {os.getpid()}: imported {', '.join(preload)} in {time.monotonic() - started:.1f} s", flush=True)
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -1,4 +1,4 @@
-"""bench/gpu_acceptance.py stops at once, in one line, without cuda or without its inputs.
+"""bench/gpu_acceptance.py and bench/gpu_speed.sh stop at once, in one line, without cuda or without their inputs.
 
 Its sections are dry-run on a CPU by hand (``--device cpu --size tiny --sequence-length 32``, 85 s:
 too slow for the suite, and what they run, the stages, is tested in test_pretrain/test_finetune)."""
@@ -33,3 +33,15 @@ def test_missing_inputs_are_named(tmp_path):
     assert (
         done.stderr.strip() == f"error: {tmp_path / 'tokenizer'} is missing; make the inputs first (see the top of bench/gpu_acceptance.py)"
     )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without cuda")
+def test_the_speed_attempts_stop_at_once_without_cuda(tmp_path):
+    """bench/gpu_speed.sh: no attempt starts (each would fail after minutes of set-up) and nothing is written."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "out")], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: bench/gpu_speed.sh: no CUDA device visible (DEVICE=cpu SIZE=tiny ... dry-runs the plumbing)"
+    assert list((tmp_path / "out").iterdir()) == []

@@ -70,7 +70,7 @@ def environment(runtime_dir: Path, idle: str = "30") -> dict[str, str]:
 @pytest.fixture()
 def fake_server(runtime_dir) -> Iterator[dict[str, str]]:
     env = environment(runtime_dir)
-    path = warm_worker.socket_directory() / f"{warm_worker.server_key(env)}.sock"
+    path = warm_worker.socket_path(env)
     server = subprocess.Popen([sys.executable, "-c", FAKE_SERVER, "--socket", str(path), "--idle", "30"], cwd=REPO, env=env)
     wait_for(path.exists)
     yield env
@@ -123,6 +123,26 @@ def test_a_socket_directory_others_can_open_is_refused(runtime_dir, capsys) -> N
     assert "not a directory of this user's only (mode 755)" in capsys.readouterr().err
 
 
+def test_a_socket_path_too_long_for_unix_sockets_means_no_worker(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / ("d" * 90)))
+    (tmp_path / ("d" * 90)).mkdir()
+    assert warm_worker.run_in_worker(["finetune", "anything"]) is None
+    assert "longer than a Unix socket's 107 bytes" in capsys.readouterr().err
+
+
+def test_a_server_that_cannot_import_its_stages_stops_the_clients_starting_more(runtime_dir, monkeypatch) -> None:
+    env = environment(runtime_dir)
+    path = warm_worker.socket_path(env)
+    broken = "import sys; from pipeline import warm_worker; sys.exit(warm_worker.serve(sys.argv[1:], ['no_such_module'], print))"
+    server = subprocess.run([sys.executable, "-c", broken, "--socket", str(path), "--idle", "5"], cwd=REPO, env=env, capture_output=True)
+    assert server.returncode != 0 and not path.exists()
+    assert path.with_suffix(".failed").read_text() == "ModuleNotFoundError: No module named 'no_such_module'\n"
+    for name in (warm_worker.ENVIRONMENT_VARIABLE, "MARK"):  # as the next job: no server answers, and none is started
+        monkeypatch.setenv(name, env[name])
+    assert warm_worker.run_in_worker(["finetune", "anything"]) is None
+    assert not path.exists() and not path.with_suffix(".log").exists()
+
+
 def test_the_server_key_follows_the_code_and_the_environment(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(warm_worker, "PACKAGE_DIR", tmp_path)
     (tmp_path / "stage.py").write_text("x = 1\n")
@@ -148,7 +168,7 @@ def test_a_fine_tuning_job_in_a_warm_worker_scores_what_a_cold_one_does(init_dir
     env = environment(runtime_dir, idle="20")
     task = make_task(tmp_path / "task")
     argv = ["finetune", "--spec", finetune_spec(), "--model", str(init_dir), "--task-dir", str(task), "--out"]
-    path = warm_worker.socket_directory() / f"{warm_worker.server_key(env)}.sock"
+    path = warm_worker.socket_path(env)
 
     cold = client(env, tmp_path, *argv, str(tmp_path / "cold"))
     _, cold_err = cold.communicate(timeout=300)
