@@ -219,7 +219,9 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
                 connection, _ = listener.accept()
             except TimeoutError:
                 children = {pid for pid in children if os.waitpid(pid, os.WNOHANG) == (0, 0)}
-                if not children:
+                if not children:  # idle: a clean exit leaves nothing behind (a crash keeps its log)
+                    for leftover in (".log", ".lock"):
+                        path.with_suffix(leftover).unlink(missing_ok=True)
                     return 0
                 continue
             with connection:
