@@ -36,6 +36,7 @@ import sys
 import sysconfig
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -218,7 +219,7 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
-                children = {pid for pid in children if os.waitpid(pid, os.WNOHANG) == (0, 0)}
+                children = still_running(children)
                 if not children:  # idle: a clean exit leaves nothing behind (a crash keeps its log)
                     for leftover in (".log", ".lock"):
                         path.with_suffix(leftover).unlink(missing_ok=True)
@@ -240,10 +241,15 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
                     children.add(pid)
                 for fd in reader.streams:
                     os.close(fd)
-            children = {pid for pid in children if os.waitpid(pid, os.WNOHANG) == (0, 0)}
+            children = still_running(children)
     finally:
         path.unlink(missing_ok=True)
         listener.close()
+
+
+def still_running(children: set[int]) -> set[int]:
+    """``children`` less those that ended, reaped."""
+    return {pid for pid in children if os.waitpid(pid, os.WNOHANG) == (0, 0)}
 
 
 def run_forked(connection: socket.socket, request: dict, streams: list[int], run_job: Callable[[list[str]], int]) -> int:
@@ -265,11 +271,12 @@ def run_forked(connection: socket.socket, request: dict, streams: list[int], run
     started = time.monotonic()
     try:
         status = run_job(request["argv"])
-    except SystemExit as exit_:
-        status = exit_.code if isinstance(exit_.code, int) else 1
+    except SystemExit as exit_:  # read as the interpreter reads it: None succeeds, a message is printed and fails
+        code = exit_.code
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+        status = code if isinstance(code, int) else 0 if code is None else 1
     except BaseException:
-        import traceback
-
         traceback.print_exc()
         status = 1
     sys.stdout.flush()

@@ -28,12 +28,15 @@ FAKE_SERVER = (
 
 
 def fake_job(argv: list[str]) -> int:
-    """``finetune echo``: prints, writes a file where it runs, exits 3. ``finetune sleep``: says its pid, sleeps."""
+    """``finetune echo``: prints, writes a file where it runs, exits 3. ``finetune exit``: sys.exit.
+    ``finetune sleep``: says its pid, sleeps."""
     if argv[1] == "echo":
         print("out", os.getcwd())
         print("err", os.environ["MARK"], file=sys.stderr)
         Path("made").write_text("by the job")
         return 3
+    if argv[1] == "exit":  # sys.exit(), as a stage's argparse would: ``finetune exit [MESSAGE]``
+        sys.exit(*argv[2:])
     Path("started").write_text(str(os.getpid()))
     time.sleep(120)
     return 0
@@ -93,6 +96,14 @@ def test_a_forked_job_gets_the_client_s_streams_directory_environment_and_exit_s
     usage = json.loads(err.splitlines()[-1].removeprefix(warm_worker.USAGE_PREFIX))
     assert set(usage) == {"pid", "wall_seconds", "cpu_seconds", "max_rss_mb"} and usage["max_rss_mb"] > 0
     assert (tmp_path / "made").read_text() == "by the job"
+
+
+@pytest.mark.parametrize(("argv", "status", "printed"), [((), 0, ""), (("no such task",), 1, "no such task\n")])
+def test_a_job_s_sys_exit_ends_its_client_as_it_would_a_fresh_process(fake_server, tmp_path, argv, status, printed) -> None:
+    job = client(fake_server, tmp_path, "finetune", "exit", *argv)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == status
+    assert err.startswith(printed) and err.splitlines()[-1].startswith(warm_worker.USAGE_PREFIX)
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["signal forwarded", "client killed"])
