@@ -18,7 +18,7 @@ import json
 import statistics
 from pathlib import Path
 
-from pipeline import warm_worker
+from pipeline.report.render import worker_usage
 
 
 def job_rows(root: Path) -> list[dict]:
@@ -31,9 +31,7 @@ def job_rows(root: Path) -> list[dict]:
                 continue  # finetune_evaluated writes no benchmark; a job rerun since has none yet
             wall = float(next(csv.DictReader(bench.open(), delimiter="\t"))["s"])
             grid = sum(point["seconds"] for point in json.loads(scores.read_text())["grid"])
-            log = root / "logs" / relative.with_suffix(".log")
-            warm = log.is_file() and warm_worker.USAGE_PREFIX in log.read_text(errors="replace")
-            rows.append({"job": str(relative), "wall": wall, "grid": grid, "warm": warm})
+            rows.append({"job": str(relative), "wall": wall, "grid": grid, "warm": worker_usage(bench) is not None})
     return rows
 
 

@@ -52,15 +52,16 @@ clm_tokens_per_second() {  # the CLM median of an attempt's JSON, 0 where it fai
         "$out/$1.json" 2>/dev/null || echo 0
 }
 
-attempt mb8 "$size" --micro-batch-size $((batch / 4))
-attempt mb16 "$size" --micro-batch-size $((batch / 2)) --no-trainer
-attempt mb32 "$size" --micro-batch-size "$batch" --no-trainer
+declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
+attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
+attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
+attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
 best=mb8
 for name in mb16 mb32; do
     if "$python" -c "import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))" \
         "$(clm_tokens_per_second $name)" "$(clm_tokens_per_second $best)"; then best=$name; fi
 done
-case "$best" in mb8) micro=$((batch / 4)) ;; mb16) micro=$((batch / 2)) ;; mb32) micro=$batch ;; esac
+micro=${micro_of[$best]}
 echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
 attempt liger "$size" --micro-batch-size "$micro" --no-trainer --lm-head liger
 attempt model "$size" --micro-batch-size "$micro" --no-trainer --compile-scope model

@@ -83,15 +83,15 @@ def test_the_same_inputs_give_identical_bytes_and_another_seed_another_split(tmp
     assert (tmp_path / "a" / "test.jsonl").read_bytes() != (tmp_path / "c" / "test.jsonl").read_bytes()
 
 
+def json_hub_data(data_files: dict[str, str], splits: dict[str, str], **hub) -> dict:
+    """A task's ``data``: JSON Lines files of {"sentence", "label"} rows through the hub reader, ``hub`` overriding."""
+    spec = {"path": "json", "data_files": data_files, "splits": splits, "fields": {"text": "sentence", "label": "label"}}
+    return {"reader": "hf", "hub": {**spec, **hub}}
+
+
 def sst2_data(**hub) -> dict:
     files = {"train": str(FIXTURES / "sst2_train.jsonl"), "validation": str(FIXTURES / "sst2_validation.jsonl")}
-    spec = {
-        "path": "json",
-        "data_files": files,
-        "splits": {"train": "train", "test": "validation"},
-        "fields": {"text": "sentence", "label": "label"},
-    }
-    return {"reader": "hf", "hub": {**spec, **hub}}
+    return json_hub_data(files, {"train": "train", "test": "validation"}, **hub)
 
 
 def local_hub_task(folder: Path, train: list[dict], test: list[dict]) -> dict:
@@ -99,13 +99,7 @@ def local_hub_task(folder: Path, train: list[dict], test: list[dict]) -> dict:
     for name, content in (("train.jsonl", train), ("test.jsonl", test)):
         (folder / name).write_text("".join(json.dumps(row) + "\n" for row in content))
     files = {"train": str(folder / "train.jsonl"), "test": str(folder / "test.jsonl")}
-    hub = {
-        "path": "json",
-        "data_files": files,
-        "splits": {"train": "train", "test": "test"},
-        "fields": {"text": "sentence", "label": "label"},
-    }
-    return {"reader": "hf", "hub": hub}
+    return json_hub_data(files, {"train": "train", "test": "test"})
 
 
 def test_a_hub_test_split_is_kept_whole_and_its_duplicates_leave_train(tmp_path):
