@@ -274,19 +274,7 @@ def test_a_checkpoint_lost_from_the_resume_state_is_refused_in_one_line(tokens_d
         with pytest.raises(Killed):
             pretrain(spec, tokens_dir, init_dir, tmp_path)
     shutil.rmtree(tmp_path / "work" / "checkpoints" / "step-000004")
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(tmp_path / "work"),
-        "--out",
-        str(tmp_path / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     capsys.readouterr()
     assert main(argv) == 2
     missing = tmp_path / "work" / "checkpoints" / "step-000004"
@@ -338,19 +326,7 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
     path = work / "state.pt" if damaged == "state.pt" else checkpoint / damaged
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     capsys.readouterr()
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(checkpoint),
-        "--work-dir",
-        str(work),
-        "--out",
-        str(tmp_path / "b" / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, checkpoint, tmp_path / "b")
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     start, remedy = {
@@ -412,19 +388,7 @@ def test_a_planted_pickle_in_the_resume_state_runs_nothing(tokens_dir, init_dir,
     work.mkdir()
     torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": PlantedPickle(marker)}, work / "state.pt")
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(work),
-        "--out",
-        str(tmp_path / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"error: {work / 'state.pt'}: unreadable (Weights only load failed") and err.endswith(
@@ -448,19 +412,7 @@ def test_a_non_finite_loss_stops_the_run_in_one_line_and_ships_nothing(tokens_di
     monkeypatch.setattr(Trainer, "_train_step", diverging)
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, resume_every_steps=2)
     work = tmp_path / "work"
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(work),
-        "--out",
-        str(tmp_path / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: clm-micro: the loss is nan at step 4; the run stops there, its last saved state is the last finite one"
@@ -480,19 +432,7 @@ def test_a_full_disk_while_saving_state_says_so_in_one_line(tokens_dir, init_dir
     monkeypatch.setattr(files.shutil, "disk_usage", lambda path: mock.Mock(free=12_345_678))
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
     work = tmp_path / "work"
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init_dir),
-        "--work-dir",
-        str(work),
-        "--out",
-        str(tmp_path / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {work / 'state.tmp'}: writing it failed ([enforce fail at inline_container.cc:664] . unexpected pos 4160 vs 4054);"
@@ -512,19 +452,7 @@ def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_
     save_file({name: torch.zeros_like(value) for name, value in load_file(init / "model.safetensors").items()}, init / "model.safetensors")
     (init / "provenance.json").unlink()
     spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
-    argv = [
-        "pretrain",
-        "--spec",
-        spec,
-        "--tokens",
-        str(tokens_dir),
-        "--init",
-        str(init),
-        "--work-dir",
-        str(tmp_path / "work"),
-        "--out",
-        str(tmp_path / "run"),
-    ]
+    argv = pretrain_argv(spec, tokens_dir, init, tmp_path)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {init / 'model.safetensors'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"
