@@ -5,13 +5,15 @@
 # vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
 # (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
 #   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
-#   then, at the fastest micro-batch: liger (Liger Kernel's fused linear cross-entropy), model (whole-model
-#   compile), flash (SDPA restricted to the flash kernel: completes only if it is taken, causal and
-#   bidirectional), graphs (compile mode reduce-overhead: CUDA graphs), kept (the Trainer at that
-#   micro-batch, for the ratio); last the 610M and 1B presets at the largest micro-batch that fits.
+#   then, at the fastest micro-batch: kept (the Trainer there, for the ratio), liger (Liger Kernel's fused
+#   linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
+#   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs);
+#   last the 610M and 1B presets at the largest micro-batch that fits.
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
 # machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
+# The call's budget: no attempt starts after BUDGET_SECONDS (450: a device call of under 8 minutes with start-up),
+# and none runs past it; what did not fit is written as skipped, so the results of what ran come back.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python="${PYTHON:-python3}"
 device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${BATCH:-32}"
-vocab="${VOCAB:-128256}" threads="${THREADS:-8}"
+vocab="${VOCAB:-128256}" threads="${THREADS:-8}" budget="${BUDGET_SECONDS:-450}"
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
 if [ "$device" = cuda ] && ! "$python" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
@@ -37,7 +39,12 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     local name="$1" run_size="$2"
     shift 2
     echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
-    timeout 240 "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
+    local left=$((budget - SECONDS))  # bash's SECONDS: seconds since this script started
+    if [ $left -lt 20 ]; then
+        echo "skipped: the call's ${budget}-second budget is spent" | tee -a "$out/summary.md"
+        return 3
+    fi
+    timeout $((left < 240 ? left : 240)) "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
         --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile \
         --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
         --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
@@ -63,11 +70,11 @@ for name in mb16 mb32; do
 done
 micro=${micro_of[$best]}
 echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
+attempt kept "$size" --micro-batch-size "$micro"  # the Trainer there: every ratio's denominator, so before the riskier attempts
 attempt liger "$size" --micro-batch-size "$micro" --no-trainer --lm-head liger
 attempt model "$size" --micro-batch-size "$micro" --no-trainer --compile-scope model
 attempt flash "$size" --micro-batch-size "$micro" --no-trainer --sdpa-backend flash
 attempt graphs "$size" --micro-batch-size "$micro" --no-trainer --compile-mode reduce-overhead
-attempt kept "$size" --micro-batch-size "$micro"
 for preset in 610m 1b; do
     [ "$device" = cpu ] && continue  # the large presets are a GPU's
     for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done

@@ -1,4 +1,5 @@
-"""bench/gpu_acceptance.py and bench/gpu_speed.sh stop at once, in one line, without cuda or without their inputs.
+"""bench/gpu_acceptance.py and bench/gpu_speed.sh stop at once, in one line, without cuda or without their inputs;
+gpu_speed.sh starts no attempt past its budget.
 
 Its sections are dry-run on a CPU by hand (``--device cpu --size tiny --sequence-length 32``, 85 s:
 too slow for the suite, and what they run, the stages, is tested in test_pretrain/test_finetune)."""
@@ -45,3 +46,18 @@ def test_the_speed_attempts_stop_at_once_without_cuda(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == "error: bench/gpu_speed.sh: no CUDA device visible (DEVICE=cpu SIZE=tiny ... dry-runs the plumbing)"
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
+    """bench/gpu_speed.sh with its budget spent: every attempt is written as skipped, none runs, and it exits 0
+    (what ran before the budget ran out is what a device call brings back)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "DEVICE": "cpu", "BUDGET_SECONDS": "0"}
+    done = subprocess.run(
+        ["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "out" / "summary.md").read_text().splitlines()
+    attempts = [line.split()[1] for line in summary if line.startswith("== ")]
+    assert attempts == ["mb8", "mb16", "mb32", "kept", "liger", "model", "flash", "graphs"]
+    assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
+    assert not list((tmp_path / "out").glob("*.json")) and not list((tmp_path / "out").glob("*.log"))
