@@ -257,7 +257,7 @@ class Bench:
         size, length = self.backbone.size, self.args.sequence_length
         counts = parameters(size, self.backbone.vocab_size)
         loss_share = parse_objective(OBJECTIVES[kind]).params.expected_loss_fraction(length)
-        dense = 6 * (counts.non_embedding + counts.lm_head * loss_share)
+        dense = 6 * counts.trained(loss_share)
         return dense, dense + 12 * size.num_layers * size.hidden_size * length
 
 

@@ -62,8 +62,13 @@ class Parameters:
 
     @property
     def matmul(self) -> int:
-        """Parameters used in matrix multiplies: the ``N`` of ``6 * N * tokens``."""
+        """Parameters used in matrix multiplies at every position: the ``N`` of ``6 * N * tokens``."""
         return self.non_embedding + self.lm_head
+
+    def trained(self, head_share: float) -> float:
+        """The ``N`` of ``6 * N * tokens`` when the LM head runs on ``head_share`` of the positions
+        (sparse prediction: those with a loss, 0.4 of them for MLM at 40%)."""
+        return self.non_embedding + self.lm_head * head_share
 
 
 def parameters(size: SizeSpec, vocab_size: int) -> Parameters:
@@ -130,6 +135,22 @@ def pretraining_tokens(plan: RunPlan, config: Config) -> int:
     return (plan.last_step - plan.first_step) * spec.batch_size * spec.sequence_length
 
 
+def pretraining_flops(config: Config, plan: RunPlan) -> float:
+    """Training FLOPs of one run, its LM head counted at the positions it runs on (:func:`head_share`)."""
+    counts = parameters(config.sizes[plan.size], config.tokenizer.vocab_size)
+    return training_flops(counts.trained(head_share(config, plan)), pretraining_tokens(plan, config))
+
+
+def head_share(config: Config, plan: RunPlan) -> float:
+    """The share of a run's positions its LM head runs on: those with a loss under sparse
+    prediction (MLM at 40%: 0.4), all without. ``bench/pretrain_throughput.py`` counts its MFU
+    the same way, so a measured MFU turns back into the measured tokens per second: with the
+    head at every position, MLM at 40% would be costed ~1.4x its measured time at 210M."""
+    if not config.pretraining.compute.for_size(plan.size).sparse_prediction:
+        return 1.0
+    return loss_fraction(config, plan.objective)
+
+
 def pretraining_mfu(config: Config, plan: RunPlan) -> float:
     """The MFU a run is costed at: measured on the config's GPU at its size and objective kind
     where a record exists (:mod:`pipeline.measured_mfu`), else ``hardware.assumed_mfu``."""
@@ -137,11 +158,14 @@ def pretraining_mfu(config: Config, plan: RunPlan) -> float:
     return measured.mfu if measured is not None else config.hardware.assumed_mfu
 
 
+def pretraining_gpu_hours(config: Config, plan: RunPlan) -> float:
+    """GPU-hours of one pretraining run at its MFU (:func:`pretraining_mfu`)."""
+    return pretraining_flops(config, plan) / (config.hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, plan)) / 3600
+
+
 def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
-    """Wall hours of one GPU pretraining job on its ``hardware.gpus_per_run`` GPUs, at its MFU (:func:`pretraining_mfu`)."""
-    hardware = config.hardware
-    flops = training_flops(parameters(config.sizes[plan.size], config.tokenizer.vocab_size).matmul, pretraining_tokens(plan, config))
-    return flops / (max(hardware.gpus_per_run, 1) * hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, plan)) / 3600
+    """Wall hours of one GPU pretraining job on its ``hardware.gpus_per_run`` GPUs."""
+    return pretraining_gpu_hours(config, plan) / max(config.hardware.gpus_per_run, 1)
 
 
 def grid_flops(config: Config, task: str, size: str) -> float:
@@ -160,15 +184,15 @@ def finetuning_job_hours(config: Config, task: str, size: str) -> float:
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:
     """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
-    hardware, vocab = config.hardware, config.tokenizer.vocab_size
+    hardware = config.hardware
     finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
     costs = []
     for study in get_args(Study):
         runs = [p for p in plans.values() if p.study == study]
         if runs:
             tokens = [pretraining_tokens(p, config) for p in runs]
-            flops = [training_flops(parameters(config.sizes[p.size], vocab).matmul, t) for p, t in zip(runs, tokens)]
-            hours = sum(f / (hardware.gpu_peak_tflops * 1e12 * pretraining_mfu(config, p)) / 3600 for p, f in zip(runs, flops))
+            flops = [pretraining_flops(config, p) for p in runs]
+            hours = sum(pretraining_gpu_hours(config, p) for p in runs)
             costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), sum(flops), hours))
     # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
     models = [(p.name, p.size, p.objective) for p in plans.values()]
@@ -301,9 +325,12 @@ def finetune_peak_memory(config: Config, size_name: str) -> MemoryEstimate:
 
 def loss_fractions(config: Config, plans: Plans, size_name: str) -> list[float]:
     """The share of positions that carry loss, for every objective pretrained at ``size_name``."""
-    objectives = {p.objective for p in plans.values() if p.size == size_name}
-    length = config.pretraining.sequence_length
-    return [parse_objective(config.objectives[o]).params.expected_loss_fraction(length) for o in sorted(objectives)]
+    return [loss_fraction(config, o) for o in sorted({p.objective for p in plans.values() if p.size == size_name})]
+
+
+def loss_fraction(config: Config, objective: str) -> float:
+    """The share of positions that carry loss under ``objective`` (a name of ``config.objectives``)."""
+    return parse_objective(config.objectives[objective]).params.expected_loss_fraction(config.pretraining.sequence_length)
 
 
 # ------------------------------------------------------------------------- data stage
@@ -346,7 +373,9 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} "
         "GB),"
         f" {hardware.gpus_per_run} GPU(s) per pretraining job",
-        f"  FLOPs = 6 x N x tokens (N = non-embedding + LM-head parameters); pretraining at {mfu_sources(config, plans)},"
+        "  FLOPs = 6 x N x tokens (N = non-embedding parameters + LM-head parameters x the share of positions the head runs on:"
+        " those with a loss under sparse prediction, as bench/pretrain_throughput.py's MFU counts them);"
+        f" pretraining at {mfu_sources(config, plans)},"
         f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed (its whole grid at max_steps: an upper bound)",
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]

@@ -46,26 +46,49 @@ def test_paper_sizes_are_the_study_sizes(paper):
     assert parameters(paper.sizes["610m"], 128256).non_embedding + 128256 * 1152 == pytest.approx(610e6, rel=0.02)
 
 
-def test_pretraining_flops_are_six_n_tokens(paper, resolved):
+def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper, resolved):
+    """6 x N x tokens, N the non-embedding parameters plus the LM head at the share of positions it
+    runs on under sparse prediction: all of them (less one) for CLM, the mask ratio for MLM."""
     costs = {c.stage: c for c in stage_costs(paper, resolved.plans, resolved.curve_points)}
     runs = costs["pretrain (objectives)"]
     assert runs.jobs == 3 * 5  # clm, mlm and the three other masking ratios at three sizes
     tokens_per_run = 42000 * 1152 * 2048
     assert runs.tokens == 15 * tokens_per_run
-    n = sum(parameters(paper.sizes[s], 128256).matmul for s in ("210m", "610m", "1b"))
-    assert runs.flops == pytest.approx(5 * 6 * n * tokens_per_run)
+    head_shares = {"clm": 2047 / 2048, "mlm": 0.4, "mlm_20": 0.2, "mlm_30": 0.3, "mlm_50": 0.5}
+
+    def flops(size: str, objective: str) -> float:
+        counts = parameters(paper.sizes[size], 128256)
+        return 6 * (counts.non_embedding + counts.lm_head * head_shares[objective]) * tokens_per_run
+
+    every = [(size, objective) for size in ("210m", "610m", "1b") for objective in head_shares]
+    assert runs.flops == pytest.approx(sum(flops(size, objective) for size, objective in every), rel=1e-4)
     hardware = paper.hardware
-    # 210M's CLM and MLM at the H100's measured MFU (bench/records), every other run at the assumed one
+    # 210M's CLM and MLM kinds at the H100's measured MFU (bench/records), every other size at the assumed one
     at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind).mfu for kind in ("clm", "mlm")}
-    flops_210m = 6 * parameters(paper.sizes["210m"], 128256).matmul * tokens_per_run
-    measured = sum(
-        flops_210m / at_210m["clm" if run.objective == "clm" else "mlm"]
-        for run in resolved.plans.values()
-        if run.study == "objectives" and run.size == "210m"
+    seconds = sum(
+        flops(size, objective) / (at_210m["clm" if objective == "clm" else "mlm"] if size == "210m" else hardware.assumed_mfu)
+        for size, objective in every
     )
-    assumed = (runs.flops - 5 * flops_210m) / hardware.assumed_mfu
-    assert runs.gpu_hours == pytest.approx((measured + assumed) / (hardware.gpu_peak_tflops * 1e12) / 3600)
+    assert runs.gpu_hours == pytest.approx(seconds / (hardware.gpu_peak_tflops * 1e12) / 3600, rel=1e-4)
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
+
+
+@pytest.mark.parametrize("objective", ["clm", "mlm"])
+def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resolved, objective):
+    """The round trip the estimate rests on: a run measured in bench/records (210M, 2,048 tokens,
+    bf16, the study's vocabulary, MLM at 40%) costs its tokens over the record's tokens per second.
+    Counting MLM's head at every position would cost it ~1.4x that."""
+    import json
+
+    from pipeline.configure import REPOSITORY
+    from pipeline.cost import pretraining_gpu_hours, pretraining_tokens
+
+    plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == "210m" and p.objective == objective)
+    found = measured_mfu(paper.hardware.gpu_name, "210m", objective)
+    record = json.loads((REPOSITORY / found.record).read_text())
+    tokens_per_second = record["sections"]["throughput"][objective]["ours"]["tokens_per_second"]
+    hours = pretraining_tokens(plan, paper) / tokens_per_second / 3600
+    assert pretraining_gpu_hours(paper, plan) == pytest.approx(hours, rel=1e-3)
 
 
 def test_memory_is_checked_against_the_gpu(paper, resolved):
