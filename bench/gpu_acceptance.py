@@ -9,7 +9,8 @@
 Sections, each recorded in the JSON with its wall time, verdict and numbers (a failing section
 is recorded and the next one still runs; the exit status is 1 if any failed):
 
-1. ``throughput``: ``bench/pretrain_throughput.py`` at the paper's 210M preset, 2,048 tokens, bf16,
+1. ``throughput``: ``bench/pretrain_throughput.py`` at the paper's 210M preset (``--size``), 2,048 tokens, bf16,
+   one micro-batch of the size's per step (8 at 210M, 4 at 610M and 1B),
    the study's 128,256-row vocabulary, ours (compiled, fused AdamW, sparse LM head) beside the
    transformers ``Trainer``: tokens/s, MFU against the measured matmul peak and against the card's
    dense bf16 datasheet peak (``hardware.gpu_peak_tflops`` of config/paper.yaml), peak memory.
@@ -198,6 +199,9 @@ def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device:
 
 def section_throughput(args: argparse.Namespace, record: dict) -> None:
     out = args.work / "throughput.json"
+    # One micro-batch of the size's (paper.yaml: 8 at 210M, 4 at 610M and 1B) per step: what a pipeline
+    # job's forward passes are, so that the MFU measured is the one the cost estimate may take (pipeline/measured_mfu.py).
+    micro = args.paper.pretraining.compute.for_size(args.size).micro_batch_size or args.paper.pretraining.batch_size
     command = [
         sys.executable,
         "bench/pretrain_throughput.py",
@@ -218,7 +222,7 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
         "--sequence-length",
         str(args.sequence_length),
         "--batch-size",
-        "8",
+        str(micro),
         "--steps",
         "10",
         "--warmup",
@@ -239,7 +243,8 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
     datasheet = args.paper.hardware.gpu_peak_tflops * 1e12
     record["matmul_peak_tflops"] = measured["peak_flops"] / 1e12
     record["datasheet_peak_tflops"] = datasheet / 1e12
-    record["batch"] = f"8 x {args.sequence_length} tokens, bf16, {args.size}, vocabulary 128,256"
+    record["batch"] = f"{micro} x {args.sequence_length} tokens, bf16, {args.size}, vocabulary 128,256"
+    record["micro_batch_size"] = micro
     for kind, by_who in measured["summary"].items():
         for who, row in by_who.items():
             row["mfu_datasheet"] = row["tokens_per_second"] * row["model_flops_per_token"] / datasheet

@@ -3,8 +3,10 @@ assumed one.
 
 ``bench/gpu_acceptance.sh`` writes a record of each GPU it ran on
 (``bench/records/gpu_acceptance-<gpu>-<date>[...].json``): tokens/s and MFU of the trainer at a
-size, sequence 2,048, bf16, the Llama-3 vocabulary, against the GPU's datasheet peak (6N model
-FLOPs). Where a record matches the config's GPU (by model: H100, H200, ...), the size and the
+size (``--size``: 210m by default; ``--size 1b --sections throughput`` measures only that), sequence
+2,048, bf16, the Llama-3 vocabulary, one micro-batch of the size's per step, against the GPU's
+datasheet peak (6N model FLOPs, the LM head counted at the positions with a loss, as
+:func:`pipeline.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by model: H100, H200, ...), the size and the
 objective kind, its MFU replaces ``hardware.assumed_mfu`` for that run, and the estimate names
 the record; elsewhere the assumption stands and is printed as one. Of several matching records
 the newest is taken: the one whose commit comes latest in this repository's history.

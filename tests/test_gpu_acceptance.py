@@ -6,6 +6,7 @@ too slow for the suite, and what they run, the stages, is tested in test_pretrai
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -61,3 +62,34 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     assert attempts == ["mb8", "mb16", "mb32", "kept", "liger", "model", "flash", "graphs"]
     assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
     assert not list((tmp_path / "out").glob("*.json")) and not list((tmp_path / "out").glob("*.log"))
+
+
+def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
+    """What the cost estimate takes from a record must be what a pipeline job runs: at 1B, forward
+    passes of config/paper.yaml's 4 sequences (its by_size), not the 8 of 210M."""
+    import importlib.util
+    import json
+    from argparse import Namespace
+
+    from pipeline.configure import read_configs, resolve
+
+    loaded = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    acceptance = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(acceptance)
+    asked = []
+
+    def measured(command, **_):  # bench/pretrain_throughput.py's JSON, as it writes it
+        asked.append(command[command.index("--batch-size") + 1])
+        row = {"tokens_per_second": 1000.0, "model_flops_per_token": 6e9}
+        summary = {"clm": {"ours": dict(row), "trainer": dict(row, tokens_per_second=500.0)}}
+        Path(command[command.index("--json") + 1]).write_text(json.dumps({"peak_flops": 1e15, "summary": summary}))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(acceptance.subprocess, "run", measured)
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), "paper").config
+    for size, micro in (("210m", 8), ("1b", 4)):
+        record = {}
+        args = Namespace(work=tmp_path, inputs=tmp_path, size=size, device="cpu", sequence_length=2048, threads=1, paper=paper)
+        acceptance.section_throughput(args, record)
+        assert asked[-1] == str(micro) and record["micro_batch_size"] == micro and record["batch"].startswith(f"{micro} x 2048")
+        assert record["clm"]["ours_over_trainer"] == 2.0
