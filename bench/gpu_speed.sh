@@ -8,7 +8,8 @@
 #   then, at the fastest micro-batch: kept (the Trainer there, for the ratio), liger (Liger Kernel's fused
 #   linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
 #   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs);
-#   last the 610M and 1B presets at the largest micro-batch that fits.
+#   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
+#   last-step training losses with mb8's (same weights, tokens and masks: bf16 rounding alone may part them).
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
 # machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
@@ -35,9 +36,11 @@ if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/
         && export PYTHONPATH="$PYTHONPATH:$out/site"
 fi
 
+compare=()  # after mb8: --compare-losses mb8.json, each 210M attempt's last-step losses against today's path
 attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appended to summary.md
-    local name="$1" run_size="$2"
+    local name="$1" run_size="$2" against=()
     shift 2
+    [ "$run_size" = "$size" ] && against=("${compare[@]}")
     echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
     local left=$((budget - SECONDS))  # bash's SECONDS: seconds since this script started
     if [ $left -lt 20 ]; then
@@ -47,7 +50,7 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     timeout $((left < 240 ? left : 240)) "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
         --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile \
         --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
-        --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+        --json "$out/$name.json" "${against[@]}" "$@" > "$out/$name.log" 2>&1
     local status=$?
     if [ $status -eq 0 ]; then sed -n '/^| objective/,$p' "$out/$name.log" >> "$out/summary.md"; else
         echo "failed (exit $status): $(grep -m1 -E 'Error|error' "$out/$name.log" | cut -c1-300)" >> "$out/summary.md"; fi
@@ -61,6 +64,7 @@ clm_tokens_per_second() {  # the CLM median of an attempt's JSON, 0 where it fai
 
 declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
 attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
+[ -f "$out/mb8.json" ] && compare=(--compare-losses "$out/mb8.json")
 attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
 attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
 best=mb8

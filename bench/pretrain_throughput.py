@@ -92,16 +92,21 @@ def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
 
 
 class TimedTrainer(Trainer):
-    """Ours, timing the steps after the warm-up; the end-of-run evaluation is skipped."""
+    """Ours, timing the steps after the warm-up, keeping the last step's training loss; the
+    end-of-run evaluation is skipped."""
 
     warmup_steps = 0
     started = ended = 0.0
+    final_loss = float("nan")
 
     def _train_step(self, step: int, measure: bool):
         if step == self.warmup_steps:
             self.processes.synchronize()
             self.started = time.perf_counter()
-        return super()._train_step(step, measure)
+        metrics = super()._train_step(step, measure)
+        if metrics is not None:  # measured at least at the last step
+            self.final_loss = metrics["loss"]
+        return metrics
 
     def evaluate(self):
         self.ended = time.perf_counter()  # called right after the last step, the device already synchronised
@@ -144,7 +149,7 @@ class Bench:
         self.blocks = TokenBlocks(args.tokens, "train", args.sequence_length, seed=0)
         self.tokens_per_step = args.batch_size * args.sequence_length
 
-    def ours(self, kind: str, samples: str = "packed") -> tuple[float, float]:
+    def ours(self, kind: str, samples: str = "packed") -> tuple[float, float, float]:
         args = self.args
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
@@ -190,9 +195,10 @@ class Bench:
                 compile_for_attempt(trainer, args.compile_scope, args.compile_mode)
             with attention_backends(args.sdpa_backend):
                 trainer.train()
-        return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory()
+        return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory(), trainer.final_loss
 
-    def trainer(self, kind: str) -> tuple[float, float]:
+    def trainer(self, kind: str) -> tuple[float, float, float]:
+        """The ``Trainer``'s tokens/s and peak memory; its loss is not comparable (its own sampler and masking): NaN."""
         from transformers import DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments, default_data_collator
 
         args, device = self.args, self.device
@@ -242,7 +248,7 @@ class Bench:
                 torch_compile=args.trainer_compile,
             )
             Trainer(model=model, args=training, train_dataset=dataset, data_collator=collator, callbacks=[Timer()]).train()
-        return self.tokens_per_step * args.steps / (times["ended"] - times["started"]), self.peak_memory()
+        return self.tokens_per_step * args.steps / (times["ended"] - times["started"]), self.peak_memory(), float("nan")
 
     def peak_memory(self) -> float:
         """GB allocated at the peak since the last call (CUDA only; NaN on CPU)."""
@@ -311,11 +317,14 @@ def main() -> None:
     parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
     parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
     parser.add_argument("--json", help="write every measurement here")
+    parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
+    parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
     args = parser.parse_args()
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
     if args.micro_batch_size and args.batch_size % args.micro_batch_size:
         parser.error(f"--micro-batch-size {args.micro_batch_size} must divide --batch-size {args.batch_size}")
+    baseline = read_baseline(args.compare_losses, args) if args.compare_losses else None
     torch.set_num_threads(args.threads)
     if args.lm_head == "liger":
         use_liger_head()
@@ -334,16 +343,19 @@ def main() -> None:
             for kind in args.objectives:
                 order = who_runs if repeat % 2 == 0 else who_runs[::-1]  # alternate who goes first
                 for who in order:
-                    tokens_per_second, memory = getattr(bench, who)(kind)
-                    results[kind][who].append({"tokens_per_second": tokens_per_second, "peak_memory_gb": memory})
+                    tokens_per_second, memory, final_loss = getattr(bench, who)(kind)
+                    results[kind][who].append({"tokens_per_second": tokens_per_second, "peak_memory_gb": memory, "final_loss": final_loss})
                     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
                     print(
-                        f"repeat {repeat} {kind} {who:8s} {tokens_per_second:12,.0f} tokens/s  peak memory {memory:.1f} GB  load {load}",
+                        f"repeat {repeat} {kind} {who:8s} {tokens_per_second:12,.0f} tokens/s  peak memory {memory:.1f} GB"
+                        f"  final loss {final_loss:.4f}  load {load}",
                         flush=True,
                     )
         peak_after = matmul_peak(bench.device, dtype)
         print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
         summary = summarize(bench, results, max(peak, peak_after))
+        if args.compare_losses:
+            compare_losses(summary, baseline, args)
         print(report(args, summary, max(peak, peak_after)))
     if args.json:
         record = {"args": vars(args), "machine": machine(), "peak_flops": max(peak, peak_after), "results": results, "summary": summary}
@@ -365,7 +377,44 @@ def summarize(bench: Bench, results: dict, peak: float) -> dict:
                 "model_flops_per_token": flops,
                 "peak_memory_gb": max(r["peak_memory_gb"] for r in rows),
             }
+            if who == "ours":
+                summary[kind][who]["final_loss"] = statistics.median(r["final_loss"] for r in rows)
     return summary
+
+
+# What must match for two runs' losses to be compared: the same model, data, steps and precision.
+SAME_RUN = ("init", "size", "vocab_size", "sequence_length", "batch_size", "steps", "warmup", "precision", "dense_lm_head")
+
+
+def read_baseline(path: str, args: argparse.Namespace) -> dict:
+    """The run ``--compare-losses`` names, refused in one line unless it trained what this run trains."""
+    try:
+        baseline = json.loads(Path(path).read_text())
+        differing = [key for key in SAME_RUN if baseline["args"][key] != getattr(args, key)]
+    except (OSError, ValueError, KeyError) as error:
+        raise SystemExit(f"error: {path}: not a bench/pretrain_throughput.py record ({type(error).__name__}: {error})") from None
+    if differing:
+        key = differing[0]
+        theirs, ours = baseline["args"][key], getattr(args, key)
+        raise SystemExit(f"error: {path}: trained with {key} {theirs!r}, this run with {ours!r}: its losses compare to nothing here")
+    return baseline
+
+
+def compare_losses(summary: dict, baseline: dict, args: argparse.Namespace) -> None:
+    """Each objective's last-step training loss against the baseline's (same weights, tokens, masks
+    and steps: they differ by rounding alone, bf16 noise on a GPU), recorded beside ours."""
+    for kind, by_who in summary.items():
+        theirs = baseline["summary"].get(kind, {}).get("ours", {}).get("final_loss")
+        if theirs is None:
+            continue
+        difference = by_who["ours"]["final_loss"] - theirs
+        by_who["ours"]["loss_versus_baseline"] = {
+            "baseline": args.compare_losses,
+            "baseline_final_loss": theirs,
+            "difference": difference,
+            "tolerance": args.loss_tolerance,
+            "agrees": abs(difference) <= args.loss_tolerance,
+        }
 
 
 def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
@@ -386,8 +435,8 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
         f" hardware.gpu_peak_tflops ({datasheet / 1e12:.0f} TFLOP/s), the rest by the matmul peak measured here",
         "",
         "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | ours MFU, datasheet | Trainer MFU (6N / +attn)"
-        " | peak GB ours / Trainer |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        " | peak GB ours / Trainer | ours' last-step loss (- baseline's) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, by_who in summary.items():
         ours, trainer = by_who["ours"], by_who.get("trainer")
@@ -398,9 +447,17 @@ def report(args: argparse.Namespace, summary: dict, peak: float) -> str:
         )
         lines.append(
             f"| {kind} | {ours['tokens_per_second']:,.0f} | {versus} | {mfu['ours']} | {datasheet_mfu:.1%} | {mfu.get('trainer', '—')}"
-            f" | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb'] if trainer else float('nan'):.1f} |"
+            f" | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb'] if trainer else float('nan'):.1f} | {loss_cell(ours)} |"
         )
     return "\n".join(lines)
+
+
+def loss_cell(ours: dict) -> str:
+    compared = ours.get("loss_versus_baseline")
+    if compared is None:
+        return f"{ours['final_loss']:.4f}"
+    verdict = "within" if compared["agrees"] else "BEYOND"
+    return f"{ours['final_loss']:.4f} ({compared['difference']:+.4f}: {verdict} {compared['tolerance']:g})"
 
 
 if __name__ == "__main__":
