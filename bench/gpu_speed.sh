@@ -5,9 +5,10 @@
 # vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
 # (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
 #   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
-#   then, at the fastest micro-batch: kept (the Trainer there, for the ratio), liger (Liger Kernel's fused
+#   then, at the fastest micro-batch: trainer (the Trainer there, for the ratio), liger (Liger Kernel's fused
 #   linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
-#   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs);
+#   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
+#   best: those of the four that beat the fastest micro-batch with agreeing losses, together, beside the Trainer;
 #   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
 #   last-step training losses with mb8's (same weights, tokens and masks: bf16 rounding alone may part them).
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
@@ -57,9 +58,14 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     return $status
 }
 
-clm_tokens_per_second() {  # the CLM median of an attempt's JSON, 0 where it failed
-    "$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['clm']['ours']['tokens_per_second'])" \
-        "$out/$1.json" 2>/dev/null || echo 0
+beats() {  # beats NAME REFERENCE: NAME ran, ours is faster than REFERENCE's for every objective, and its losses agree
+    "$python" - "$out/$1.json" "$out/$2.json" <<'PY' 2>/dev/null
+import json, sys
+attempt, reference = (json.load(open(path))["summary"] for path in sys.argv[1:])
+ours = {kind: by_who["ours"] for kind, by_who in attempt.items()}
+faster = all(row["tokens_per_second"] > reference[kind]["ours"]["tokens_per_second"] for kind, row in ours.items())
+sys.exit(not (faster and all(row.get("loss_versus_baseline", {"agrees": True})["agrees"] for row in ours.values())))
+PY
 }
 
 declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
@@ -68,17 +74,21 @@ attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
 attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
 attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
 best=mb8
-for name in mb16 mb32; do
-    if "$python" -c "import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))" \
-        "$(clm_tokens_per_second $name)" "$(clm_tokens_per_second $best)"; then best=$name; fi
-done
+for name in mb16 mb32; do beats "$name" "$best" && best=$name; done
 micro=${micro_of[$best]}
 echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
-attempt kept "$size" --micro-batch-size "$micro"  # the Trainer there: every ratio's denominator, so before the riskier attempts
-attempt liger "$size" --micro-batch-size "$micro" --no-trainer --lm-head liger
-attempt model "$size" --micro-batch-size "$micro" --no-trainer --compile-scope model
-attempt flash "$size" --micro-batch-size "$micro" --no-trainer --sdpa-backend flash
-attempt graphs "$size" --micro-batch-size "$micro" --no-trainer --compile-mode reduce-overhead
+attempt trainer "$size" --micro-batch-size "$micro"  # the Trainer there, before the riskier attempts: a ratio in any case
+# Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
+declare -A options_of=([liger]="--lm-head liger" [model]="--compile-scope model" [flash]="--sdpa-backend flash"
+    [graphs]="--compile-mode reduce-overhead")
+kept=()
+for name in liger model flash graphs; do
+    read -ra options <<< "${options_of[$name]}"
+    attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
+    beats "$name" "$best" && kept+=("${options[@]}")
+done
+echo "kept: micro-batch $micro ${kept[*]}" | tee -a "$out/summary.md"
+[ ${#kept[@]} -gt 0 ] && attempt best "$size" --micro-batch-size "$micro" "${kept[@]}"  # with the Trainer: the ratio in one run
 for preset in 610m 1b; do
     [ "$device" = cpu ] && continue  # the large presets are a GPU's
     for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done
