@@ -58,12 +58,13 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     return $status
 }
 
-beats() {  # beats NAME REFERENCE: NAME ran, ours is faster than REFERENCE's for every objective, and its losses agree
+beats() {  # beats NAME REFERENCE: NAME ran, ours is >= 2% faster than REFERENCE's for every objective (beyond run-to-run
+    # noise: a 0.1% "win" of a CPU dry run picked CUDA graphs), and its losses agree
     "$python" - "$out/$1.json" "$out/$2.json" <<'PY' 2>/dev/null
 import json, sys
 attempt, reference = (json.load(open(path))["summary"] for path in sys.argv[1:])
 ours = {kind: by_who["ours"] for kind, by_who in attempt.items()}
-faster = all(row["tokens_per_second"] > reference[kind]["ours"]["tokens_per_second"] for kind, row in ours.items())
+faster = all(row["tokens_per_second"] >= 1.02 * reference[kind]["ours"]["tokens_per_second"] for kind, row in ours.items())
 sys.exit(not (faster and all(row.get("loss_versus_baseline", {"agrees": True})["agrees"] for row in ours.values())))
 PY
 }
