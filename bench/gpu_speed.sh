@@ -16,6 +16,7 @@
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
 # The call's budget: no attempt starts after BUDGET_SECONDS (450: a device call of under 8 minutes with start-up),
 # and none runs past it; what did not fit is written as skipped, so the results of what ran come back.
+# PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone: two device calls where one is too short.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,8 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python="${PYTHON:-python3}"
 device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${BATCH:-32}"
-vocab="${VOCAB:-128256}" threads="${THREADS:-8}" budget="${BUDGET_SECONDS:-450}"
+vocab="${VOCAB:-128256}" threads="${THREADS:-8}" budget="${BUDGET_SECONDS:-450}" part="${PART:-all}"
+case "$part" in all | attempts | presets) ;; *) echo "error: bench/gpu_speed.sh: PART=$part: give all, attempts or presets" >&2; exit 2 ;; esac
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
 if [ "$device" = cuda ] && ! "$python" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
@@ -69,29 +71,38 @@ sys.exit(not (faster and all(row.get("loss_versus_baseline", {"agrees": True})["
 PY
 }
 
-declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
-attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
-[ -f "$out/mb8.json" ] && compare=(--compare-losses "$out/mb8.json")
-attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
-attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
-best=mb8
-for name in mb16 mb32; do beats "$name" "$best" && best=$name; done
-micro=${micro_of[$best]}
-echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
-attempt trainer "$size" --micro-batch-size "$micro"  # the Trainer there, before the riskier attempts: a ratio in any case
-# Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
-declare -A options_of=([liger]="--lm-head liger" [model]="--compile-scope model" [flash]="--sdpa-backend flash"
-    [graphs]="--compile-mode reduce-overhead")
-kept=()
-for name in liger model flash graphs; do
-    read -ra options <<< "${options_of[$name]}"
-    attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
-    beats "$name" "$best" && kept+=("${options[@]}")
-done
-echo "kept: micro-batch $micro ${kept[*]}" | tee -a "$out/summary.md"
-[ ${#kept[@]} -gt 0 ] && attempt best "$size" --micro-batch-size "$micro" "${kept[@]}"  # with the Trainer: the ratio in one run
-for preset in 610m 1b; do
-    [ "$device" = cpu ] && continue  # the large presets are a GPU's
-    for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done
-done
+size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
+    declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
+    attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
+    [ -f "$out/mb8.json" ] && compare=(--compare-losses "$out/mb8.json")
+    attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
+    attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
+    best=mb8
+    for name in mb16 mb32; do beats "$name" "$best" && best=$name; done
+    micro=${micro_of[$best]}
+    echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
+    attempt trainer "$size" --micro-batch-size "$micro"  # the Trainer there, before the riskier attempts: a ratio in any case
+    # Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
+    declare -A options_of=([liger]="--lm-head liger" [model]="--compile-scope model" [flash]="--sdpa-backend flash"
+        [graphs]="--compile-mode reduce-overhead")
+    kept=()
+    for name in liger model flash graphs; do
+        read -ra options <<< "${options_of[$name]}"
+        attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
+        beats "$name" "$best" && kept+=("${options[@]}")
+    done
+    echo "kept: micro-batch $micro ${kept[*]}" | tee -a "$out/summary.md"
+    [ ${#kept[@]} -gt 0 ] && attempt best "$size" --micro-batch-size "$micro" "${kept[@]}"  # with the Trainer: the ratio in one run
+}
+
+preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batch that fits
+    for preset in 610m 1b; do
+        [ "$device" = cpu ] && continue  # the large presets are a GPU's
+        for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done
+    done
+}
+
+[ "$part" = presets ] || size_attempts
+[ "$part" = attempts ] || preset_attempts
+touch "$out/summary.md"
 echo "summary: $out/summary.md"

@@ -62,6 +62,9 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     assert attempts == ["mb8", "mb16", "mb32", "trainer", "liger", "model", "flash", "graphs"]  # none kept: no "best"
     assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
     assert not list((tmp_path / "out").glob("*.json")) and not list((tmp_path / "out").glob("*.log"))
+    env["PART"] = "presets"  # the 610M and 1B alone: a GPU's, so on a CPU nothing at all
+    done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "presets")], env=env, timeout=120)
+    assert done.returncode == 0 and (tmp_path / "presets" / "summary.md").read_text() == ""
 
 
 def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
@@ -93,3 +96,12 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
         acceptance.section_throughput(args, record)
         assert asked[-1] == str(micro) and record["micro_batch_size"] == micro and record["batch"].startswith(f"{micro} x 2048")
         assert record["clm"]["ours_over_trainer"] == 2.0
+
+
+def test_the_speed_attempts_refuse_an_unknown_part_in_one_line(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "DEVICE": "cpu", "PART": "everything"}
+    done = subprocess.run(
+        ["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: bench/gpu_speed.sh: PART=everything: give all, attempts or presets"
