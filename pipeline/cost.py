@@ -4,10 +4,13 @@ Three estimates, all from the config alone (no data, no GPU):
 
 * **GPU-hours per stage.** Training FLOPs are ``6 * N * tokens`` (forward 2, backward 4
   FLOPs per parameter and token; Kaplan et al. 2020), with ``N`` the parameters that take
-  part in matrix multiplies: every non-embedding parameter plus the LM head (an embedding
-  lookup costs no FLOPs, the vocabulary projection does). Attention scores are left out
-  (at 2,048 tokens they add about 12 * layers * hidden * length per token, ~18% at 210M).
-  GPU-hours are FLOPs / (peak x assumed MFU) from ``hardware``. Fine-tuning counts the
+  part in matrix multiplies: every non-embedding parameter plus the LM head at the share of
+  positions it runs on (an embedding lookup costs no FLOPs, the vocabulary projection does;
+  under sparse prediction the head runs at the positions with a loss only, 40% of them for
+  MLM at 40%). Attention scores are left out (at 2,048 tokens they add about 12 * layers *
+  hidden * length per token, ~18% at 210M). GPU-hours are FLOPs / (peak x MFU), the MFU
+  measured where a record exists (``bench/pretrain_throughput.py`` counts FLOPs the same
+  way), ``hardware.assumed_mfu`` elsewhere. Fine-tuning counts the
   protocol's grid (tasks x models x ``FinetuningSpec.num_runs``) at ``max_steps`` full
   batches of ``max_length`` tokens: an upper bound, since a small task stops after one epoch.
 * **Peak GPU memory per size**, for the pretraining runs of that size at their
