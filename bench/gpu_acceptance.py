@@ -243,8 +243,7 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
     datasheet = args.paper.hardware.gpu_peak_tflops * 1e12
     record["matmul_peak_tflops"] = measured["peak_flops"] / 1e12
     record["datasheet_peak_tflops"] = datasheet / 1e12
-    record["batch"] = f"{micro} x {args.sequence_length} tokens, bf16, {args.size}, vocabulary 128,256"
-    record["micro_batch_size"] = micro
+    record["batch"] = f"{micro} x {args.sequence_length} tokens, bf16, {args.size}, vocabulary 128,256"  # read by pipeline/measured_mfu.py
     for kind, by_who in measured["summary"].items():
         for who, row in by_who.items():
             row["mfu_datasheet"] = row["tokens_per_second"] * row["model_flops_per_token"] / datasheet

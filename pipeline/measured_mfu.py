@@ -7,8 +7,9 @@ size (``--size``: 210m by default; ``--size 1b --sections throughput`` measures 
 2,048, bf16, the Llama-3 vocabulary, one micro-batch of the size's per step, against the GPU's
 datasheet peak (6N model FLOPs, the LM head counted at the positions with a loss, as
 :func:`pipeline.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by model: H100, H200, ...), the size and the
-objective kind, its MFU replaces ``hardware.assumed_mfu`` for that run, and the estimate names
-the record; elsewhere the assumption stands and is printed as one. Of several matching records
+objective kind, and was measured as the config's jobs of that size run (micro-batch, sequence
+length, precision, vocabulary: the record's batch line), its MFU replaces ``hardware.assumed_mfu`` for that
+run, and the estimate names the record; elsewhere the assumption stands and is printed as one. Of several matching records
 the newest is taken: the one whose commit comes latest in this repository's history.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +32,26 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 RECORDS = REPOSITORY / "bench" / "records"
 
 
+# The throughput section's batch line: "8 x 2048 tokens, bf16, 210m, vocabulary 128,256".
+BATCH_LINE = re.compile(r"(\d+) x (\d+) tokens, (\w+), (\S+), vocabulary ([\d,]+)")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a pretraining job of one size computes, as far as its MFU depends on it."""
+
+    micro_batch_size: int
+    sequence_length: int
+    precision: str
+    vocab_size: int
+
+
+def setting_of(config: Config, size: str) -> Setting:
+    pretraining, compute = config.pretraining, config.pretraining.compute.for_size(size)
+    micro = compute.micro_batch_size or pretraining.batch_size
+    return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size)
+
+
 @dataclass(frozen=True)
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
@@ -37,8 +59,9 @@ class MeasuredMfu:
 
 
 @functools.cache
-def measured_mfu(gpu_name: str, size: str, kind: str) -> MeasuredMfu | None:
-    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` on the GPU model ``gpu_name`` names; None without one."""
+def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
+    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
+    None without one."""
     model = gpu_name.split()[0].lower() if gpu_name.split() else ""
     found = []
     for path in sorted(RECORDS.glob("gpu_acceptance-*.json")):
@@ -46,7 +69,15 @@ def measured_mfu(gpu_name: str, size: str, kind: str) -> MeasuredMfu | None:
         throughput = record.get("sections", {}).get("throughput", {})
         sizes = record.get("paper_overlay", {}).get("pretraining", {}).get("sizes")
         gpu = str(record.get("environment", {}).get("gpu", "")).lower()
-        if model and model in gpu and sizes == [size] and "mfu_datasheet" in throughput.get(kind, {}).get("ours", {}):
+        batch = BATCH_LINE.fullmatch(str(throughput.get("batch", "")))
+        measured = Setting(int(batch[1]), int(batch[2]), batch[3], int(batch[5].replace(",", ""))) if batch else None
+        if (
+            model
+            and model in gpu
+            and sizes == [size]
+            and measured == setting
+            and "mfu_datasheet" in throughput.get(kind, {}).get("ours", {})
+        ):
             order = history_position(record.get("environment", {}).get("git_commit"))
             found.append(
                 (order, path.name, MeasuredMfu(throughput[kind]["ours"]["mfu_datasheet"], path.relative_to(REPOSITORY).as_posix()))
@@ -70,7 +101,7 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     measured = {}
     for plan in plans.values():
         kind = config.objectives[plan.objective]["kind"]
-        found = measured_mfu(config.hardware.gpu_name, plan.size, kind)
+        found = measured_mfu(config.hardware.gpu_name, plan.size, kind, setting_of(config, plan.size))
         if found is not None:
             measured[f"{plan.size} {kind}"] = found
     by_record: dict[str, list[str]] = {}

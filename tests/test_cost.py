@@ -17,7 +17,7 @@ from pipeline.cost import (
     peak_memory,
     stage_costs,
 )
-from pipeline.measured_mfu import measured_mfu
+from pipeline.measured_mfu import measured_mfu, setting_of
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from tests.conftest import REPO
 
@@ -64,7 +64,7 @@ def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper
     assert runs.flops == pytest.approx(sum(flops(size, objective) for size, objective in every), rel=1e-4)
     hardware = paper.hardware
     # 210M's CLM and MLM kinds at the H100's measured MFU (bench/records), every other size at the assumed one
-    at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind).mfu for kind in ("clm", "mlm")}
+    at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind, setting_of(paper, "210m")).mfu for kind in ("clm", "mlm")}
     seconds = sum(
         flops(size, objective) / (at_210m["clm" if objective == "clm" else "mlm"] if size == "210m" else hardware.assumed_mfu)
         for size, objective in every
@@ -84,7 +84,7 @@ def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resol
     from pipeline.cost import pretraining_gpu_hours, pretraining_tokens
 
     plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == "210m" and p.objective == objective)
-    found = measured_mfu(paper.hardware.gpu_name, "210m", objective)
+    found = measured_mfu(paper.hardware.gpu_name, "210m", objective, setting_of(paper, "210m"))
     record = json.loads((REPOSITORY / found.record).read_text())
     tokens_per_second = record["sections"]["throughput"][objective]["ours"]["tokens_per_second"]
     hours = pretraining_tokens(plan, paper) / tokens_per_second / 3600
@@ -142,15 +142,27 @@ def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
     assert "This was a dry-run" in output
 
 
-def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_which():
+def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_which(paper):
     """bench/records: the H100's 210M CLM and MLM replace the assumed 40%; the H200's newest record
-    (by this repository's history) wins over its older one; a size never measured keeps the assumption."""
-    from pipeline.measured_mfu import measured_mfu
+    (by this repository's history) wins over its older one; a size never measured keeps the assumption,
+    and so does a record measured otherwise than the config's jobs run (another micro-batch, length,
+    precision or vocabulary)."""
+    from pipeline.measured_mfu import Setting, measured_mfu, setting_of
 
-    h100 = measured_mfu("H100 80GB SXM", "210m", "clm")
+    paper_210m = setting_of(paper, "210m")
+    assert paper_210m == Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)
+    h100 = measured_mfu("H100 80GB SXM", "210m", "clm", paper_210m)
     assert h100.mfu == pytest.approx(0.2167, abs=1e-4) and h100.record.startswith("bench/records/gpu_acceptance-h100-")
-    assert measured_mfu("H200", "210m", "mlm").record.endswith("-at-ca3139a.json")  # not the older 8b36565 run
-    assert measured_mfu("H100 80GB SXM", "610m", "clm") is None and measured_mfu("A100", "210m", "clm") is None
+    assert measured_mfu("H200", "210m", "mlm", paper_210m).record.endswith("-at-ca3139a.json")  # not the older 8b36565 run
+    assert measured_mfu("H100 80GB SXM", "610m", "clm", setting_of(paper, "610m")) is None
+    assert measured_mfu("A100", "210m", "clm", paper_210m) is None
+    for other in (
+        dataclasses.replace(paper_210m, micro_batch_size=4),
+        dataclasses.replace(paper_210m, sequence_length=1024),
+        dataclasses.replace(paper_210m, precision="fp32"),
+        dataclasses.replace(paper_210m, vocab_size=32000),
+    ):
+        assert measured_mfu("H100 80GB SXM", "210m", "clm", other) is None, other
 
 
 def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, resolved):

@@ -94,7 +94,7 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
         record = {}
         args = Namespace(work=tmp_path, inputs=tmp_path, size=size, device="cpu", sequence_length=2048, threads=1, paper=paper)
         acceptance.section_throughput(args, record)
-        assert asked[-1] == str(micro) and record["micro_batch_size"] == micro and record["batch"].startswith(f"{micro} x 2048")
+        assert asked[-1] == str(micro) and record["batch"] == f"{micro} x 2048 tokens, bf16, {size}, vocabulary 128,256"
         assert record["clm"]["ours_over_trainer"] == 2.0
 
 
