@@ -8,7 +8,7 @@
 #   then, at the fastest micro-batch: trainer (the Trainer there, for the ratio), liger (Liger Kernel's fused
 #   linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
 #   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
-#   best: those of the four that beat the fastest micro-batch with agreeing losses, together, beside the Trainer;
+#   best: those of the four >= 2% faster than the fastest micro-batch with agreeing losses, together, beside the Trainer;
 #   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
 #   last-step training losses with mb8's (same weights, tokens and masks: bf16 rounding alone may part them).
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
