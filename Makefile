@@ -51,7 +51,7 @@ test: $(STAMP)
 
 # The fast lane while working: everything but the tests marked slow (whole-DAG Snakemake runs).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n 2 -m "not slow"
 
 clean-results:
 	rm -rf results/* reports/* logs benchmarks .snakemake
