@@ -51,6 +51,7 @@ import torch
 from pipeline import jobs, strict
 from pipeline.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
 from pipeline.errors import PipelineError
+from pipeline.measured_mfu import batch_line, setting_of
 from pipeline.pretrain.trainer import STATE_FILE
 
 
@@ -199,9 +200,9 @@ def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device:
 
 def section_throughput(args: argparse.Namespace, record: dict) -> None:
     out = args.work / "throughput.json"
-    # One micro-batch of the size's (paper.yaml: 8 at 210M, 4 at 610M and 1B) per step: what a pipeline
-    # job's forward passes are, so that the MFU measured is the one the cost estimate may take (pipeline/measured_mfu.py).
-    micro = args.paper.pretraining.compute.for_size(args.size).micro_batch_size or args.paper.pretraining.batch_size
+    # One micro-batch of the size's (paper.yaml: 8 at 210M, 4 at 610M and 1B) per step, in its precision and vocabulary:
+    # what a pipeline job's forward passes are, so that the cost estimate may take the MFU measured (pipeline/measured_mfu.py).
+    setting = setting_of(args.paper, args.size)
     command = [
         sys.executable,
         "bench/pretrain_throughput.py",
@@ -212,17 +213,17 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
         "--size",
         args.size,
         "--vocab-size",
-        "128256",
+        str(setting.vocab_size),
         "--device",
         args.device,
         "--precision",
-        "bf16",
+        setting.precision,
         "--compile",
         "--fused-optimizer",
         "--sequence-length",
-        str(args.sequence_length),
+        str(setting.sequence_length),
         "--batch-size",
-        str(micro),
+        str(setting.micro_batch_size),
         "--steps",
         "10",
         "--warmup",
@@ -240,13 +241,10 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
     if done.returncode != 0:
         raise SectionFailed(f"pretrain_throughput exited {done.returncode}: {tail(log)}")
     measured = json.loads(out.read_text())
-    datasheet = args.paper.hardware.gpu_peak_tflops * 1e12
     record["matmul_peak_tflops"] = measured["peak_flops"] / 1e12
-    record["datasheet_peak_tflops"] = datasheet / 1e12
-    record["batch"] = f"{micro} x {args.sequence_length} tokens, bf16, {args.size}, vocabulary 128,256"  # read by pipeline/measured_mfu.py
+    record["datasheet_peak_tflops"] = measured["datasheet_peak_flops"] / 1e12
+    record["batch"] = batch_line(setting, args.size)
     for kind, by_who in measured["summary"].items():
-        for who, row in by_who.items():
-            row["mfu_datasheet"] = row["tokens_per_second"] * row["model_flops_per_token"] / datasheet
         by_who["ours_over_trainer"] = by_who["ours"]["tokens_per_second"] / by_who["trainer"]["tokens_per_second"]
         record[kind] = by_who
 

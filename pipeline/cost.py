@@ -38,7 +38,7 @@ from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes, finetunes_outside
-from pipeline.measured_mfu import measured_mfu, mfu_sources, setting_of
+from pipeline.measured_mfu import measured_for, mfu_sources
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -157,8 +157,7 @@ def head_share(config: Config, plan: RunPlan) -> float:
 def pretraining_mfu(config: Config, plan: RunPlan) -> float:
     """The MFU a run is costed at: measured on the config's GPU at its size and objective kind
     where a record exists (:mod:`pipeline.measured_mfu`), else ``hardware.assumed_mfu``."""
-    kind = config.objectives[plan.objective]["kind"]
-    measured = measured_mfu(config.hardware.gpu_name, plan.size, kind, setting_of(config, plan.size))
+    measured = measured_for(config, plan)
     return measured.mfu if measured is not None else config.hardware.assumed_mfu
 
 

@@ -3,14 +3,15 @@ assumed one.
 
 ``bench/gpu_acceptance.sh`` writes a record of each GPU it ran on
 (``bench/records/gpu_acceptance-<gpu>-<date>[...].json``): tokens/s and MFU of the trainer at a
-size (``--size``: 210m by default; ``--size 1b --sections throughput`` measures only that), sequence
-2,048, bf16, the Llama-3 vocabulary, one micro-batch of the size's per step, against the GPU's
-datasheet peak (6N model FLOPs, the LM head counted at the positions with a loss, as
-:func:`pipeline.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by model: H100, H200, ...), the size and the
-objective kind, and was measured as the config's jobs of that size run (micro-batch, sequence
-length, precision, vocabulary: the record's batch line), its MFU replaces ``hardware.assumed_mfu`` for that
-run, and the estimate names the record; elsewhere the assumption stands and is printed as one. Of several matching records
-the newest is taken: the one whose commit comes latest in this repository's history.
+size (``--size``: 210m by default; ``--size 1b --sections throughput`` measures only that) as the
+config's jobs of that size compute (:func:`setting_of`: micro-batch, sequence length, precision,
+vocabulary, written in the record's batch line by :func:`batch_line`), against the GPU's datasheet
+peak (6N model FLOPs, the LM head counted at the positions with a loss, as
+:func:`pipeline.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by
+model: H100, H200, ...), the size, the objective kind and the setting, its MFU replaces
+``hardware.assumed_mfu`` for that run, and the estimate names the record; elsewhere the assumption
+stands and is printed as one. Of several matching records the newest is taken: the one whose
+commit comes latest in this repository's history.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 RECORDS = REPOSITORY / "bench" / "records"
 
 
-# The throughput section's batch line: "8 x 2048 tokens, bf16, 210m, vocabulary 128,256".
+# A record's batch line (:func:`batch_line`): "8 x 2048 tokens, bf16, 210m, vocabulary 128,256".
 BATCH_LINE = re.compile(r"(\d+) x (\d+) tokens, (\w+), (\S+), vocabulary ([\d,]+)")
 
 
@@ -50,6 +51,11 @@ def setting_of(config: Config, size: str) -> Setting:
     pretraining, compute = config.pretraining, config.pretraining.compute.for_size(size)
     micro = compute.micro_batch_size or pretraining.batch_size
     return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size)
+
+
+def batch_line(setting: Setting, size: str) -> str:
+    """What a record says it measured, read back by :data:`BATCH_LINE`."""
+    return f"{setting.micro_batch_size} x {setting.sequence_length} tokens, {setting.precision}, {size}, vocabulary {setting.vocab_size:,}"
 
 
 @dataclass(frozen=True)
@@ -96,14 +102,19 @@ def history_position(commit: str | None) -> int:
     return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else -1
 
 
+def measured_for(config: Config, plan: RunPlan) -> MeasuredMfu | None:
+    """The measured MFU of ``plan``'s run: its objective kind at its size, in the setting its job computes in."""
+    kind = config.objectives[plan.objective]["kind"]
+    return measured_mfu(config.hardware.gpu_name, plan.size, kind, setting_of(config, plan.size))
+
+
 def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     """Which MFU the pretraining hours rest on: each measured one with its record, then the assumption."""
     measured = {}
     for plan in plans.values():
-        kind = config.objectives[plan.objective]["kind"]
-        found = measured_mfu(config.hardware.gpu_name, plan.size, kind, setting_of(config, plan.size))
+        found = measured_for(config, plan)
         if found is not None:
-            measured[f"{plan.size} {kind}"] = found
+            measured[f"{plan.size} {config.objectives[plan.objective]['kind']}"] = found
     by_record: dict[str, list[str]] = {}
     for key, found in sorted(measured.items()):
         by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")

@@ -83,9 +83,10 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
 
     def measured(command, **_):  # bench/pretrain_throughput.py's JSON, as it writes it
         asked.append(command[command.index("--batch-size") + 1])
-        row = {"tokens_per_second": 1000.0, "model_flops_per_token": 6e9}
+        row = {"tokens_per_second": 1000.0, "model_flops_per_token": 6e9, "mfu_datasheet": 6e12 / 989e12}
         summary = {"clm": {"ours": dict(row), "trainer": dict(row, tokens_per_second=500.0)}}
-        Path(command[command.index("--json") + 1]).write_text(json.dumps({"peak_flops": 1e15, "summary": summary}))
+        measured = {"peak_flops": 1e15, "datasheet_peak_flops": 989e12, "summary": summary}
+        Path(command[command.index("--json") + 1]).write_text(json.dumps(measured))
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(acceptance.subprocess, "run", measured)
