@@ -49,7 +49,7 @@ from typing import Any, Callable
 import torch
 
 from pipeline import jobs, strict
-from pipeline.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
+from pipeline.configure import REPOSITORY, Resolved, merge, read_configs, read_task_files, resolve
 from pipeline.errors import PipelineError
 from pipeline.measured_mfu import batch_line, setting_of
 from pipeline.pretrain.trainer import STATE_FILE
@@ -59,7 +59,7 @@ def single_runs(num_steps: int) -> dict[str, Any]:
     """An overlay that plans the objectives' single runs alone: no zoo, two-stage, CPT, curves or outside models."""
     return {
         "zoo": {"sizes": [], "num_steps": None},
-        "two_stage": {"sizes": [], "budgets": [num_steps]},
+        "two_stage": {"sizes": [], "budgets": [num_steps], "splits": []},
         "continued_pretraining": {"sizes": [], "outside_bases": []},
         "learning_curves": {"sizes": [], "runs": []},
         "outside_models": [],
@@ -80,6 +80,19 @@ PAPER_SHRUNK = {
     },
     "finetuning": {"tasks": ["sentiment"], "learning_rates": [5.0e-5], "seeds": [0], "max_steps": 100, "by_task": {}},
 }
+
+
+def paper_shrunk(size: str, sequence_length: int) -> tuple[dict[str, Any], Resolved]:
+    """config/paper.yaml with PAPER_SHRUNK's single runs at ``size``, and the overlay that made it (for the record)."""
+    # The embedded sentiment task (its splits are in --inputs) beside the paper's datasets.
+    sentiment = {"sentiment": read_task_files("config/tasks", "config")["sentiment"]}
+    overlay = merge(
+        merge(single_runs(30), PAPER_SHRUNK),
+        {"pretraining": {"sizes": [size], "sequence_length": sequence_length}, "tasks": sentiment},
+    )
+    return overlay, resolve(merge(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), overlay))
+
+
 # The default config's tiny preset in fp32 without compile: what the CPU and the GPU both run.
 TINY_FP32 = {
     "pretraining": {
@@ -386,14 +399,8 @@ def main() -> None:
     args.inputs, args.work = args.inputs.resolve(), args.work.resolve()
     require_inputs(args.inputs)
     args.work.mkdir(parents=True, exist_ok=True)
-    # The embedded sentiment task (its splits are in --inputs) beside the paper's datasets.
-    sentiment = {"sentiment": read_task_files("config/tasks", "config")["sentiment"]}
-    overlay = merge(
-        merge(single_runs(30), PAPER_SHRUNK),
-        {"pretraining": {"sizes": [args.size], "sequence_length": args.sequence_length}, "tasks": sentiment},
-    )
     try:
-        resolved = resolve(merge(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), overlay))
+        overlay, resolved = paper_shrunk(args.size, args.sequence_length)
     except PipelineError as error:
         refuse(str(error))
     args.paper, args.paper_plans, args.pretrained = resolved.config, resolved.plans, None

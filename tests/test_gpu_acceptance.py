@@ -106,3 +106,20 @@ def test_the_speed_attempts_refuse_an_unknown_part_in_one_line(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.strip() == "error: bench/gpu_speed.sh: PART=everything: give all, attempts or presets"
+
+
+@pytest.mark.parametrize("size", ["210m", "610m", "1b"])
+def test_the_shrunk_paper_config_resolves_at_every_paper_size(size):
+    """The acceptance run's config: paper.yaml's single CLM and MLM runs at one size and nothing else
+    (paper.yaml's named two-stage splits, whose budgets exceed the 30 steps, among what it drops)."""
+    import importlib.util
+
+    loaded = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    acceptance = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(acceptance)
+    overlay, resolved = acceptance.paper_shrunk(size, 2048)
+    assert sorted((plan.objective, plan.size, plan.study) for plan in resolved.plans.values()) == [
+        ("clm", size, "objectives"),
+        ("mlm", size, "objectives"),
+    ]
+    assert overlay["pretraining"]["sizes"] == [size] and resolved.config.pretraining.num_steps == 30
