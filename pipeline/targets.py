@@ -148,6 +148,8 @@ def minimal_pairs_jobs(resolved: Resolved) -> list[Job]:
 def used_sources(resolved: Resolved) -> list[str]:
     config = resolved.config
     names = {document.artifact for document in config.corpus.documents} | {config.tasks[t].data.artifact for t in config.finetuning.tasks}
+    if config.tokenizer.ready_made is not None:
+        names.add(config.tokenizer.ready_made.artifact)
     return sorted(name for name in names if name is not None)
 
 

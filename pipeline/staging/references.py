@@ -72,7 +72,7 @@ def hub_specs(config: Config) -> Iterator[tuple[str, HubSpec]]:
 def model_paths(config: Config) -> Iterator[tuple[str, str, str | None, tuple[str, ...]]]:
     """(config key, path, revision, the files it reads; () for all) of every model a job loads."""
     ready_made = config.tokenizer.ready_made
-    if ready_made is not None:
+    if ready_made is not None and ready_made.artifact is None:  # an artifact's comes from its registry, not the hub
         yield "tokenizer.ready_made.path", ready_made.path, ready_made.revision, TOKENIZER_FILES
     for number, outside in enumerate(config.outside_models):
         yield f"outside_models[{number}].path", outside.path, outside.revision, ()
@@ -140,7 +140,7 @@ def with_hub_paths(
             )
         tasks[name] = dataclasses.replace(task, data=data, judgements=judgements)
     tokenizer = config.tokenizer
-    if tokenizer.ready_made is not None:
+    if tokenizer.ready_made is not None and tokenizer.ready_made.artifact is None:
         tokenizer = dataclasses.replace(tokenizer, ready_made=relocated("tokenizer.ready_made.path", tokenizer.ready_made))
     outside = tuple(
         dataclasses.replace(relocated(f"outside_models[{number}].path", spec), hub_id=spec.path if is_hub_id(spec.path) else None)

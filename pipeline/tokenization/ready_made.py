@@ -41,10 +41,10 @@ def take_ready_made(
     embedding matrix's rows), at most that: a vocabulary padded to a round number of rows
     (Qwen2's 151,936 for 151,665 tokens) leaves rows no token reaches."""
     assert spec.ready_made is not None
-    path = spec.ready_made.path
+    path = spec.ready_made.location
     check_local_path(path, f"{where}.path")
-    if Path(path).is_dir():
-        verify_if_staged(path)  # a tokenizer read from the hub mirror: its files as staged
+    if Path(path).is_dir() and spec.ready_made.artifact is None:
+        verify_if_staged(path)  # a tokenizer read from the hub mirror: its files as staged (an artifact's: checked by its fetch)
     try:
         original = AutoTokenizer.from_pretrained(
             path, revision=spec.ready_made.revision, trust_remote_code=spec.ready_made.trust_remote_code
@@ -66,6 +66,7 @@ def take_ready_made(
     backend = original.backend_tokenizer
     record = {
         "path": spec.ready_made.path,
+        "artifact": spec.ready_made.artifact,
         "revision": spec.ready_made.revision,
         "vocab_size": len(original),
         "tokenizer_sha256": hashlib.sha256(backend.to_str().encode()).hexdigest(),
@@ -106,7 +107,7 @@ def assign_roles(original: PreTrainedTokenizerFast, spec: TokenizerSpec, where: 
     ]
     if len(reserved) < len(wanted):
         raise PipelineError(
-            f"{where}.reserved: {spec.ready_made.path!r} has {len(reserved)} unused special tokens containing "
+            f"{where}.reserved: {spec.ready_made.location!r} has {len(reserved)} unused special tokens containing "
             f"{spec.ready_made.reserved!r}, and {len(wanted)} roles need one (its missing roles and {spec.num_sentinel_tokens} sentinels)"
         )
     return {**own, **dict(zip(wanted, reserved))}

@@ -111,9 +111,10 @@ def run(args: argparse.Namespace) -> None:
         tokenizer, record = take_ready_made(spec)
         with atomic_path(args.out) as out:
             tokenizer.save_pretrained(out)
-            local = {"ready_made": Path(spec.ready_made.path)} if Path(spec.ready_made.path).is_dir() else {}
+            location = Path(spec.ready_made.location)
+            local = {"ready_made": location} if location.is_dir() else {}
             write_provenance(out, strict.to_plain(spec), local, ready_made=record)
-        log.info("saved %s: %s (vocab %d) as it is, roles %s", Path(args.out), spec.ready_made.path, len(tokenizer), record["roles"])
+        log.info("saved %s: %s (vocab %d) as it is, roles %s", Path(args.out), spec.ready_made.location, len(tokenizer), record["roles"])
         return
     if args.corpus is None:
         raise PipelineError("--corpus: a BPE trains on the corpus (or set tokenizer.ready_made)")
