@@ -72,8 +72,10 @@ def test_each_sub_token_s_word_by_hand():
     words = ["EU", "rejects", "German"]
     offsets = [(0, 1), (1, 2), (2, 6), (6, 10), (10, 12), (12, 17)]
     assert token_words(words, offsets) == [0, 0, 1, 1, 2, 2]
-    # A bare space token (the BPE could not merge it) belongs to no word; truncation drops "German".
-    assert token_words(words, [(0, 2), (2, 3), (3, 10)]) == [0, -1, 1]
+    # A bare space token (the BPE could not merge it) belongs to the word after it, as in EncodEval's
+    # offset walk; truncation drops "German"; a (0, 0) span (a special token's) belongs to none.
+    assert token_words(words, [(0, 2), (2, 3), (3, 10)]) == [0, 1, 1]
+    assert token_words(words, [(0, 0), (0, 2), (2, 10), (17, 20)]) == [-1, 0, 1, -1]
 
 
 def test_tags_sit_on_first_subtokens_and_predictions_are_per_word(tokenizer):
@@ -193,13 +195,13 @@ def test_documents_are_ranked_by_similarity():
 
 
 def test_the_study_s_ir_evaluation_encodes_as_sentence_transformers_does(tokenizer):
-    """input_format eos: training pairs are the tokenizer's defaults on text + eos (<bos> first, as
-    EncodEval's IR writer calls it); judged queries and documents are ranked as
-    SentenceTransformer.encode feeds them, the tokenizer's <bos> first and no eos."""
+    """input_format eos: training pairs are text + eos, no <bos> (the study's writer, as every
+    task's); judged queries and documents are ranked as SentenceTransformer.encode feeds them,
+    the tokenizer's <bos> first and no eos."""
     retrieval = get_task_type("retrieval")(context_of(tokenizer, "retrieval", input_format="eos"))
     text = tokenizer("Query: who met", add_special_tokens=False)["input_ids"]
     (pair,) = retrieval.encode([{"id": "q0", "query": "Query: who met", "document": "Document: Anna"}])
-    assert pair.query_ids == [BOS, *text, EOS]
+    assert pair.query_ids == [*text, EOS]
     (judged,) = retrieval.encode([{"id": "q0", "query": "Query: who met", "relevant": ["d0"]}])
     assert judged.query_ids == [BOS, *text] and retrieval.evaluated(["Document: Anna"])[0][0] == BOS
 
@@ -229,20 +231,17 @@ FORMAT_ROWS = {
     ),
     "retrieval": ({"id": "q0", "query": "who met", "document": "Anna met Bob"}, lambda e: [e.query_ids, e.document_ids]),
 }
-# Whose inputs keep <s> in the study's format too: EncodEval's IR writer tokenizes with the
-# tokenizer's default special tokens (test_the_study_s_ir_evaluation_encodes_as_sentence_transformers_does).
-BOS_IN_EVERY_FORMAT = {"retrieval"}
 
 
 @pytest.mark.parametrize("task_type", sorted(FORMAT_ROWS))
 @pytest.mark.parametrize("input_format", ["bos_eos", "eos"])
 def test_every_task_type_starts_and_ends_its_input_as_the_format_says(tokenizer, task_type, input_format):
-    """bos_eos: <s> ... </s>; eos (the study's): no <s>, ... </s>, for every task type but
-    retrieval, whose training inputs are <s> ... </s> in both."""
+    """bos_eos: <s> ... </s>; eos (the study's): no <s>, ... </s>, for every task type's training
+    inputs, retrieval's pairs included."""
     row, inputs_of = FORMAT_ROWS[task_type]
     encoder = get_task_type(task_type)(context_of(tokenizer, task_type, input_format=input_format))
     for ids in inputs_of(encoder.encode([row])[0]):
-        assert (ids[0] == BOS) == (input_format == "bos_eos" or task_type in BOS_IN_EVERY_FORMAT)
+        assert (ids[0] == BOS) == (input_format == "bos_eos")
         assert ids[-1] == EOS and BOS not in ids[1:]
 
 

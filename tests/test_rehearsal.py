@@ -55,7 +55,7 @@ def test_it_runs_with_the_paper_s_vocabulary_and_tokenizer_handling(rehearsal):
     meta = json.loads((workdir / "results" / "tokens" / "meta.json").read_text())
     assert meta["dtype"] == "uint32"  # 128,256 ids do not fit uint16
     taken = json.loads((workdir / "results" / "tokenizer" / "provenance.json").read_text())["ready_made"]
-    assert taken["path"] == "mirror/models/meta-llama/Meta-Llama-3-8B" and taken["vocab_size"] == 128256  # read from the mirror
+    assert (taken["artifact"], taken["path"], taken["vocab_size"]) == ("llama3_tokenizer", "package/models", 128256)  # npm's Llama-3
     roles = {role: number for role, (_, number) in taken["roles"].items()}
     assert (roles["bos_token"], roles["eos_token"], roles["mask_token"], roles["pad_token"]) == (128000, 128001, 128002, 128003)
     shard = next((workdir / "results" / "tokens").rglob("train-*.bin"))
@@ -91,10 +91,17 @@ def test_the_report_is_written(rehearsal):
     assert (workdir / "reports" / "replication.pdf").stat().st_size > 0
 
 
-def test_every_dataset_is_encoded_as_encodeval_s_tokenizer_calls_encode_it(rehearsal):
-    """The first test row of each of the 12 datasets (and MS MARCO's first training pair) gives the
-    ids EncodEval's calls, written out in tests/encodeval_calls.py, give the same row."""
+def test_every_dataset_is_encoded_and_labelled_as_encodeval_s_calls_give_it(rehearsal):
+    """The first test row of each of the 12 datasets (and each IR task's first training pair), on the
+    study's Llama-3 tokenizer, gives the ids, and for TC and QA the labels, that EncodEval's calls
+    (written out in tests/encodeval_calls.py) give the same row; the TC and QA rows hold a lone
+    space token before a number ("Super Bowl 50"), which EncodEval labels as the number's."""
     workdir, _ = rehearsal
     compared = list(comparisons(workdir, [str(path) for path in CONFIGS]))
     assert len(compared) == 12 + 3  # each IR task's training pair too
     assert [(name, split) for name, split, ours, theirs in compared if ours != theirs] == []
+    labelled = {name: theirs for name, _, _, theirs in compared if theirs.labels is not None}
+    assert sorted(labelled) == ["conll2003", "ontonotes", "record", "squad", "squad_v2", "uner_en"]
+    for encoded in labelled.values():
+        space = encoded.ids.index(220)  # the " " before "50"
+        assert encoded.ids[space + 1] == 1135 and encoded.labels[space] == encoded.labels[space + 1] != -100

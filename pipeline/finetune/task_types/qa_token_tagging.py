@@ -7,7 +7,10 @@ with two labels is trained with label 1 on every context token of the *first* go
 on every other token, question and eos included. The prediction is every position tagged 1,
 scored against the gold positions by :mod:`pipeline.metrics.qa_token_position_f1`, where an
 empty set on either side is "no answer". A context token belongs to the answer when its
-characters, the space a byte-level BPE puts before a word left out, overlap the answer's.
+character span overlaps the answer's: every token from the answer's first character to its last,
+a token of spaces alone inside it included (Llama-3's " " before a number), and the token that
+carries the space before the answer's first word. An answer the truncation cuts is tagged where
+it remains; one cut whole is "no answer".
 """
 
 from __future__ import annotations
@@ -35,19 +38,13 @@ class TaggedQAExample:
     gold: list[int]  # the positions labelled 1: [] for no answer, or an answer truncated away
 
 
-def answer_positions(offsets: Sequence[tuple[int, int]], context: str, answer: tuple[int, int] | None, first: int) -> list[int]:
-    """The positions (the context's tokens start at ``first``) of the tokens whose characters,
-    leading spaces left out, overlap the answer's character span [a, b); [] without an answer."""
+def answer_positions(offsets: Sequence[tuple[int, int]], answer: tuple[int, int] | None, first: int) -> list[int]:
+    """The positions (the context's tokens start at ``first``) of the tokens whose character
+    spans overlap the answer's [a, b); [] without an answer."""
     if answer is None:
         return []
     a, b = answer
-    positions = []
-    for index, (begin, end) in enumerate(offsets):
-        while begin < end and context[begin].isspace():
-            begin += 1
-        if begin < end and begin < b and a < end:
-            positions.append(first + index)
-    return positions
+    return [first + index for index, (begin, end) in enumerate(offsets) if begin < b and a < end]
 
 
 @register("qa_token_tagging")
@@ -67,9 +64,7 @@ class QATokenTagging(TaskType):
             answer = None
             if answers["text"]:
                 answer = (answers["answer_start"][0], answers["answer_start"][0] + len(answers["text"][0]))
-            gold = answer_positions(offsets, row["context"], answer, len(prefix))
-            if answer is not None and offsets and answer[1] > offsets[-1][1]:
-                gold = []  # the answer does not fit whole: trained and scored as no answer
+            gold = answer_positions(offsets, answer, len(prefix))  # the kept tokens only: a cut answer is tagged where it remains
             labels = [OUTSIDE_ANSWER] * (len(prefix) + len(second))
             for position in gold:
                 labels[position] = IN_ANSWER

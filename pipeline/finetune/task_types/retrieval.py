@@ -32,8 +32,8 @@ SENTENCE_TRANSFORMERS_CAP = 2048  # the study's evaluation inputs: SentenceTrans
 
 @dataclass(frozen=True)
 class RetrievalExample:
-    query_ids: list[int]  # <s> query </s> (a judged query: as it is ranked, ``Retrieval.evaluated``)
-    document_ids: list[int]  # <s> document </s>; empty for a judged query (its documents are the corpus's)
+    query_ids: list[int]  # [<s>] query </s> (a judged query: as it is ranked, ``Retrieval.evaluated``)
+    document_ids: list[int]  # [<s>] document </s>; empty for a judged query (its documents are the corpus's)
 
 
 class MeanPoolEmbedder(nn.Module):
@@ -70,14 +70,16 @@ class Retrieval(TaskType):
         return [RetrievalExample(query, document) for query, document in zip(queries, self.framed([row["document"] for row in rows]))]
 
     def framed(self, texts: list[str]) -> list[list[int]]:
-        """Training inputs: ``<bos> text </bos>`` in either format. In the study's, EncodEval's IR
-        writer calls the tokenizer on ``text + eos`` with its default special tokens, so Llama-3's
-        post-processor puts ``<|begin_of_text|>`` first, where its SC, SR and TC writers pass
-        ``add_special_tokens=False`` (read in a fork of EncodEval, ``Theodb/EncodEval``:
-        ``retrieval_eval.py``; the study's own branch is not in the stored copies)."""
+        """Training inputs, framed as every task's (``<s> text </s>``, or the study's ``text </s>``,
+        no BOS: REFERENCE.md section 7's "text + eos"). A fork of EncodEval (``Theodb/EncodEval`` at
+        320bad0, ``encodeval/eval_tasks/retrieval_eval.py``, ``get_tokenization_fn``) tokenizes
+        ``seq + eos`` with the default special tokens, a BOS first, only where
+        ``self.model.__class__.__name__.startswith("EuroBert")``: not the study's ``SLModel``
+        checkpoints, and that branch came after the version that wrote the study's results."""
         context = self.context
-        bos = context.tokenizer.bos_token_id
-        return [frame_truncated([ids], bos, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)]
+        return [
+            frame_truncated([ids], context.bos_id, context.eos_id, context.task.max_length) for ids in tokenize(context.tokenizer, texts)
+        ]
 
     def evaluated(self, texts: list[str]) -> list[list[int]]:
         """A judged split's queries and documents as they are ranked. In the study's format, as

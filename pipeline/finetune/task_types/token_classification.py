@@ -1,11 +1,12 @@
 """Token classification (CoNLL-2003 NER and its proxy): one IOB2 tag per word.
 
 Rows give words, our tokenizer sees text: the words are joined with single spaces and
-tokenized once (a cased byte-level BPE without a prefix space, so a word's first
-sub-token usually carries the space before it), framed as every task's input is
-(:mod:`pipeline.finetune.framing`: ``<s> text </s>``, or the study's ``text </s>``). The
-fast tokenizer's character offsets tie each sub-token to the word its first non-space
-character lies in. Two labellings:
+tokenized once, framed as every task's input is (:mod:`pipeline.finetune.framing`:
+``<s> text </s>``, or the study's ``text </s>``). The fast tokenizer's character offsets tie
+each sub-token to a word by EncodEval's own offset walk (``token_words``): a token belongs to the
+first word that ends after the token's first character, so a token of spaces alone belongs to
+the word after it (Llama-3 splits digits from their space: "Bowl 50" is " Bowl", " ", "50", and
+the " " is the number's). Two labellings:
 
 - ``bos_eos`` (BERT's): the first sub-token of every word carries the word's tag, the rest
   no loss; a word's prediction is the argmax tag at its first sub-token;
@@ -13,8 +14,10 @@ character lies in. Two labellings:
   prediction is the majority vote of its sub-tokens' argmax tags, ties broken as EncodEval's
   ``max(set(votes), key=votes.count)`` breaks them: the first of the tied tags in CPython's
   iteration order of a set of ints (by value modulo the set's table size; the smaller tag for
-  tags below 8). Read in a fork of EncodEval (``Theodb/EncodEval``,
-  ``token_classification_eval.py``: ``sanitize_predictions_labels``).
+  tags below 8). Both read in a fork of EncodEval (``Theodb/EncodEval`` at 320bad0,
+  ``encodeval/eval_tasks/token_classification_eval.py``: the walk in
+  ``eurobert_tokenization_fn``, ``while offset[0] >= char_pos + len(current_word)``; the vote in
+  ``sanitize_predictions_labels``).
 
 Words truncated away are predicted "O" (the metric still counts their gold spans as missed).
 """
@@ -44,23 +47,24 @@ class TaggingExample:
 
 
 def token_words(words: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list[int]:
-    """The word each token of the tokenized ``" ".join(words)`` belongs to, -1 for none.
+    """The word each token of the tokenized ``" ".join(words)`` belongs to, -1 for none, by
+    EncodEval's offset walk: the first word whose end lies after the token's first character
+    (``while offset[0] >= char_pos + len(current_word)``: next word), -1 past the last word.
 
-    offsets: (start, end) character span of each token. A token's span may start on the space
-    before its word (byte-level BPE puts it there), so the word is the one its first non-space
-    character belongs to.
+    offsets: (start, end) character span of each token. A token that starts on the space before
+    its word (byte-level BPE puts it there) and a token of that space alone both belong to the
+    word after the space; a (0, 0) span (a special token's) belongs to none, as in EncodEval.
     """
-    text = " ".join(words)
-    word_of_char = [-1] * len(text)  # -1: a separating space
-    start = 0
-    for index, word in enumerate(words):
-        word_of_char[start : start + len(word)] = [index] * len(word)
-        start += len(word) + 1
     owners = []
+    word, word_start = 0, 0  # the word a token is tested against, and where it starts in the text
     for begin, end in offsets:
-        while begin < end and text[begin].isspace():
-            begin += 1
-        owners.append(word_of_char[begin] if begin < end else -1)
+        if (begin, end) == (0, 0):
+            owners.append(-1)
+            continue
+        while word < len(words) and begin >= word_start + len(words[word]):
+            word_start += len(words[word]) + 1
+            word += 1
+        owners.append(word if word < len(words) else -1)
     return owners
 
 
