@@ -162,6 +162,27 @@ def test_every_test_row_is_scored_repeats_included_and_only_train_loses_its_copi
     assert sorted(kept) == [f"train/{n}" for n in range(1, 7)]
 
 
+def test_deduplicate_false_keeps_every_row_of_every_split_as_encodeval_does(tmp_path):
+    """The paper's tasks (deduplicate: false): the sst2 fixture's train repeat and its copy of a test
+    row both stay; an official validation split keeps its repeats and train its copies of them;
+    nothing is counted. Deduplicated, each of those goes."""
+    assert prepare(tmp_path / "kept", task_spec(data=sst2_data(), validation_fraction=0.5, deduplicate=False)) == 0
+    stats = json.loads((tmp_path / "kept" / "stats.json").read_text())
+    assert stats["duplicates_removed"] == 0 and stats["num_rows"] == {"train": 5, "validation": 1, "test": 3}  # all 6 train rows
+    splits = {
+        "train": [{"sentence": "a line", "label": 1}, {"sentence": "another line", "label": 0}, {"sentence": "Same line", "label": 1}],
+        "validation": [{"sentence": "same line", "label": 1}, {"sentence": "same  line", "label": 1}, {"sentence": "one more", "label": 0}],
+        "test": [{"sentence": "a test line", "label": 0}],
+    }
+    for name, rows in splits.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    official = json_hub_data({name: str(tmp_path / f"{name}.jsonl") for name in splits}, {name: name for name in splits})
+    for deduplicate, sizes in ((True, {"train": 2, "validation": 2, "test": 1}), (False, {"train": 3, "validation": 3, "test": 1})):
+        out = tmp_path / f"official-{deduplicate}"
+        assert prepare(out, task_spec(data=official, deduplicate=deduplicate)) == 0
+        assert json.loads((out / "stats.json").read_text())["num_rows"] == sizes
+
+
 def test_the_study_s_validation_draw_is_datasets_train_test_split_row_for_row(tmp_path):
     """validation_draw: train_test_split, EncodEval's train_test_split(train_size=0.95, seed=42) of
     train, reproduced: the same rows, its validation kept whole."""

@@ -71,6 +71,18 @@ def test_batches_cover_each_epoch_and_group_similar_lengths():
     assert padded < 0.7 * padded_random  # grouping cuts the padded token count
 
 
+def test_random_batches_are_a_seeded_permutation_cut_in_order():
+    """group_by_length: false (the paper config, the study's random sampler): each epoch's seeded
+    permutation cut into consecutive batches, lengths ignored."""
+    lengths = list(range(100))
+    order = batch_order(lengths, num_steps=8, batch_size=32, seed=3, group_by_length=False)
+    permutation = torch.randperm(100, generator=torch.Generator().manual_seed(3)).split(32)
+    assert [b.tolist() for b in order[:4]] == [b.tolist() for b in permutation]  # 32, 32, 32, 4
+    assert sorted(torch.cat(order[4:]).tolist()) == lengths  # the second epoch: every example once more
+    grouped = batch_order(lengths, num_steps=4, batch_size=32, seed=3)
+    assert [b.tolist() for b in grouped] != [b.tolist() for b in order[:4]]
+
+
 def test_batch_order_stays_on_the_cpu_under_a_gpu_job_s_default_device():
     """A GPU fine-tuning job makes tensors on the GPU by default (finetune/run.py); the batch
     order must still be drawn, identically, from its CPU generator ("meta" stands in for cuda)."""

@@ -236,16 +236,20 @@ def test_mldr_takes_its_judgements_and_queries_from_the_nested_positive_passages
     assert stats["majority_test_score"] == 58.9692
 
 
-def test_training_pairs_repeating_a_judged_query_or_passage_go_and_judged_queries_all_stay(tmp_path):
+def test_every_training_pair_stays_as_in_encodeval_and_deduplicating_drops_those_repeating_a_judged_one(tmp_path):
+    """The paper's msmarco trains on every pair, as EncodEval's msmarco-pairs loader does; with
+    deduplicate: true, pairs repeating a judged query or passage go. Judged queries all stay."""
     corpus = [{"_id": "100", "title": "", "text": "Passage 100."}, {"_id": "101", "title": "", "text": "Passage 101."}]
     queries = [{"_id": "1", "text": "question one"}, {"_id": "2", "text": "question one"}]  # two judged queries, one text
     qrels = {"validation": tsv(tmp_path / "dev.tsv", [(1, 100, 1)]), "test": tsv(tmp_path / "test.tsv", [(2, 101, 1)])}
     pairs = {"query": ["question one", "another question", "a third one"], "positive": ["Unrelated.", "Passage 101.", "Kept."]}
     task = ir_task(tmp_path, "msmarco", {**beir_files(tmp_path, corpus, queries), "qrels": ("csv", qrels, {"delimiter": "\t"})}, pairs)
     stats, rows = prepare(tmp_path, "msmarco", task)
+    assert [row["query"] for row in rows["train"]] == ["Query: question one", "Query: another question", "Query: a third one"]
+    assert [row["id"] for row in rows["validation"] + rows["test"]] == ["1", "2"] and stats["duplicates_removed"] == 0
+    stats, rows = prepare(tmp_path / "deduplicated", "msmarco", {**task, "deduplicate": True})
     assert [row["query"] for row in rows["train"]] == ["Query: a third one"]
-    assert [row["id"] for row in rows["validation"] + rows["test"]] == ["1", "2"]
-    assert stats["duplicates_removed"] == 2
+    assert [row["id"] for row in rows["validation"] + rows["test"]] == ["1", "2"] and stats["duplicates_removed"] == 2
 
 
 def prepare_judged_msmarco(tmp_path: Path, corpus: list[dict], test_judgements: list[tuple]) -> int:

@@ -78,7 +78,15 @@ def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper):
     assert {"clm3k_mlm_12000steps-210m", "mlm_cpt_on_clm_2000steps-1b", "ul2-210m"} <= added
 
 
-STUDY_SC = {"task_type": "sequence_classification", "input_format": "eos", "precision": "bf16_weights", "text": "raw", "trained_on": None}
+STUDY_SC = {
+    "task_type": "sequence_classification",
+    "input_format": "eos",
+    "precision": "bf16_weights",
+    "text": "raw",
+    "rows": "all",
+    "batches": "random",
+    "trained_on": None,
+}
 
 
 def fake_tables(
@@ -144,8 +152,14 @@ def test_a_cell_fine_tuned_otherwise_than_the_study_says_how():
 def test_an_ir_model_counts_as_the_study_s_only_when_fine_tuned_on_ms_marco():
     from pipeline.external.study_protocol import protocol_differences
 
-    ir = {"task_type": "retrieval", "input_format": "eos", "precision": "bf16_weights", "text": "raw"}
+    ir = {"task_type": "retrieval", "input_format": "eos", "precision": "bf16_weights", "text": "raw", "rows": "all", "batches": "random"}
     assert protocol_differences("IR", {**ir, "trained_on": "msmarco"}, "msmarco") == []
+    assert protocol_differences(
+        "IR", {**ir, "trained_on": "msmarco", "batches": "grouped by length", "rows": "deduplicated"}, "msmarco"
+    ) == [
+        "rows deduplicated here, all in the study",
+        "batches grouped by length here, random in the study",
+    ]
     assert protocol_differences("IR", {**ir, "trained_on": "nq"}, "nq") == [
         "IR models fine-tuned by task nq here; the study scores those it fine-tuned on msmarco"
     ]

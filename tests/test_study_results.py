@@ -173,6 +173,8 @@ def our_scores(
         "input_format": "eos",
         "precision": precision,
         "text": "raw",
+        "rows": "all",
+        "batches": "random",
         "grid": grid,
     }
     path.write_text(json.dumps(record))

@@ -64,6 +64,10 @@ class FinetuningSpec:
     # None: the whole batch in one. The same updates up to float summation order (each pass weighted
     # by what the loss averages over; retrieval's in-batch negatives through cached embedding gradients).
     micro_batch_size: Count | None = None
+    # Batches of similar lengths (pools of 50 batches sorted by length: less padding on a CPU),
+    # or false: a random sampler's batches, as the study's Trainer and sentence-transformers draw
+    # them (which also decides retrieval's in-batch negatives). pipeline/finetune/sweep.py: batch_order.
+    group_by_length: bool = True
 
     def validate(self) -> None:
         if self.selection_seeds is None:

@@ -69,12 +69,16 @@ def run(args: argparse.Namespace) -> None:
     if spec.judgements is not None:
         judged = read_judgements(spec.judgements, spec.split_seed, f"tasks.{args.name}.judgements", spec.raw_text)
         queries = judged_queries(judged)
-        # every pair of the source trains, less those that repeat a judged query or document
-        train, num_duplicates = deduplicate({"train": examples, "validation": [], "test": []}, task_type, judged_keys(queries, judged))
+        # every pair of the source trains, less (when deduplicating) those that repeat a judged query or document
+        train, num_duplicates = {"train": examples, "validation": [], "test": []}, 0
+        if spec.deduplicate:
+            train, num_duplicates = deduplicate(train, task_type, judged_keys(queries, judged))
         splits, documents = {**train, **queries}, judged.documents
     else:
         drawn = spec.validation_draw == "train_test_split"
-        splits, num_duplicates = deduplicate(split_examples(examples, spec, where), task_type, whole=WHOLE_SPLITS[drawn])
+        splits, num_duplicates = split_examples(examples, spec, where), 0
+        if spec.deduplicate:
+            splits, num_duplicates = deduplicate(splits, task_type, whole=WHOLE_SPLITS[drawn])
         documents = []
     if spec.needle is not None:
         splits = build_needle_splits(splits, spec)

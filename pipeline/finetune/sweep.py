@@ -6,7 +6,7 @@ point only restores the pretrained weights (a tensor copy) and draws a fresh hea
 order and schedule from its seed. Everything task-specific (encoding, head, loss,
 predictions) comes from the task type (:mod:`pipeline.finetune.task_types`); this loop
 is the same for all of them: AdamW, linear schedule with warmup, gradient clipping,
-length-grouped batches, optionally bf16 autocast or the study's pure-bf16 weights.
+length-grouped or random batches, optionally bf16 autocast or the study's pure-bf16 weights.
 """
 
 from __future__ import annotations
@@ -61,13 +61,16 @@ def num_finetune_steps(num_examples: int, budget: ExampleBudget) -> int:
 LENGTH_GROUP_BATCHES = 50
 
 
-def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) -> list[torch.Tensor]:
+def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int, group_by_length: bool = True) -> list[torch.Tensor]:
     """Example indices of each step, from a fresh seeded permutation per epoch.
 
-    Each epoch's permutation is cut into pools of ``LENGTH_GROUP_BATCHES`` batches; a pool
-    is sorted by length and split into batches, and the batches are shuffled. Batches then
-    hold sentences of similar length, so padding (wasted compute) shrinks, while every
-    example is still seen once per epoch in a seed-determined order.
+    ``group_by_length``: each epoch's permutation is cut into pools of ``LENGTH_GROUP_BATCHES``
+    batches; a pool is sorted by length and split into batches, and the batches are shuffled.
+    Batches then hold sentences of similar length, so padding (wasted compute) shrinks, while
+    every example is still seen once per epoch in a seed-determined order. Otherwise the
+    permutation is cut into batches as it is: a random sampler's batches (transformers'
+    ``Trainer`` and sentence-transformers' default, the study's), whose composition (for
+    retrieval, the in-batch negatives) is random.
     """
     # On the CPU whatever the default device (a GPU job sets one): the draws come from a CPU
     # generator, so the order is the same on every device.
@@ -76,6 +79,9 @@ def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int) 
     batches: list[torch.Tensor] = []
     while len(batches) < num_steps:
         permutation = torch.randperm(len(lengths), generator=generator, device="cpu")
+        if not group_by_length:
+            batches += list(permutation.split(batch_size))
+            continue
         epoch = []
         for start in range(0, len(permutation), pool_size):
             pool = permutation[start : start + pool_size].tolist()
@@ -169,7 +175,7 @@ class Sweep:
         num_steps = num_finetune_steps(len(train), spec.budget)
         losses = []
         model.train()
-        for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed)):
+        for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed, spec.group_by_length)):
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
             examples = [train.examples[i] for i in indices]
             micro_batch_size = spec.micro_batch_size or len(examples)
