@@ -357,7 +357,8 @@ def claims_table(claims: pd.DataFrame, published: pd.DataFrame, released: pd.Dat
         ),
         tuple(rows),
         note="Supported or contradicted only when the confidence interval excludes zero in that direction; a claimed "
-        "magnitude outside the interval contradicts the claim as stated. Mixed results across sizes are inconclusive. "
+        "magnitude outside the interval contradicts the claim as stated. Several comparisons (sizes, families) agree or the "
+        "claim is mixed (every interval resolved, some for and some against: the evidence names which) or inconclusive. "
         "Detectable: the largest minimum detectable effect among the comparisons the verdict judged (in the claim's unit), "
         "and for an inconclusive verdict the seeds per arm that would detect every gap it judged, variance as observed. "
         "The published tables' verdicts (their evidence in the next table) use the study's printed means and 95% intervals"

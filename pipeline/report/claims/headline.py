@@ -18,6 +18,7 @@ from pipeline.report.claims.verdicts import (
     judge,
     labelled,
     listing,
+    mixed_text,
     percent,
     range_verdict,
     scale,
@@ -148,7 +149,8 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
         parts.append(f"left out, as neither run beat the trivial baseline by {FLOOR_MARGIN:g} point: {floor_text(floored)}")
     parts += [params.note] if params.note else []
     evidence = (
-        f"{subject} {leader} − {other} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}."
+        f"{subject} {leader} − {other} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}"
+        f"{mixed_text(items, low, high)}."
     )
     return Verdict(range_verdict(items, low, high), evidence)
 

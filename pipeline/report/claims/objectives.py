@@ -16,6 +16,7 @@ from pipeline.report.claims.verdicts import (
     direction_verdict,
     estimate_of,
     listing,
+    mixed_text,
     negated,
     percent,
     scale,
@@ -95,7 +96,7 @@ def check_versus_reference(results: Results, params: VersusReference) -> Verdict
         f"Family-average {first} − {second} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; "
         f"{'; '.join(parts)}."
     )
-    return Verdict(direction_verdict(items), evidence)
+    return Verdict(direction_verdict(items), evidence.removesuffix(".") + mixed_text(items) + ".")
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def check_beats_every_single_objective(results: Results, params: BeatsEverySingl
         f"{scale(results)}; "
         f"the competitor is picked by its own test score, which favours it; {budget_text(results, runs)}."
     )
-    return Verdict(direction_verdict(items), evidence)
+    return Verdict(direction_verdict(items), evidence.removesuffix(".") + mixed_text(items) + ".")
 
 
 @dataclass(frozen=True)
@@ -180,4 +181,4 @@ def check_replacement_rule(results: Results, params: ReplacementRule) -> Verdict
         f"{scale(results)}; "
         f"{params.note + '; ' if params.note else ''}{budget_text(results, runs)}."
     )
-    return Verdict(direction_verdict(items), evidence)
+    return Verdict(direction_verdict(items), evidence.removesuffix(".") + mixed_text(items) + ".")

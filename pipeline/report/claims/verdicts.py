@@ -6,7 +6,9 @@ zero in the claimed (or the opposite) direction; a claimed magnitude must lie in
 the CI to be supported, and a CI that excludes it contradicts the claim as stated.
 Everything else is ``inconclusive``. A claim this harness has no data for is ``not
 measured``, with what would be needed. Several comparisons (sizes, families) give a
-verdict only when they agree; mixed results are inconclusive.
+verdict only when they agree; where some are supported and others contradicted, the claim
+is ``mixed`` (no further seeds could make it hold everywhere), and its evidence names which
+comparisons hold, which fail and which are undecided; otherwise disagreement is inconclusive.
 
 Every evidence sentence states the scale it was measured at: the study's claims are
 about 210M-1B-parameter models, the embedded default trains models of a few million.
@@ -27,7 +29,8 @@ from pipeline.report.contract import Results
 from pipeline.report.stats import Estimate, linear_combination
 from pipeline.report.text import count_text, interval_text
 
-VERDICTS = ("supported", "contradicted", "inconclusive", "not measured")
+VERDICTS = ("supported", "contradicted", "mixed", "inconclusive", "not measured")
+RESOLVED = frozenset({"supported", "contradicted"})
 # How evidence names the runs of an objective kind: as its registration labels it.
 KIND_LABELS = {kind: kind_of(kind).label for kind in registered_kinds()}
 
@@ -74,9 +77,12 @@ def judge(estimate: Estimate, claimed_low: float = 0.0, claimed_high: float = ma
 
 
 def combine(verdicts: Iterable[str]) -> str:
-    """One verdict for several comparisons: theirs when they all agree."""
+    """One verdict for several comparisons: theirs when they all agree, ``mixed`` when some are
+    supported and some contradicted, else inconclusive."""
     distinct = set(verdicts)
-    return distinct.pop() if len(distinct) == 1 else "inconclusive"
+    if len(distinct) == 1:
+        return distinct.pop()
+    return "mixed" if RESOLVED <= distinct else "inconclusive"
 
 
 def scale(results: Results) -> str:
@@ -120,6 +126,26 @@ def range_verdict(items: Sequence[tuple[str, Estimate]], low: float, high: float
 
 def direction_verdict(items: Sequence[tuple[str, Estimate]]) -> str:
     return combine(judge(e) for _, e in items)
+
+
+def mixed_text(items: Sequence[tuple[str, Estimate]], low: float = 0.0, high: float = math.inf) -> str:
+    """For a mixed verdict, which comparisons hold, which fail and which are undecided ("; mixed:
+    holds for ...; fails for ..."); empty for any other verdict. Not collected as judged (the
+    verdict already was)."""
+    verdicts = [(label, _judged_alone(e, low, high)) for label, e in items]
+    if combine(v for _, v in verdicts) != "mixed":
+        return ""
+    named = {"holds for": "supported", "fails for": "contradicted", "undecided for": "inconclusive"}
+    parts = [f"{words} {', '.join(label for label, v in verdicts if v == verdict)}" for words, verdict in named.items()]
+    return "; mixed: " + "; ".join(part for part, verdict in zip(parts, named.values()) if verdict in {v for _, v in verdicts})
+
+
+def _judged_alone(estimate: Estimate, low: float, high: float) -> str:
+    token = _JUDGED.set(None)
+    try:
+        return judge(estimate, low, high)
+    finally:
+        _JUDGED.reset(token)
 
 
 def negated(items: Sequence[tuple[str, Estimate]]) -> list[tuple[str, Estimate]]:
