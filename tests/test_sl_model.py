@@ -139,3 +139,50 @@ def test_a_config_without_heads_or_weights_without_safetensors_is_refused(tmp_pa
     (path / "model.safetensors").rename(path / "pytorch_model.bin")
     assert import_release(path, tmp_path / "b") != 0
     assert "has no .safetensors weights (it has pytorch_model.bin: a pickle, which is never loaded" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("rms_norm_eps", float("nan"), "rms_norm_eps nan must be a positive finite number"),
+        ("rope_base", 0.0, "rope_base 0.0 must be a positive finite number"),
+        ("rope_base", -1.0, "rope_base -1.0 must be a positive finite number"),
+        ("rope_base", float("inf"), "rope_base inf must be a positive finite number"),
+        ("block_size", 10**12, "block_size 1000000000000 must be a whole number from 1 to 1,048,576"),
+        ("block_size", 0, "block_size 0 must be a whole number from 1 to 1,048,576"),
+        ("num_head", 0, "num_head 0 must be a whole number from 1 to 1,024"),
+        ("num_head", "2", "num_head '2' must be a whole number from 1 to 1,024"),
+        ("num_head", -2, "num_head -2 must be a whole number from 1 to 1,024"),
+        ("num_head", True, "num_head True must be a whole number from 1 to 1,024"),
+        ("num_head", 3, "blocks.0.attn.qkv_proj has 64 rows, not (3 + 2 x 2) x 10"),
+        ("mask_token_id", "x", "mask_token_id 'x' must be a token id"),
+    ],
+)
+def test_config_values_that_would_import_a_wrong_model_are_refused_naming_the_key(tmp_path, capsys, key, value, message):
+    """Each imported with rc 0 and wrong or NaN logits before: a NaN epsilon, a zero, negative or
+    infinite RoPE base, an unbounded context length, head counts that are not whole numbers."""
+    path = release(tmp_path)
+    config = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**config, key: value}))
+    assert import_release(path, tmp_path / "model") == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1 and not (tmp_path / "model").exists()
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool])
+def test_integer_or_bool_weights_are_refused_not_cast(tmp_path, capsys, dtype):
+    path = release(tmp_path)
+    edit_weights(path, lambda s: s.update({"model.final_layernorm.weight": s["model.final_layernorm.weight"].to(dtype)}))
+    assert import_release(path, tmp_path / "model") == 2
+    assert f"weight 'model.final_layernorm.weight' is {str(dtype).removeprefix('torch.')}, not floating point" in capsys.readouterr().err
+
+
+def test_a_config_too_large_or_too_deep_is_refused_before_it_is_parsed(tmp_path, capsys):
+    path = release(tmp_path)
+    config = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text('{"model_type": "sl_model", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert import_release(path, tmp_path / "a") == 2
+    assert capsys.readouterr().err == f"error: {path / 'config.json'}: not JSON (RecursionError)\n" and not (tmp_path / "a").exists()
+    (path / "config.json").write_text(json.dumps({**config, "padding": "x" * (2 << 20)}))
+    assert import_release(path, tmp_path / "b") == 2
+    assert "over the 1,048,576 a model's config.json is read at" in capsys.readouterr().err

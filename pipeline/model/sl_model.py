@@ -29,6 +29,7 @@ read under Optimus' names or transformers' (``num_head`` or ``num_attention_head
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,13 @@ from pipeline.example import Attention
 from pipeline.model.backbone import BackboneSpec, build_language_model, model_config
 
 MODEL_TYPE = "sl_model"
+# What a config.json is read at: a few KB in any release; a larger or deeper file is refused
+# before json parses it (a 100,000-deep nesting would recurse out of the parser).
+MAX_CONFIG_BYTES = 1 << 20
+# Bounds no model the docs name comes near (the 1B: 18 heads, 2,048 positions), so that a
+# malformed value is refused here rather than allocating or dividing wrong later.
+MAX_HEADS = 1024
+MAX_POSITIONS = 1 << 20
 OPTIMUS_DEFAULTS = {"rope_theta": 10_000.0, "rms_norm_eps": 1e-5, "max_position_embeddings": 2048}  # eurobert_config's values
 # config field -> its names in config.json: Optimus' first, then transformers'.
 CONFIG_NAMES = {
@@ -71,19 +79,54 @@ OPTIMUS_TOP = {
 
 
 def is_sl_model(path: str) -> bool:
-    """Whether ``path`` is a local checkpoint whose config.json names the study's ``sl_model``."""
+    """Whether ``path`` is a local checkpoint whose config.json names the study's ``sl_model``; a
+    config.json that is not a JSON object of bounded size is refused here, for every import."""
     config = Path(path) / "config.json"
+    return config.is_file() and read_config_json(config).get("model_type") == MODEL_TYPE
+
+
+def read_config_json(file: Path) -> dict[str, Any]:
+    """config.json as a mapping, its size bounded before it is parsed; PipelineError naming the file."""
+    if file.stat().st_size > MAX_CONFIG_BYTES:
+        raise PipelineError(f"{file}: {file.stat().st_size:,} bytes, over the {MAX_CONFIG_BYTES:,} a model's config.json is read at")
     try:
-        return config.is_file() and json.loads(config.read_text()).get("model_type") == MODEL_TYPE
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
+        config = json.loads(file.read_text())
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise PipelineError(f"{file}: not JSON ({type(error).__name__})") from None
+    if not isinstance(config, dict):
+        raise PipelineError(f"{file}: not a JSON object")
+    return config
+
+
+def checked_config(config: dict[str, Any], file: Path) -> dict[str, Any]:
+    """config.json's values this import reads, each checked (one line naming the key): head counts
+    and the context length whole numbers within bounds, RoPE's base and RMSNorm's epsilon positive
+    and finite, token ids whole numbers or null. A NaN epsilon or a zero base imports as a model
+    whose every logit is NaN or wrong."""
+    integers = {"num_heads": MAX_HEADS, "num_kv_heads": MAX_HEADS, "max_position_embeddings": MAX_POSITIONS}
+    for field, names in CONFIG_NAMES.items():
+        for name in names:
+            if name not in config:
+                continue
+            value = config[name]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if field in integers and not (number and float(value).is_integer() and 1 <= value <= integers[field]):
+                raise PipelineError(f"{file}: {name} {value!r} must be a whole number from 1 to {integers[field]:,}")
+            if field not in integers and not (number and math.isfinite(value) and value > 0):
+                raise PipelineError(f"{file}: {name} {value!r} must be a positive finite number")
+    for role in ("pad", "bos", "eos", "mask"):
+        value = config.get(f"{role}_token_id")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise PipelineError(f"{file}: {role}_token_id {value!r} must be a token id (a whole number >= 0) or null")
+    return config
 
 
 def read_sl_model(path: str, attention: Attention, where: str) -> tuple[PretrainedConfig, dict[str, torch.Tensor]]:
     """The checkpoint at ``path`` as the backbone's transformers config (for ``attention``;
     ``architectures`` names SLModel) and its weights under the backbone's names, checked to
     cover it exactly, shape for shape."""
-    config = json.loads((Path(path) / "config.json").read_text())
+    file = Path(path) / "config.json"
+    config = checked_config(read_config_json(file), file)
     state = to_backbone(read_weights(path, where), config, where)
     for key in ("model.embed_tokens.weight", "model.layers.0.mlp.gate_proj.weight"):
         if key not in state:
@@ -119,11 +162,14 @@ def read_size(config: dict[str, Any], state: dict[str, torch.Tensor], where: str
         values[field] = found[0] if found else OPTIMUS_DEFAULTS[field]
     embeddings = state["model.embed_tokens.weight"]
     layers = {int(match.group(1)) for key in state if (match := re.match(r"model\.layers\.(\d+)\.", key))}
+    heads, kv_heads = int(values["num_heads"]), int(values["num_kv_heads"])
+    if embeddings.shape[1] % heads or heads % kv_heads:
+        raise PipelineError(f"{where}: {heads} heads of {kv_heads} key-value groups do not divide the width {embeddings.shape[1]}")
     size = SizeSpec(
         num_layers=len(layers),
         hidden_size=embeddings.shape[1],
-        num_heads=int(values["num_heads"]),
-        num_kv_heads=int(values["num_kv_heads"]),
+        num_heads=heads,
+        num_kv_heads=kv_heads,
         ffn_size=state["model.layers.0.mlp.gate_proj.weight"].shape[0],
     )
     extras = {"rope_theta": float(values["rope_theta"]), "rms_norm_eps": float(values["rms_norm_eps"])}
@@ -143,6 +189,9 @@ def read_weights(path: str, where: str) -> dict[str, torch.Tensor]:
             state |= load_file(file)
         except (SafetensorError, OSError) as error:
             raise PipelineError(f"{where}: cannot read {file}: {error}") from None
+    for key, tensor in state.items():  # an integer or bool tensor would be cast into float parameters, silently
+        if not tensor.is_floating_point():
+            raise PipelineError(f"{where}: weight {key!r} is {str(tensor.dtype).removeprefix('torch.')}, not floating point; refused")
     return state
 
 
@@ -178,6 +227,7 @@ def split_qkv(qkv: torch.Tensor, layer: int, config: dict[str, Any], where: str)
     kv_heads = next((config[name] for name in CONFIG_NAMES["num_kv_heads"] if name in config), None)
     if heads is None or kv_heads is None:
         raise PipelineError(f"{where}: config.json must name the attention heads and kv heads to split blocks.{layer}.attn.qkv_proj")
+    heads, kv_heads = int(heads), int(kv_heads)  # whole numbers (checked_config), perhaps written 2.0
     head_dim = qkv.shape[1] // heads
     if qkv.shape[0] != (heads + 2 * kv_heads) * head_dim:
         raise PipelineError(f"{where}: blocks.{layer}.attn.qkv_proj has {qkv.shape[0]} rows, not ({heads} + 2 x {kv_heads}) x {head_dim}")
