@@ -299,3 +299,24 @@ def test_no_repository_code_runs_unless_the_config_trusts_it_even_if_someone_typ
     )
     assert sorted(p.name for p in markers.iterdir()) == []
     assert not (tmp_path / "out").exists()
+
+
+def test_a_symbolic_link_to_a_model_of_this_workflow_is_checked_as_that_model(init_dir, tmp_path, capsys):
+    """A link named outside results/ to a pretrained model whose weights changed behind their
+    provenance record (its embedding zeroed after the header) is refused as the model itself is."""
+    import shutil
+
+    from pipeline.provenance import write_provenance
+
+    run = tmp_path / "results" / "pretrain" / "clm-micro"
+    shutil.copytree(init_dir, run / "model")
+    (run / "model" / "provenance.json").unlink()
+    weights = run / "model" / "model.safetensors"
+    write_provenance(run, {"test": True}, {}, outputs=[weights])  # where a pretrain job records its model
+    data = bytearray(weights.read_bytes())
+    data[-4096:] = bytes(4096)  # the tail of the tensors, the header untouched
+    weights.write_bytes(bytes(data))
+    (tmp_path / "clm_link").symlink_to(run / "model")
+    assert import_model(tmp_path / "clm_link", tmp_path / "imported") == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {weights}: sha256 ") and "it changed since" in error and not (tmp_path / "imported").exists()

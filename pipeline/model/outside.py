@@ -127,8 +127,10 @@ def verify_source(spec: OutsideModelSpec) -> None:
     hub mirror against the mirror's manifest (every file, so a planted one too), a model this
     workflow wrote (results/...) against the sha256 its provenance.json recorded. A local model
     of the user's own has no record; the workflow lists its files as the import's inputs, so a
-    change to any of them reruns the import (rules/common.smk), and provenance.json hashes them."""
-    path = Path(spec.path)
+    change to any of them reruns the import (rules/common.smk), and provenance.json hashes them.
+    A symbolic link is judged by what it points at: a link to a model under results/ is checked
+    as that model is."""
+    path = Path(spec.path).resolve()
     if spec.hub_id is not None and path.is_dir():
         verify_staged(path)
     elif path.is_dir() and (RESULTS in path.parts or (path / PROVENANCE_FILE).is_file()):
