@@ -150,6 +150,16 @@ def test_retrieval_rows_sharing_a_query_or_a_document_are_duplicates():
             {"question": "q", "context": "Paris is big.", "answers": {"text": ["Rome"], "answer_start": [0]}},
             "field 'answers': 'Rome' is not the context's text at 0",
         ),
+        (  # a negative offset slices from the end: "big." is there, read backwards; it became "no answer" silently
+            "extractive_qa",
+            {"question": "q", "context": "Paris is big.", "answers": {"text": ["big."], "answer_start": [-4]}},
+            "field 'answers': 'big.' is not the context's text at -4",
+        ),
+        (
+            "extractive_qa",
+            {"question": "q", "context": "Paris is big.", "answers": {"text": ["a"], "answer_start": [True]}},
+            "field 'answers': 'a' is not the context's text at True",
+        ),
         (
             "extractive_qa",
             {"question": "q", "context": "c", "answers": [{"text": "c"}]},

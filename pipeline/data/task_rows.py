@@ -197,7 +197,9 @@ class ExtractiveQA(TaskRows):
         cleaned = _text(context, raw)
         located: dict[str, list] = {"text": [], "answer_start": []}
         for text, start in zip(texts, starts, strict=True):
-            if not (isinstance(text, str) and text.strip() and isinstance(start, int) and context[start : start + len(text)] == text):
+            # a character offset: a whole number from 0 (a negative one would slice from the end, True is 1)
+            offset = isinstance(start, int) and not isinstance(start, bool) and start >= 0
+            if not (isinstance(text, str) and text.strip() and offset and context[start : start + len(text)] == text):
                 raise RowError(where, "answers", f"{text!r} is not the context's text at {start!r}")
             if not raw:  # the answer moved with the context's cleaning
                 start += len(text) - len(text.lstrip())
