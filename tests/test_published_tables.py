@@ -39,7 +39,7 @@ def rows() -> list[dict[str, str]]:
 
 def write(path: Path, table: list[dict[str, str]]) -> Path:
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+        writer = csv.DictWriter(handle, fieldnames=list(rows()[0]))
         writer.writeheader()
         writer.writerows(table)
     return path
@@ -58,7 +58,15 @@ def edited(line: int, **changes: str) -> list[dict[str, str]]:
         (edited(5, mean="85.20"), "Table 2, 210M MLM-20, 42000 steps: Average 85.20 is not its datasets' mean 85.073"),
         (edited(2, dataset="SST2"), "line 2: dataset 'SST2' is not one of Table 2's (SC)"),
         (edited(2, mean="n/a"), "line 2: column 'mean': 'n/a' is not a number"),
-        (edited(2, mean="189.93"), "line 2: mean 189.93 or ci 0.26 out of range (a score in [0, 100], a half-width >= 0)"),
+        (edited(2, mean="189.93"), "line 2: column 'mean': '189.93' is not a number from 0 to 100"),
+        (edited(2, ci="inf"), "line 2: column 'ci': 'inf' is not a number from 0 to 100"),
+        (edited(2, table="2.5"), "line 2: column 'table': '2.5' is not a whole number from 2 to 17"),
+        (edited(2, steps="42000.9"), "line 2: column 'steps': '42000.9' is not a whole number from 0 to 1,000,000"),
+        (edited(2, steps="1e23"), "line 2: column 'steps': '1e23' is not a whole number from 0 to 1,000,000"),
+        (edited(2, steps="-42000"), "line 2: column 'steps': '-42000' is not a whole number from 0 to 1,000,000"),
+        (edited(2, masking="-1"), "line 2: column 'masking': '-1' is not a whole number from 1 to 99"),
+        (edited(2, masking="200"), "line 2: column 'masking': '200' is not a whole number from 1 to 99"),
+        ([], "no rows under its header"),
         (
             edited(2, table="6"),
             "line 2: table 6 of experiment 'mlm_vs_clm' is not one of its tables"
@@ -69,7 +77,22 @@ def edited(line: int, **changes: str) -> list[dict[str, str]]:
             "Table 2, 210M MLM-20, 42000 steps: datasets ['Average', 'MNLI', 'QQP'], not each of ['Average', 'MNLI', 'QQP', 'SST-2'] once",
         ),
     ],
-    ids=["average", "dataset", "not-a-number", "out-of-range", "table-of-another-experiment", "a-dataset-missing"],
+    ids=[
+        "average",
+        "dataset",
+        "not-a-number",
+        "out-of-range",
+        "infinite-ci",
+        "fractional-table",
+        "fractional-steps",
+        "huge-steps",
+        "negative-steps",
+        "negative-masking",
+        "masking-over-100",
+        "header-only",
+        "table-of-another-experiment",
+        "a-dataset-missing",
+    ],
 )
 def test_a_slip_in_the_published_tables_is_one_line_naming_it(tmp_path, table, error):
     with pytest.raises(PipelineError) as raised:

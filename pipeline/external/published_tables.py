@@ -3,7 +3,8 @@ source and its columns are in ``published/SOURCE.md``), read and checked as fact
 this harness's results: no hub, no clone of the study's repository needed.
 
 What is checked on every read, each failure one line naming the file, its line and the column:
-the columns and their types; each table's experiment and datasets (its family's three and their
+the columns, their types and ranges (whole step counts a study could train, a masking
+percentage, scores and half-widths on 0-100); each table's experiment and datasets (its family's three and their
 ``Average``); every model or checkpoint (a row's key: its table and every column but dataset,
 mean and ci) given once per dataset; every ``Average`` equal to its three datasets' mean within
 the rounding of numbers printed with two decimals; and the rows two tables share (the 610M
@@ -76,17 +77,44 @@ def _checked(content: bytes, path: str) -> pd.DataFrame:
     return frame
 
 
+# Each numeric column's range: tables 2-17, a masking percentage strictly inside 0-100, step
+# counts a study could train (the study's longest is 42,000), scores and half-widths on 0-100.
+RANGES = {
+    "table": (2, 17),
+    "masking": (1, 99),
+    "steps": (0, 1_000_000),
+    "cpt_steps": (0, 1_000_000),
+    "clm_steps": (0, 1_000_000),
+    "mlm_steps": (0, 1_000_000),
+    "mean": (0, 100),
+    "ci": (0, 100),
+}
+FRACTIONAL = ("mean", "ci")
+
+
 def _typed(frame: pd.DataFrame, path: str) -> pd.DataFrame:
-    """Integers where the column counts (-1 where it does not apply: left empty), mean and ci as floats."""
+    """Integers where the column counts (-1 where it does not apply: left empty), mean and ci as
+    floats; each a finite number in its column's range (``RANGES``), counts whole."""
+    if frame.empty:
+        raise PipelineError(f"{path}: no rows under its header")
     typed = frame.copy()
-    for column in ["table", "masking", "steps", "cpt_steps", "clm_steps", "mlm_steps", "mean", "ci"]:
+    for column, (low, high) in RANGES.items():
         text = frame[column].str.strip()
         values = pd.to_numeric(text.replace("", math.nan), errors="coerce")
         bad = values.isna() & ((text != "") | (column in REQUIRED))
         if bad.any():
             index = int(bad.idxmax())
             raise PipelineError(f"{path}: line {index + 2}: column {column!r}: {frame[column][index]!r} is not a number")
-        typed[column] = values if column in ("mean", "ci") else values.fillna(-1).astype(int)
+        given = values.notna()
+        whole = values.isna() | (values == values.round()) | (column in FRACTIONAL)
+        wrong = given & ~(values.between(low, high) & whole)
+        if wrong.any():
+            index = int(wrong.idxmax())
+            kind = "a number" if column in FRACTIONAL else "a whole number"
+            raise PipelineError(
+                f"{path}: line {index + 2}: column {column!r}: {frame[column][index]!r} is not {kind} from {low:,} to {high:,}"
+            )
+        typed[column] = values if column in FRACTIONAL else values.fillna(-1).astype(int)
     return typed
 
 
@@ -99,8 +127,6 @@ def _check_rows(frame: pd.DataFrame, path: str) -> None:
             raise PipelineError(f"{where}: table {row['table']} of experiment {row['experiment']!r} is not one of its tables ({known})")
         if row["dataset"] not in (*FAMILY_DATASETS[row["family"]], AVERAGE):
             raise PipelineError(f"{where}: dataset {row['dataset']!r} is not one of Table {row['table']}'s ({row['family']})")
-        if not (0 <= row["mean"] <= 100 and row["ci"] >= 0):
-            raise PipelineError(f"{where}: mean {row['mean']} or ci {row['ci']} out of range (a score in [0, 100], a half-width >= 0)")
     counts = frame.groupby(KEY)["dataset"].agg(lambda datasets: tuple(sorted(datasets)))
     for key, datasets in counts.items():
         expected = tuple(sorted((*FAMILY_DATASETS[family_of_table(key[0])], AVERAGE)))
