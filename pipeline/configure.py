@@ -20,7 +20,7 @@ from typing import Any
 
 from pipeline import strict
 from pipeline.config import Config, TokenizerSpec
-from pipeline.data.task_rows import TASK_TYPES
+from pipeline.data.task_rows import TASK_TYPES, unmapped_fields
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
 from pipeline.metrics import get_metric
@@ -187,6 +187,10 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
                 )
         if task.metric in task.also_metrics:
             raise PipelineError(f"{origin}.tasks.{name}.also_metrics: {task.metric!r} is the task's metric already")
+        if task.data.hub is not None and (missing := unmapped_fields(task.type, task.data.hub.fields, task.templates)):
+            raise PipelineError(
+                f"{origin}.tasks.{name}.data.hub.fields: no column mapped to our {missing[0]!r} (a {task.type} row needs it)"
+            )
     check_names(config, origin)
     check_vocabulary(config.tokenizer, origin)
     check_processes(config, origin)

@@ -48,18 +48,27 @@ STREAMS = (0, 1, 2)
 MAX_MESSAGE = 1 << 20
 REQUEST_SECONDS = 10.0
 MAX_SOCKET_PATH = 107  # sun_path's 108 bytes, less the terminating NUL
+MAX_IDLE_SECONDS = 86_400  # hardware.warm_worker_idle_seconds' bound: a day
 # Shell and Snakemake bookkeeping that differs between jobs of one run and acts on nothing.
 UNKEYED_VARIABLES = frozenset({"_", "PWD", "OLDPWD", "SHLVL"})
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def wanted(argv: list[str]) -> bool:
-    """Whether ``python -m pipeline <argv>`` should run in a warm worker."""
-    return bool(os.environ.get(ENVIRONMENT_VARIABLE)) and bool(argv) and argv[0] in STAGES
+    """Whether ``python -m pipeline <argv>`` should run in a warm worker: a stage of ``STAGES``,
+    with ``PIPELINE_WARM_WORKER`` an idle timeout above 0 (0, empty or anything else: no worker)."""
+    return bool(argv) and argv[0] in STAGES and idle_seconds() > 0
 
 
 def idle_seconds() -> float:
-    return float(os.environ[ENVIRONMENT_VARIABLE])
+    """``PIPELINE_WARM_WORKER`` in seconds, within (0, MAX_IDLE_SECONDS]; 0 where it is unset,
+    not a number or out of range (a socket timeout of 0 would make the server's accept
+    non-blocking, one too large overflows it)."""
+    try:
+        seconds = float(os.environ.get(ENVIRONMENT_VARIABLE) or 0)
+    except ValueError:
+        return 0.0
+    return seconds if 0 < seconds <= MAX_IDLE_SECONDS else 0.0
 
 
 def server_key(environment: dict[str, str]) -> str:
@@ -92,7 +101,10 @@ def socket_directory() -> Path:
     directory.mkdir(mode=0o700, exist_ok=True)
     status = directory.lstat()
     if not directory.is_dir() or directory.is_symlink() or status.st_uid != os.getuid() or status.st_mode & 0o077:
-        raise OSError(f"{directory}: not a directory of this user's only (mode {status.st_mode & 0o777:o})")
+        raise OSError(
+            f"{directory}: not a directory of this user's only (owner uid {status.st_uid}, this user {os.getuid()};"
+            f" mode {status.st_mode & 0o777:o}, 700 wanted)"
+        )
     return directory
 
 
@@ -236,8 +248,7 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
                     connection.settimeout(None)
                     pid = os.fork()
                     if pid == 0:
-                        listener.close()
-                        os._exit(run_forked(connection, request, reader.streams, run_job))
+                        exit_forked(listener, connection, request, reader.streams, run_job)
                     children.add(pid)
                 for fd in reader.streams:
                     os.close(fd)
@@ -250,6 +261,21 @@ def serve(argv: list[str], preload: list[str], run_job: Callable[[list[str]], in
 def still_running(children: set[int]) -> set[int]:
     """``children`` less those that ended, reaped."""
     return {pid for pid in children if os.waitpid(pid, os.WNOHANG) == (0, 0)}
+
+
+def exit_forked(listener: socket.socket, connection: socket.socket, request: dict, streams: list[int], run_job) -> None:
+    """The forked copy's whole life: run the job, then exit, whatever happened. A copy that fails
+    before its job starts (a working directory gone, a client already disconnected) must not
+    return into the server's loop: it would run serve()'s clean-up and delete the live server's
+    socket."""
+    status = 1
+    try:
+        listener.close()
+        status = run_forked(connection, request, streams, run_job)
+    except BaseException:
+        traceback.print_exc()  # to the server's log, or the client's stderr once it is ours
+    finally:
+        os._exit(status)
 
 
 def run_forked(connection: socket.socket, request: dict, streams: list[int], run_job: Callable[[list[str]], int]) -> int:

@@ -8,14 +8,26 @@
 # checksums as if it had finished. So each restored output is outdated at once (its files'
 # times set to the epoch, pipeline/files.py:outdate) and its record dropped: the bytes stay, the
 # next run redoes the job. Snakemake is pinned (constraints.txt); tests/test_workflow.py pins this.
+#
+# A backup still there when a job starts was left by a run killed during that job (a job that
+# finishes or fails removes its own, and this run holds the output's lock, so no live run owns it).
+# Snakemake would fail on it with FileExistsError, every run, until someone deleted it by hand; here
+# it gives way to the backup of the output as it is now (which the killed job never replaced:
+# every job writes its outputs whole, in one rename).
 
 from snakemake.persistence import FileBackupMixin, PersistenceBase
 
 from pipeline.files import outdate
 
 RESTORED = set()  # outputs restored after their job failed, in this run of Snakemake
+_backup_output = FileBackupMixin.backup_output
 _restore_output = FileBackupMixin.restore_output
 _finished = PersistenceBase.finished
+
+
+def backup_replacing_stale(self, path):
+    self.cleanup_backup(path)
+    _backup_output(self, path)
 
 
 def restore_outdated(self, path):
@@ -33,5 +45,6 @@ async def finished_unless_restored(self, job):
             self.cleanup_metadata(output)
 
 
+FileBackupMixin.backup_output = backup_replacing_stale
 FileBackupMixin.restore_output = restore_outdated
 PersistenceBase.finished = finished_unless_restored

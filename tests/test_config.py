@@ -94,12 +94,12 @@ def test_shipped_configs_parse():
         (lambda c: c["pretraining"]["schedule"].update(peak_lr=-1.0), "cfg.pretraining.schedule.peak_lr: -1.0 must be in (0, 1]"),
         (lambda c: c["finetuning"].update(learning_rates=[-1e-3]), "cfg.finetuning.learning_rates[0]: -0.001 must be in (0, 1]"),
         (lambda c: c["finetuning"].update(max_steps=0), "cfg.finetuning.max_steps: 0 must be at least 1"),
-        (lambda c: c["pretraining"].update(num_steps=-5), "cfg.pretraining.num_steps: -5 must be at least 1"),
+        (lambda c: c["pretraining"].update(num_steps=-5), "cfg.pretraining.num_steps: -5 must be in [1, 10000000]"),
         (lambda c: c["finetuning"].update(warmup_fraction=1.0), "cfg.finetuning.warmup_fraction: 1.0 must be in [0, 1)"),
         (lambda c: c["pretraining"]["optimizer"].update(betas=[0.9, 1.5]), "cfg.pretraining.optimizer.betas[1]: 1.5 must be in [0, 1)"),
         (lambda c: c["corpus"].update(heldout_fraction=0), "cfg.corpus.heldout_fraction: 0.0 must be in (0, 1)"),
         (lambda c: c.update(seed=-1), "cfg.seed: -1 must be at least 0"),
-        (lambda c: c["sizes"]["tiny"].update(num_heads=0), "cfg.sizes.tiny.num_heads: 0 must be at least 1"),
+        (lambda c: c["sizes"]["tiny"].update(num_heads=0), "cfg.sizes.tiny.num_heads: 0 must be in [1, 1024]"),
         (
             lambda c: c["zoo"].update(num_steps=2000),
             "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)",
@@ -126,7 +126,7 @@ def test_shipped_configs_parse():
             lambda c: c["two_stage"].update(splits=[{"sizes": ["tiny"], "budget": 480, "first_stage_steps": [120], "seconds": ["t5"]}]),
             "two_stage.splits[0].seconds: 't5' is not defined",
         ),
-        (lambda c: c["continued_pretraining"].update(budgets=[0]), "cfg.continued_pretraining.budgets[0]: 0 must be at least 1"),
+        (lambda c: c["continued_pretraining"].update(budgets=[0]), "cfg.continued_pretraining.budgets[0]: 0 must be in [1, 10000000]"),
         # the study's cut samples: CLM and MLM examples only, two samples of at least 12 tokens
         (
             lambda c: c["pretraining"].update(samples="split"),
@@ -175,7 +175,38 @@ def test_shipped_configs_parse():
         (lambda c: c["finetuning"].update(learning_rates=[float("inf")]), "cfg.finetuning.learning_rates[0]: inf is not a finite number"),
         (lambda c: c["pretraining"]["optimizer"].update(eps=10**400), "is not a finite number"),
         (lambda c: c.update(seed=10**20), "cfg.seed: 100000000000000000000 must be at most 2147483647"),
-        (lambda c: c["pretraining"].update(num_steps=2**40), "cfg.pretraining.num_steps: 1099511627776 must be at most 2147483647"),
+        (lambda c: c["pretraining"].update(num_steps=2**40), "cfg.pretraining.num_steps: 1099511627776 must be in [1, 10000000]"),
+        # resource and size keys bounded by what a machine the docs name could hold (issue 53)
+        (lambda c: c.setdefault("hardware", {}).update(max_job_hours=1e9), "cfg.hardware.max_job_hours: 1000000000.0 must be in (0, 720]"),
+        (lambda c: c.setdefault("hardware", {}).update(cpus_per_gpu=100000), "cfg.hardware.cpus_per_gpu: 100000 must be in [1, 512]"),
+        (lambda c: c.setdefault("hardware", {}).update(job_attempts=10**9), "cfg.hardware.job_attempts: 1000000000 must be in [1, 100]"),
+        (
+            lambda c: c.setdefault("hardware", {}).update(node_memory_gb=1e12),
+            "cfg.hardware.node_memory_gb: 1000000000000.0 must be in (0, 16384]",
+        ),
+        (
+            lambda c: c.setdefault("hardware", {}).update(warm_worker_idle_seconds=1e10),
+            "cfg.hardware.warm_worker_idle_seconds: 10000000000.0 must be in [0, 86400]",
+        ),
+        (
+            lambda c: c["continued_pretraining"].update(budgets=[2_000_000_000]),
+            "cfg.continued_pretraining.budgets[0]: 2000000000 must be in [1, 10000000]",
+        ),
+        (lambda c: c["sizes"]["tiny"].update(num_layers=10**5), "cfg.sizes.tiny.num_layers: 100000 must be in [1, 1024]"),
+        (lambda c: c["sizes"]["tiny"].update(hidden_size=10**6), "cfg.sizes.tiny.hidden_size: 1000000 must be in [1, 65536]"),
+        (lambda c: c["pretraining"]["optimizer"].update(eps=5.0), "cfg.pretraining.optimizer.eps: 5.0 must be in (0, 1]"),
+        (
+            lambda c: c.setdefault("tasks", {}).update(
+                qa={
+                    "family": "QA",
+                    "type": "qa_token_tagging",
+                    "metric": "qa_token_position_f1",
+                    "description": "a hub QA task without its answers",
+                    "data": {"reader": "hf", "hub": {"path": "rajpurkar/squad", "fields": {"question": "question", "context": "context"}}},
+                }
+            ),
+            "cfg.tasks.qa.data.hub.fields: no column mapped to our 'answers' (a qa_token_tagging row needs it)",
+        ),
         (lambda c: c["finetuning"].update(tasks=[]), "cfg.finetuning.tasks: must list at least one"),
         (lambda c: c["finetuning"].update(learning_rates=[]), "cfg.finetuning.learning_rates: must list at least one"),
         (

@@ -131,7 +131,9 @@ def test_a_socket_directory_others_can_open_is_refused(runtime_dir, capsys) -> N
     (runtime_dir / f"pipeline-warm-{os.getuid()}").mkdir(mode=0o755)
     os.chmod(runtime_dir / f"pipeline-warm-{os.getuid()}", 0o755)
     assert warm_worker.run_in_worker(["finetune", "anything"]) is None  # the caller runs the job itself
-    assert "not a directory of this user's only (mode 755)" in capsys.readouterr().err
+    assert f"not a directory of this user's only (owner uid {os.getuid()}, this user {os.getuid()}; mode 755, 700 wanted)" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_socket_path_too_long_for_unix_sockets_means_no_worker(monkeypatch, tmp_path, capsys) -> None:
@@ -171,6 +173,35 @@ def test_only_the_torch_stages_and_only_when_asked(monkeypatch) -> None:
     monkeypatch.setenv(warm_worker.ENVIRONMENT_VARIABLE, "60")
     assert warm_worker.wanted(["finetune"]) and warm_worker.wanted(["minimal-pairs"])
     assert not warm_worker.wanted(["pretrain"]) and not warm_worker.wanted([])
+    # 0 (a non-blocking accept: BlockingIOError), too long a wait (OverflowError), not a number: no worker
+    for value in ("0", "1e10", "nan", "soon", "-5"):
+        monkeypatch.setenv(warm_worker.ENVIRONMENT_VARIABLE, value)
+        assert not warm_worker.wanted(["finetune"]), value
+
+
+@pytest.mark.parametrize("how", ["a working directory that does not exist", "a client gone at once"])
+def test_a_job_that_fails_before_it_starts_leaves_the_server_serving(fake_server, tmp_path, how) -> None:
+    """The forked copy fails before its job (os.chdir, or the reply to a closed connection): it
+    exits, and the server's socket stays, so the next job still runs warm."""
+    import socket
+
+    path = warm_worker.socket_path(fake_server)
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(str(path))
+    cwd = str(tmp_path / "gone") if how.startswith("a working") else str(tmp_path)
+    request = {"argv": ["finetune", "echo"], "cwd": cwd, "environment": fake_server, "umask": 0o022}
+    with open(os.devnull, "w") as sink:  # the copy's streams: not this test's
+        warm_worker.send_message(connection, request, (sink.fileno(),) * 3)
+        if how.startswith("a client"):
+            connection.close()
+        else:
+            assert warm_worker.MessageReader(connection).read() is None  # no pid: the job never started
+            connection.close()
+    time.sleep(0.5)
+    assert path.exists()
+    job = client(fake_server, tmp_path, "finetune", "echo")
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 3 and err.splitlines()[-1].startswith(warm_worker.USAGE_PREFIX)  # served warm
 
 
 def test_a_fine_tuning_job_in_a_warm_worker_scores_what_a_cold_one_does(init_dir, runtime_dir, tmp_path) -> None:

@@ -9,6 +9,7 @@ import csv
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,6 +260,58 @@ def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_p
     assert snapshot(splits) == before["splits"]
     # kept, not passed off as this config's: the next run prepares the task again
     assert "prepare_task" in planned_rules(copy, "--until", "prepare_task", cache=cache)
+
+
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(SMOKE),
+        *args,
+    ]
+
+
+def test_a_run_killed_mid_job_recovers_as_the_docs_say(smoke_run, tmp_path):
+    """kill -9 of `snakemake results/tables -f` once aggregate writes its temporary, then the docs'
+    recovery verbatim (docs/design.md: `snakemake --unlock`, then the same command again): it
+    finishes. Snakemake's backup of the update(directory(...)) output, left by the kill, made every
+    later run fail with FileExistsError. The same stale backup under every other update(directory)
+    output of the DAG (reports/figures, results/tokenizer, results/init/...) gives way too."""
+    import os
+    import signal
+    import time
+
+    workdir, cache = smoke_run
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
+    assert snakemake(copy, "--touch", cache=cache).returncode == 0  # adopt the copied outputs as up to date
+    environment = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache)}
+    command = snakemake_command(copy, "results/tables", "-f", "--cores", "1")
+    running = subprocess.Popen(
+        command, cwd=copy, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 300
+    while not list((copy / "results").glob(".tables.*")) and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(running.pid, signal.SIGKILL)
+    running.wait()
+    assert (copy / ".snakemake" / "backups" / "results" / "tables").is_dir()  # what the kill leaves
+    initial = [str(path.relative_to(copy)) for path in sorted((copy / "results" / "init").iterdir())]
+    for output in ("reports/figures", "results/tokenizer", *initial):
+        shutil.copytree(copy / output, copy / ".snakemake" / "backups" / output)  # as a kill during its job leaves it
+    assert subprocess.run(snakemake_command(copy, "--unlock"), cwd=copy, env=environment, capture_output=True).returncode == 0
+    again = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    for output in ("reports/figures", *initial, "results/tokenizer"):  # each job alone: its inputs are up to date
+        done = snakemake(copy, output, "-f", cache=cache)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert not (copy / ".snakemake" / "backups" / "results" / "tables").exists()
 
 
 def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):

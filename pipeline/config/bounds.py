@@ -72,6 +72,16 @@ Count = Annotated[int, Bounds(low=1, high=INT_MAX)]  # sizes, steps, batch sizes
 MAX_SEQUENCE_TOKENS = 131_072
 SequenceTokens = Annotated[int, Bounds(low=1, high=MAX_SEQUENCE_TOKENS)]
 NonNegativeInt = Annotated[int, Bounds(low=0, high=INT_MAX)]  # seeds, warmup steps, offsets
+# Optimizer steps of a pretraining run or budget: the study's longest is 42,000; ten million steps
+# of its 2.36M tokens would be 24 trillion tokens, beyond any run the docs plan.
+MAX_STEPS = 10_000_000
+Steps = Annotated[int, Bounds(low=1, high=MAX_STEPS)]
+# A backbone's dimensions: far beyond the 1B's (28 layers, 1,728 wide, FFN 5,120, 18 heads) and any
+# open model's, small enough that a typo (10^5 layers x 10^6 wide) stops the plan, not a job's allocation.
+Layers = Annotated[int, Bounds(low=1, high=1024)]
+Width = Annotated[int, Bounds(low=1, high=65_536)]
+Heads = Annotated[int, Bounds(low=1, high=1024)]
+FeedForward = Annotated[int, Bounds(low=1, high=262_144)]
 Positive = Annotated[float, Bounds(low=0, low_open=True)]  # epsilons, norms, regularisation
 LearningRate = Annotated[float, Bounds(low=0, high=1, low_open=True)]  # AdamW's: above 1 every run diverges
 NonNegative = Annotated[float, Bounds(low=0)]  # weight decay, regularisation floors

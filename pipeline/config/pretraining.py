@@ -10,8 +10,12 @@ from typing import Annotated, Literal
 from pipeline.config.bounds import (
     DISTINCT,
     NON_EMPTY,
+    Bounds,
     Count,
+    FeedForward,
     Fraction,
+    Heads,
+    Layers,
     LearningRate,
     NonNegative,
     NonNegativeInt,
@@ -19,6 +23,8 @@ from pipeline.config.bounds import (
     Positive,
     ProperFraction,
     SequenceTokens,
+    Steps,
+    Width,
 )
 from pipeline.config.data import leaves_its_folder
 
@@ -110,11 +116,11 @@ class TokenizerSpec:
 class SizeSpec:
     """One backbone size (EuroBERT/Llama layout)."""
 
-    num_layers: Count
-    hidden_size: Count
-    num_heads: Count
-    num_kv_heads: Count
-    ffn_size: Count
+    num_layers: Layers
+    hidden_size: Width
+    num_heads: Heads
+    num_kv_heads: Heads
+    ffn_size: FeedForward
 
     def validate(self) -> None:
         if self.hidden_size % self.num_heads:
@@ -135,7 +141,7 @@ class ScheduleSpec:
 @dataclass(frozen=True)
 class OptimizerSpec:
     betas: tuple[ProperFraction, ...] = (0.9, 0.95)
-    eps: Positive = 1e-5
+    eps: Annotated[float, Bounds(low=0, high=1, low_open=True)] = 1e-5  # AdamW's: above 1 it swamps every update
     weight_decay: NonNegative = 0.1
     grad_clip_norm: Positive = 1.0
 
@@ -195,9 +201,9 @@ class HardwareSpec:
     # With finetune_gpus 0, fine-tuning and minimal-pairs jobs start as forks of a process that has
     # imported torch and their code once (pipeline/warm_worker.py: ~4 s a job saved), which exits
     # after this many seconds without a job; 0: every job imports everything itself. Same results.
-    warm_worker_idle_seconds: NonNegative = 60.0
+    warm_worker_idle_seconds: Annotated[float, Bounds(low=0, high=86_400)] = 60.0  # at most a day
     gpu_name: str = "H100 80GB SXM"
-    gpu_memory_gb: Positive = 80.0  # checked against each size's estimated peak memory
+    gpu_memory_gb: Annotated[float, Bounds(low=0, high=1024, low_open=True)] = 80.0  # checked against each size's estimated peak memory
     gpu_peak_tflops: Positive = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
     assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
@@ -206,11 +212,13 @@ class HardwareSpec:
     # its host memory and CPUs (pipeline/job_resources.py); one that would need more than the limit
     # times the attempts it gets (each resumes the last: the SLURM profile's retries + 1), or more
     # memory than a node has, stops the plan.
-    max_job_hours: Positive = 72.0
-    job_attempts: Count = 3
-    runtime_margin: Positive = 1.25
-    cpus_per_gpu: Count = 8  # CPU cores a GPU job asks for per GPU: data loading and batches
-    node_memory_gb: Positive = 1000.0  # host memory one job may ask for (a node's, less the system's)
+    # Bounded by what any cluster the docs name grants (SLURM sites cap a job at days, not years;
+    # the largest nodes hold 512 cores and 16 TB), so that a slipped digit stops the plan.
+    max_job_hours: Annotated[float, Bounds(low=0, high=720, low_open=True)] = 72.0
+    job_attempts: Annotated[int, Bounds(low=1, high=100)] = 3
+    runtime_margin: Annotated[float, Bounds(low=0, high=100, low_open=True)] = 1.25
+    cpus_per_gpu: Annotated[int, Bounds(low=1, high=512)] = 8  # CPU cores a GPU job asks for per GPU: data loading and batches
+    node_memory_gb: Annotated[float, Bounds(low=0, high=16_384, low_open=True)] = 1000.0  # host memory one job may ask for
     # The data stage (CPU): tokens per CPU-second of the whole stage (clean, decontaminate,
     # deduplicate, tokenize, pack) and bytes of prepared text per token, as bench/data_stage.py
     # measured them (BENCHMARKS.md); the estimate scales corpus.expected_tokens by them.
@@ -232,7 +240,7 @@ class PretrainingSpec:
     objectives: Annotated[tuple[str, ...], NON_EMPTY]
     sequence_length: SequenceTokens
     batch_size: Count  # sequences per optimizer step
-    num_steps: Count
+    num_steps: Steps
     checkpoint_steps: Annotated[tuple[Count, ...], DISTINCT] = ()  # intermediate HF checkpoints (learning curves)
     # Pretraining seeds per arm of the CLM-vs-MLM comparison (``objectives`` at ``sizes``) and
     # of its random-init twin: replicate i starts from seed ``seed + i``'s initial weights and
@@ -283,8 +291,8 @@ class TwoStageSplits:
     20/30/40/50% masking through the decay)."""
 
     sizes: Annotated[tuple[str, ...], NON_EMPTY]
-    budget: Count
-    first_stage_steps: Annotated[tuple[Count, ...], NON_EMPTY]
+    budget: Steps
+    first_stage_steps: Annotated[tuple[Steps, ...], NON_EMPTY]
     seconds: Annotated[tuple[str, ...], NON_EMPTY] | None = None  # None: two_stage.second
 
 
@@ -308,7 +316,7 @@ class TwoStageSpec:
     # carry: the second stage continues with the first stage's AdamW moments, as one run
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
-    budgets: Annotated[tuple[Count, ...], NON_EMPTY] | None = None  # None: pretraining.num_steps alone
+    budgets: Annotated[tuple[Steps, ...], NON_EMPTY] | None = None  # None: pretraining.num_steps alone
     splits: tuple[TwoStageSplits, ...] = ()
 
 
@@ -323,14 +331,14 @@ class ContinuedPretrainingSpec:
     """
 
     sizes: Annotated[tuple[str, ...], DISTINCT]
-    num_steps: Count
+    num_steps: Steps
     schedule: ScheduleSpec
     objective: str = "mlm"
     bases: Annotated[tuple[str, ...], DISTINCT] = ("clm", "mlm")
     # outside_models continued the same way (the study's advice: adapt a decoder you have with
     # MLM), each on the corpus packed with its own tokenizer, at the config size it names.
     outside_bases: Annotated[tuple[str, ...], DISTINCT] = ()
-    budgets: Annotated[tuple[Count, ...], DISTINCT] = ()
+    budgets: Annotated[tuple[Steps, ...], DISTINCT] = ()
 
     @property
     def all_budgets(self) -> tuple[int, ...]:

@@ -27,7 +27,7 @@ from pipeline.data.judgements import JudgedSplits, read_judgements
 from pipeline.data.needle import needle_rows
 from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
-from pipeline.data.task_rows import RETRIEVAL_ROWS, TASK_TYPES, Baseline, Example, TaskRows, random_ranking
+from pipeline.data.task_rows import RETRIEVAL_ROWS, TASK_TYPES, Baseline, Example, TaskRows, random_ranking, unmapped_fields
 from pipeline.data.templates import apply_templates
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> None:
     where = f"tasks.{args.name}.data"
     task_type = TASK_TYPES[spec.type]
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
-        missing = [name for name in task_type.fields if name not in spec.data.hub.fields and name not in (spec.templates or {})]
+        missing = unmapped_fields(spec.type, spec.data.hub.fields, spec.templates)
         if missing:
             raise PipelineError(f"{where}.hub.fields: no column mapped to our {missing[0]!r}")
     group_split = GroupSplit(spec.test_fraction, spec.validation_fraction, spec.split_seed)
