@@ -73,8 +73,10 @@ def test_each_sub_token_s_word_by_hand():
     offsets = [(0, 1), (1, 2), (2, 6), (6, 10), (10, 12), (12, 17)]
     assert token_words(words, offsets) == [0, 0, 1, 1, 2, 2]
     # A bare space token (the BPE could not merge it) belongs to the word after it, as in EncodEval's
-    # offset walk; truncation drops "German"; a (0, 0) span (a special token's) belongs to none.
+    # offset walk, or (BERT's labelling) to none; truncation drops "German"; a (0, 0) span (a special
+    # token's) and one past the text belong to none.
     assert token_words(words, [(0, 2), (2, 3), (3, 10)]) == [0, 1, 1]
+    assert token_words(words, [(0, 2), (2, 3), (3, 10)], spaces_to_next_word=False) == [0, -1, 1]
     assert token_words(words, [(0, 0), (0, 2), (2, 10), (17, 20)]) == [-1, 0, 1, -1]
 
 

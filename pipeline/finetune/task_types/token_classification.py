@@ -3,15 +3,17 @@
 Rows give words, our tokenizer sees text: the words are joined with single spaces and
 tokenized once, framed as every task's input is (:mod:`pipeline.finetune.framing`:
 ``<s> text </s>``, or the study's ``text </s>``). The fast tokenizer's character offsets tie
-each sub-token to a word by EncodEval's own offset walk (``token_words``): a token belongs to the
-first word that ends after the token's first character, so a token of spaces alone belongs to
-the word after it (Llama-3 splits digits from their space: "Bowl 50" is " Bowl", " ", "50", and
-the " " is the number's). Two labellings:
+each sub-token to the word of its first non-space character (``token_words``). A token of spaces
+alone (Llama-3 splits digits from their space: "Bowl 50" is " Bowl", " ", "50"; a small BPE
+leaves " " before punctuation it never merged) has none of its own. Two labellings:
 
 - ``bos_eos`` (BERT's): the first sub-token of every word carries the word's tag, the rest
-  no loss; a word's prediction is the argmax tag at its first sub-token;
-- ``eos``, the study's (EncodEval's): every sub-token carries its word's tag, and a word's
-  prediction is the majority vote of its sub-tokens' argmax tags, ties broken as EncodEval's
+  no loss; a word's prediction is the argmax tag at its first sub-token; a space token belongs
+  to no word (BERT's tokenizers have none);
+- ``eos``, the study's (EncodEval's): every sub-token carries its word's tag, a space token the
+  tag of the word after it, by EncodEval's offset walk (a token belongs to the first word that
+  ends after the token's first character); a word's prediction is the majority vote of its
+  sub-tokens' argmax tags, the space token's included, ties broken as EncodEval's
   ``max(set(votes), key=votes.count)`` breaks them: the first of the tied tags in CPython's
   iteration order of a set of ints (by value modulo the set's table size; the smaller tag for
   tags below 8). Both read in a fork of EncodEval (``Theodb/EncodEval`` at 320bad0,
@@ -46,25 +48,28 @@ class TaggingExample:
     word_positions: list[list[int]]  # per word: the positions of its sub-tokens, [] when truncated away
 
 
-def token_words(words: Sequence[str], offsets: Sequence[tuple[int, int]]) -> list[int]:
-    """The word each token of the tokenized ``" ".join(words)`` belongs to, -1 for none, by
-    EncodEval's offset walk: the first word whose end lies after the token's first character
-    (``while offset[0] >= char_pos + len(current_word)``: next word), -1 past the last word.
+def token_words(words: Sequence[str], offsets: Sequence[tuple[int, int]], spaces_to_next_word: bool = True) -> list[int]:
+    """The word each token of the tokenized ``" ".join(words)`` belongs to, -1 for none: the word
+    of its first non-space character. A token of spaces alone belongs, with
+    ``spaces_to_next_word``, to the word after it (EncodEval's walk: the first word whose end lies
+    after the token's first character), else to none; -1 past the last word, and for a (0, 0)
+    span (a special token's), as in EncodEval.
 
-    offsets: (start, end) character span of each token. A token that starts on the space before
-    its word (byte-level BPE puts it there) and a token of that space alone both belong to the
-    word after the space; a (0, 0) span (a special token's) belongs to none, as in EncodEval.
+    offsets: (start, end) character span of each token; byte-level BPE puts the space before a
+    word at the start of the word's first token.
     """
+    text = " ".join(words)
+    word_of_char = [-1] * len(text)  # -1: a separating space
+    start = 0
+    for index, word in enumerate(words):
+        word_of_char[start : start + len(word)] = [index] * len(word)
+        start += len(word) + 1
     owners = []
-    word, word_start = 0, 0  # the word a token is tested against, and where it starts in the text
     for begin, end in offsets:
-        if (begin, end) == (0, 0):
-            owners.append(-1)
-            continue
-        while word < len(words) and begin >= word_start + len(words[word]):
-            word_start += len(words[word]) + 1
-            word += 1
-        owners.append(word if word < len(words) else -1)
+        limit = len(text) if spaces_to_next_word else end
+        while begin < limit and text[begin].isspace():
+            begin += 1
+        owners.append(word_of_char[begin] if (begin, end) != (0, 0) and begin < min(limit, len(text)) else -1)
     return owners
 
 
@@ -107,7 +112,8 @@ class TokenClassification(TaskType):
         for index, row in enumerate(rows):
             ids = [*lead, *encoded["input_ids"][index], context.eos_id]
             positions: list[list[int]] = [[] for _ in row["tokens"]]
-            for position, word in enumerate(token_words(row["tokens"], encoded["offset_mapping"][index]), start=len(lead)):
+            owners = token_words(row["tokens"], encoded["offset_mapping"][index], spaces_to_next_word=self.every_subtoken)
+            for position, word in enumerate(owners, start=len(lead)):
                 if word >= 0:
                     positions[word].append(position)
             labels = [IGNORE] * len(ids)
