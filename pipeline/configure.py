@@ -24,7 +24,7 @@ from pipeline.data.task_rows import TASK_TYPES, unmapped_fields
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
 from pipeline.metrics import get_metric
-from pipeline.objectives import parse_objective
+from pipeline.objectives import LOSSES_WITH_PARAMETERS, parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
 from pipeline.pretrain.samples import SPLIT_KINDS
 from pipeline.report.claims.spec import Claim, read_claims
@@ -203,6 +203,7 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     except ValueError as error:
         raise PipelineError(f"{origin}: {error}") from None
     check_split_samples(config, plans, origin)
+    check_carried_optimizers(config, plans, origin)
     try:
         points = curve_checkpoints(config, plans)
     except ValueError as error:
@@ -210,6 +211,23 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     claims_file = claims_path(config)
     claims = read_claims(claims_file) if claims_file is not None else []
     return Resolved(config, plans, points, claims, claims_file)
+
+
+def check_carried_optimizers(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
+    """A second stage that carries its first stage's AdamW state (two_stage.optimizer_state:
+    carry) trains the same parameters: a loss owning parameters of its own (ELECTRA's generator,
+    NSP's head) on one side only would fail the job, after its base trained, on a state that
+    does not fit."""
+    for plan in plans.values():
+        if not plan.start.carry_optimizer:
+            continue
+        first = plans[plan.start.run].objective
+        losses = [parse_objective(config.objectives[name]).loss for name in (first, plan.objective)]
+        if losses[0] != losses[1] and LOSSES_WITH_PARAMETERS & set(losses):
+            raise PipelineError(
+                f"{origin}.two_stage.optimizer_state: carry, but {plan.run} continues {first} ({losses[0]} loss) with"
+                f" {plan.objective} ({losses[1]} loss), which trains other parameters besides the backbone; set reset"
+            )
 
 
 def check_split_samples(config: Config, plans: dict[str, RunPlan], origin: str) -> None:

@@ -7,6 +7,7 @@ stage never leaves a file or directory that looks complete.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import glob
 import hashlib
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from safetensors import SafetensorError
 
 from pipeline.errors import PipelineError, first_line
 
@@ -60,6 +62,10 @@ def atomic_path(final: str | Path) -> Iterator[Path]:
         if final.is_dir() and not final.is_symlink():
             shutil.rmtree(final)
         os.replace(temporary, final)
+    except Exception as error:  # a full disk under any writer (pandas, safetensors, json) names the output
+        if not disk_full(error):
+            raise
+        raise PipelineError(f"{final}: writing it failed, the disk is full ({free_gb(final):.2f} GB free); nothing written") from None
     finally:
         if temporary.is_dir():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -73,11 +79,22 @@ def explained_write_failure(path: str | Path) -> Iterator[None]:
     its disk is: torch.save's "PytorchStreamWriter failed writing file" never says "disk"."""
     try:
         yield
-    except (OSError, RuntimeError) as error:
-        folder = next(parent for parent in Path(path).absolute().parents if parent.exists())
-        free = shutil.disk_usage(folder).free
-        reason = first_line(error)
-        raise PipelineError(f"{path}: writing it failed ({reason}); {free / 1e9:.2f} GB free on its disk: is the disk full?") from None
+    except (OSError, RuntimeError, SafetensorError) as error:
+        raise PipelineError(
+            f"{path}: writing it failed ({first_line(error)}); {free_gb(path):.2f} GB free on its disk: is the disk full?"
+        ) from None
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` is a full disk or quota: an OSError's errno, or the same in the message of
+    a writer that wraps it (safetensors' "No space left on device", code 28)."""
+    return getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(error)
+
+
+def free_gb(path: str | Path) -> float:
+    """Free space, in GB, on the disk ``path`` is (or would be) on."""
+    folder = next(parent for parent in Path(path).absolute().parents if parent.exists())
+    return shutil.disk_usage(folder).free / 1e9
 
 
 def remove_stale_temporaries(final: Path) -> None:
@@ -180,14 +197,30 @@ def read_yaml(path: str | Path, what: str = "file", mapping: bool = False) -> An
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except FileNotFoundError:
         raise PipelineError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise PipelineError(f"{path}: a directory, not a {what}") from None
+    except OSError as error:
+        raise PipelineError(f"{path}: cannot read the {what} ({first_line(error)})") from None
     except UnicodeDecodeError as error:
         raise PipelineError(f"{path}: {what} is not UTF-8 text (byte {error.start})") from None
     except yaml.YAMLError as error:
-        raise PipelineError(f"{path}: invalid YAML ({str(error).strip().splitlines()[-1].strip()})") from None
+        raise PipelineError(f"{path}: invalid YAML ({yaml_reason(error)})") from None
     if mapping and not isinstance(data, (dict, type(None))):
         kind = {"list": "a list", "str": "a string", "bool": "true or false"}.get(type(data).__name__, "a number")
         raise PipelineError(f"{path}: a {what} holds a mapping of keys, not {kind}")
     return data
+
+
+def yaml_reason(error: yaml.YAMLError) -> str:
+    """What PyYAML found wrong and where ("line 3, column 5: mapping values are not allowed
+    here"), not the caret drawing its message ends with."""
+    mark, problem = getattr(error, "problem_mark", None), getattr(error, "problem", None)
+    if problem is None:
+        return first_line(error)
+    if mark is None:
+        return problem
+    context = getattr(error, "context", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" + (f" ({context})" if context else "")
 
 
 def json_line(row: dict) -> str:

@@ -459,3 +459,16 @@ def test_an_outside_base_is_continued_like_an_own_base_from_its_imported_weights
         own.data_offset_steps,
         "continued",
     )
+
+
+def test_a_carried_optimizer_into_a_loss_with_its_own_parameters_is_refused_at_plan_time():
+    """two_stage CLM -> ELECTRA carrying AdamW's state: the second stage trains a generator besides
+    the backbone, so the state cannot fit; refused when planned, not in the job after its base."""
+    data = default_data()
+    data["two_stage"] = {**data["two_stage"], "second": "electra", "optimizer_state": "carry", "splits": []}
+    with pytest.raises(PipelineError) as error:
+        load_config(data, "cfg")
+    assert "cfg.two_stage.optimizer_state: carry, but " in str(error.value)
+    assert "(replaced_token_detection loss), which trains other parameters besides the backbone; set reset" in str(error.value)
+    data["two_stage"]["optimizer_state"] = "reset"
+    load_config(data, "cfg")

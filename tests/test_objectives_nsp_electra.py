@@ -181,3 +181,14 @@ def test_rtd_targets_mark_exactly_the_changed_tokens():
     assert same.any() and not same.all()
     assert torch.equal(replaced[masked], ~same)
     assert not replaced[~masked].any()  # unmasked positions are never replaced
+
+
+def test_the_losses_owning_parameters_are_those_the_plan_names():
+    """LOSSES_WITH_PARAMETERS (read by the plan without torch) lists exactly the losses that, built,
+    hold trainable parameters: what a carried optimizer state cannot cross."""
+    from pipeline.objectives import LOSSES_WITH_PARAMETERS, registered_kinds
+
+    spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
+    objectives = [parse_objective({"kind": kind}) for kind in registered_kinds()]
+    owning = {objective.loss for objective in objectives if list(build_loss(objective, spec, seed=0).parameters())}
+    assert owning == LOSSES_WITH_PARAMETERS

@@ -330,7 +330,7 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     start, remedy = {
-        "optimizer.pt": ("unreadable", "rerun the first stage's job"),
+        "optimizer.pt": ("sha256 ", "(snakemake -f <its output>)"),  # recorded in the first stage's provenance.json too
         "model.safetensors": ("sha256 ", "(snakemake -f <its output>)"),  # its recorded checksum catches it first
         "state.pt": ("unreadable", f"delete {work} to start the run afresh"),
     }[damaged]
@@ -475,3 +475,33 @@ def test_the_study_s_split_samples_are_deterministic_cut_alike_for_every_objecti
     packed = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=4), tokens_dir, init_dir, tmp_path / "packed")
     assert not np.array_equal(weights(a)["lm_head.weight"].numpy(), weights(packed)["lm_head.weight"].numpy())
     assert read_json(a / "summary.json")["loss_fraction"] == pytest.approx(30 / 32)  # the block's last token and the cut's
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(28, "No space left on device"),
+        RuntimeError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })'),
+    ],
+    ids=["errno", "safetensors"],
+)
+def test_a_full_disk_under_any_writer_names_the_output_and_leaves_nothing(tmp_path, monkeypatch, error):
+    """Writing model.safetensors (safetensors' own error type) or a table (pandas) on a full disk:
+    one line naming the output, nothing left behind, the previous output untouched."""
+    from safetensors import SafetensorError
+
+    from pipeline import files
+    from pipeline.errors import PipelineError
+
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: mock.Mock(free=12_345_678))
+    final = tmp_path / "tables"
+    final.mkdir()
+    (final / "old.csv").write_text("kept")
+    raised = SafetensorError(str(error)) if isinstance(error, RuntimeError) else error
+    with pytest.raises(PipelineError) as refused, files.atomic_path(final) as out:
+        out.mkdir()
+        raise raised
+    assert str(refused.value) == f"{final}: writing it failed, the disk is full (0.01 GB free); nothing written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tables"] and (final / "old.csv").read_text() == "kept"
+    with pytest.raises(PipelineError, match="is the disk full"), files.explained_write_failure(final / "model.safetensors"):
+        raise SafetensorError("Error while serializing: IoError")

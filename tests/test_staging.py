@@ -73,7 +73,8 @@ def overlay(tmp_path: Path, **extra) -> str:
             },
         },
     }
-    queries = {"path": "json", "data_files": {"train": "hf://datasets/org/corpus/queries.jsonl"}, "fields": {"text": "text"}}
+    fields = {"text": "text", "label": "_id"}  # a column for each field of the task's type (the plan checks it; staging reads none)
+    queries = {"path": "json", "data_files": {"train": "hf://datasets/org/corpus/queries.jsonl"}, "fields": fields}
     data = {
         "finetuning": {"tasks": ["reviews", "queries"]},
         "tasks": {"reviews": task, "queries": {**task, "description": "Queries.", "data": {"reader": "hf", "hub": queries}}},

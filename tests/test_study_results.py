@@ -102,7 +102,7 @@ def test_with_seeds_missing_the_learning_rate_is_chosen_on_the_seeds_that_ran_ev
         ('{"validation": {"score": 0.5, "scores_i": [1]}}', "no 'test' object"),
         (
             '{"validation": {"score": "high", "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}',
-            "validation.score is 'high', not a number",
+            "validation.score is 'high', not a number from 0 to 1 (EncodEval's scale)",
         ),
         (
             '{"validation": {"score": 0.5, "scores_i": []}, "test": {"score": 1, "scores_i": [1]}}',
@@ -111,11 +111,20 @@ def test_with_seeds_missing_the_learning_rate_is_chosen_on_the_seeds_that_ran_ev
         # Python's json reads NaN and Infinity; a mean over them would be NaN, its CI too
         (
             '{"validation": {"score": 0.5, "scores_i": [1, NaN]}, "test": {"score": 1, "scores_i": [1]}}',
-            "validation.scores_i[1] is nan, not a finite number",
+            "validation.scores_i[1] is nan, not a number from 0 to 1 (EncodEval's scale)",
         ),
         (
             '{"validation": {"score": 0.5, "scores_i": [1]}, "test": {"score": 1, "scores_i": [-Infinity]}}',
-            "test.scores_i[0] is -inf, not a finite number",
+            "test.scores_i[0] is -inf, not a number from 0 to 1 (EncodEval's scale)",
+        ),
+        # a score on 0-100 (or any number outside EncodEval's 0-1) would be read as a thousandfold gap
+        (
+            '{"validation": {"score": 90.7, "scores_i": [1]}, "test": {"score": 1, "scores_i": [1]}}',
+            "validation.score is 90.7, not a number from 0 to 1 (EncodEval's scale)",
+        ),
+        (
+            '{"validation": {"score": 0.5, "scores_i": [1]}, "test": {"score": 1, "scores_i": [1, 100]}}',
+            "test.scores_i[1] is 100, not a number from 0 to 1 (EncodEval's scale)",
         ),
     ],
 )

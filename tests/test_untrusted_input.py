@@ -276,13 +276,25 @@ def check_config(cwd: Path, overlay: Path) -> subprocess.CompletedProcess:
         (b"- seed: 1\n", "a config file holds a mapping of keys, not a list"),
         (b"42\n", "a config file holds a mapping of keys, not a number"),
         (b"scale: caf\xe9\n", "config file is not UTF-8 text (byte 10)"),
+        (
+            b"seed: 1\nsizes: [tiny\nscale: x\n",
+            "invalid YAML (line 3, column 6: expected ',' or ']', but got ':' (while parsing a flow sequence))",
+        ),
+        (b"seed: 1\n  scale: x\n", "invalid YAML (line 2, column 8: mapping values are not allowed here)"),
     ],
-    ids=["duplicate-key", "a-list", "a-scalar", "latin-1"],
+    ids=["duplicate-key", "a-list", "a-scalar", "latin-1", "unclosed-list", "bad-indent"],
 )
 def test_a_config_file_that_is_not_a_mapping_of_unique_keys_is_one_line(tmp_path, content, error):
     (tmp_path / "bad.yaml").write_bytes(content)
     done = check_config(tmp_path, tmp_path / "bad.yaml")
     assert (done.returncode, done.stderr) == (2, f"error: {tmp_path / 'bad.yaml'}: {error}\n")
+
+
+def test_a_claims_file_that_is_a_directory_is_one_line(tmp_path):
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "overlay.yaml").write_text(f"report: {{claims_file: {tmp_path / 'claims'}}}\n")
+    done = check_config(tmp_path, tmp_path / "overlay.yaml")
+    assert (done.returncode, done.stderr) == (2, f"error: {tmp_path / 'claims'}: a directory, not a claims file\n")
 
 
 # ---------------------------------------------------------------- round 4: what an import reads
@@ -394,8 +406,25 @@ def test_a_pickled_checkpoint_weights_only_refuses_is_one_line_and_runs_nothing(
     capsys.readouterr()
     assert import_outside(path, tmp_path / "out") == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"error: outside_models[outside].path: cannot load the weights of '{path}': Weights only load failed.")
-    assert error.count("\n") == 1 and not marker.exists()
+    assert error == (
+        f"error: outside_models[outside].path: the weights of '{path}' are a pickle that holds more than tensors; refused unread"
+        " (no code in it ran): a release you trust can be converted to safetensors\n"
+    )
+    assert "weights_only" not in error and not marker.exists()  # torch's advice to load it unsafely is not passed on
+
+
+def test_a_cut_weights_file_in_a_local_model_is_one_line(tmp_path, capsys):
+    """A local model outside results/ (nothing vouches for its bytes) whose safetensors file was cut."""
+    from tests.test_outside_models import outside_checkpoint
+
+    path, _ = outside_checkpoint(tmp_path, "llama")
+    weights = path / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:200])
+    capsys.readouterr()
+    assert import_outside(path, tmp_path / "out") == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: outside_models[outside].path: cannot load the weights of '{path}': ") and error.count("\n") == 1
+    assert not (tmp_path / "out").exists()
 
 
 class Planted:

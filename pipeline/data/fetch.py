@@ -25,7 +25,7 @@ from pipeline import strict
 from pipeline.config import ArtifactSpec
 from pipeline.data import registry_index
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, sha256_file, write_json
+from pipeline.files import atomic_path, process_is_running, sha256_file, write_json
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
@@ -121,19 +121,9 @@ def remove_abandoned_scratch(cache: Path) -> None:
     mid-download leaves one; a fetch running beside this one keeps its own)."""
     for scratch in cache.glob(f"{SCRATCH_PREFIX}*"):
         pid = scratch.name.removeprefix(SCRATCH_PREFIX).partition("-")[0]
-        if scratch.is_dir() and not (pid.isdigit() and process_runs(int(pid))):
+        if scratch.is_dir() and not (pid.isdigit() and process_is_running(int(pid))):
             shutil.rmtree(scratch, ignore_errors=True)
             logger.info("removed %s, left by a download that did not finish", scratch)
-
-
-def process_runs(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def check_pinned_files(extracted: Path, pinned: dict[str, str], where: str) -> None:

@@ -108,17 +108,17 @@ def split_scores(path: Path) -> list[tuple[float, np.ndarray]]:
         if not isinstance(part, dict):
             raise PipelineError(f"{path}: no {split!r} object")
         score, examples = part.get("score"), part.get("scores_i")
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
-            raise PipelineError(f"{path}: {split}.score is {score!r}, not a number")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score) or not 0 <= score <= 1:
+            raise PipelineError(f"{path}: {split}.score is {score!r}, not a number from 0 to 1 (EncodEval's scale)")
         if (
             not isinstance(examples, list)
             or not examples
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in examples)
         ):
             raise PipelineError(f"{path}: {split}.scores_i is not a non-empty list of numbers")
-        bad = next((i for i, v in enumerate(examples) if not math.isfinite(v)), None)
+        bad = next((i for i, v in enumerate(examples) if not (math.isfinite(v) and 0 <= v <= 1)), None)
         if bad is not None:
-            raise PipelineError(f"{path}: {split}.scores_i[{bad}] is {examples[bad]!r}, not a finite number")
+            raise PipelineError(f"{path}: {split}.scores_i[{bad}] is {examples[bad]!r}, not a number from 0 to 1 (EncodEval's scale)")
         found.append((float(score), np.asarray(examples, dtype=float)))
     return found
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 
 from pipeline import strict
 from pipeline.config import OutsideModelSpec, ReadyMadeTokenizer, SizeSpec, TokenizerSpec
@@ -225,7 +226,12 @@ def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:
         model = model_class.from_pretrained(
             spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32, attn_implementation="sdpa"
         )
-    except (OSError, ValueError, pickle.UnpicklingError) as error:  # a pickle weights_only refuses: its code never runs
+    except pickle.UnpicklingError:  # torch's advice (load it with weights_only=False) would run the pickle's code: not repeated
+        raise PipelineError(
+            f"{where}.path: the weights of {spec.path!r} are a pickle that holds more than tensors; refused unread"
+            " (no code in it ran): a release you trust can be converted to safetensors"
+        ) from None
+    except (OSError, ValueError, SafetensorError) as error:  # also a cut or corrupt safetensors file
         raise PipelineError(f"{where}.path: cannot load the weights of {spec.path!r}: {str(error).strip().splitlines()[0]}") from None
     return model
 

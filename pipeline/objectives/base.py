@@ -62,6 +62,9 @@ class Kind:
 
 
 OBJECTIVES: Registry[Kind] = Registry("objective")
+# The losses (pipeline.pretrain.losses) that own trainable parameters besides the backbone's: what
+# the plan needs to know of them without importing torch (tests/test_objectives.py builds each).
+LOSSES_WITH_PARAMETERS = frozenset({"masked_lm_next_sentence", "replaced_token_detection"})
 
 
 def register(

@@ -42,7 +42,7 @@ from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
 from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.token_blocks import TokenBlocks
-from pipeline.pretrain.trainer import LOG_COLUMNS, RunInputs, Trainer
+from pipeline.pretrain.trainer import LOG_COLUMNS, OPTIMIZER_FILE, RunInputs, Trainer
 from pipeline.provenance import checksum, write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -212,7 +212,10 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         out_dir,
         strict.to_plain(spec),
         {"tokens": Path(args.tokens) / "meta.json", "init": Path(args.init) / WEIGHTS_FILE},
-        outputs=sorted(out_dir.glob(f"model/{WEIGHTS_FILE}")) + sorted(out_dir.glob(f"checkpoints/*/{WEIGHTS_FILE}")),
+        # the weights and the AdamW state beside a stage checkpoint, which a two-stage run carries on with
+        outputs=sorted(out_dir.glob(f"model/{WEIGHTS_FILE}"))
+        + sorted(out_dir.glob(f"checkpoints/*/{WEIGHTS_FILE}"))
+        + sorted(out_dir.glob(f"checkpoints/*/{OPTIMIZER_FILE}")),
         fingerprint=inputs.fingerprint,
     )
     write_json(out_dir / "summary.json", summary)

@@ -35,6 +35,7 @@ from pipeline.batch import Batch, make_batch
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError, first_line
 from pipeline.files import explained_write_failure
+from pipeline.integrity import verify_recorded
 from pipeline.model.backbone import BackboneSpec, save_language_model
 from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
@@ -143,6 +144,7 @@ class Trainer:
         path = checkpoint / OPTIMIZER_FILE
         if not path.is_file():
             raise PipelineError(f"{path}: missing; the second stage was asked to carry the first stage's optimizer state")
+        verify_recorded(path)  # the bytes the first stage's provenance.json recorded, as its weights are
         state = load_torch_file(path, "rerun the first stage's job", weights_only=True)
         try:
             distributed.load_full_state(self.trained, self.optimizer, None, state, self.processes)
