@@ -249,23 +249,16 @@ def study_tokenizer(study_tokenizer_dir):
     return load_saved_tokenizer(study_tokenizer_dir)
 
 
+def snakemake_command(workdir: Path, configfiles: tuple[Path, ...], *args: str) -> list[str]:
+    """The command line of the repository's Snakefile run in ``workdir`` on ``configfiles``."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile"]
+    return [*command, *map(str, configfiles), *args]
+
+
 def run_snakemake(workdir: Path, configfiles: tuple[Path, ...], *args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
     """The repository's Snakefile in ``workdir`` on 2 cores (downloads cached in ``cache``)."""
     env = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache or workdir / "downloads")}
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        *map(str, configfiles),
-        "--cores",
-        "2",
-        *args,
-    ]
+    command = snakemake_command(workdir, configfiles, "--cores", "2", *args)
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
 
 

@@ -9,13 +9,12 @@ import csv
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, job_counts, run_snakemake
+from tests.conftest import REPO, job_counts, run_snakemake, snakemake_command
 
 pytestmark = pytest.mark.slow
 SMOKE = REPO / "config" / "smoke.yaml"
@@ -262,21 +261,6 @@ def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_p
     assert "prepare_task" in planned_rules(copy, "--until", "prepare_task", cache=cache)
 
 
-def snakemake_command(workdir: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(SMOKE),
-        *args,
-    ]
-
-
 def test_a_run_killed_mid_job_recovers_as_the_docs_say(smoke_run, tmp_path):
     """kill -9 of `snakemake results/tables -f` once aggregate writes its temporary, then the docs'
     recovery verbatim (docs/design.md: `snakemake --unlock`, then the same command again): it
@@ -292,7 +276,7 @@ def test_a_run_killed_mid_job_recovers_as_the_docs_say(smoke_run, tmp_path):
     shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
     assert snakemake(copy, "--touch", cache=cache).returncode == 0  # adopt the copied outputs as up to date
     environment = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache)}
-    command = snakemake_command(copy, "results/tables", "-f", "--cores", "1")
+    command = snakemake_command(copy, (SMOKE,), "results/tables", "-f", "--cores", "1")
     running = subprocess.Popen(
         command, cwd=copy, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -305,7 +289,7 @@ def test_a_run_killed_mid_job_recovers_as_the_docs_say(smoke_run, tmp_path):
     initial = [str(path.relative_to(copy)) for path in sorted((copy / "results" / "init").iterdir())]
     for output in ("reports/figures", "results/tokenizer", *initial):
         shutil.copytree(copy / output, copy / ".snakemake" / "backups" / output)  # as a kill during its job leaves it
-    assert subprocess.run(snakemake_command(copy, "--unlock"), cwd=copy, env=environment, capture_output=True).returncode == 0
+    assert subprocess.run(snakemake_command(copy, (SMOKE,), "--unlock"), cwd=copy, env=environment, capture_output=True).returncode == 0
     again = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-2000:]
     for output in ("reports/figures", *initial, "results/tokenizer"):  # each job alone: its inputs are up to date
