@@ -103,5 +103,5 @@ def test_every_dataset_is_encoded_and_labelled_as_encodeval_s_calls_give_it(rehe
     labelled = {name: theirs for name, _, _, theirs in compared if theirs.labels is not None}
     assert sorted(labelled) == ["conll2003", "ontonotes", "record", "squad", "squad_v2", "uner_en"]
     for encoded in labelled.values():
-        space = encoded.ids.index(220)  # the " " before "50"
-        assert encoded.ids[space + 1] == 1135 and encoded.labels[space] == encoded.labels[space + 1] != -100
+        space = next(i for i in range(len(encoded.ids) - 1) if encoded.ids[i : i + 2] == [220, 1135])  # the " " before "50"
+        assert encoded.labels[space] == encoded.labels[space + 1] != -100
