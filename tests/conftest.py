@@ -250,7 +250,8 @@ def study_tokenizer(study_tokenizer_dir):
 
 
 def snakemake_command(workdir: Path, configfiles: tuple[Path, ...], *args: str) -> list[str]:
-    """The command line of the repository's Snakefile run in ``workdir`` on ``configfiles``."""
+    """The command line of the repository's Snakefile run in ``workdir`` on ``configfiles``; ``args``
+    must start with an option (``--configfile`` would take a leading target as one more file)."""
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "--configfile"]
     return [*command, *map(str, configfiles), *args]
 
