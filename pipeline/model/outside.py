@@ -226,7 +226,7 @@ def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:
         model = model_class.from_pretrained(
             spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32, attn_implementation="sdpa"
         )
-    except pickle.UnpicklingError:  # torch's advice (load it with weights_only=False) would run the pickle's code: not repeated
+    except pickle.UnpicklingError:  # torch's advice, to load it unsafely, would run the pickle's code: not repeated
         raise PipelineError(
             f"{where}.path: the weights of {spec.path!r} are a pickle that holds more than tensors; refused unread"
             " (no code in it ran): a release you trust can be converted to safetensors"
