@@ -394,17 +394,16 @@ def test_a_download_beyond_its_pinned_size_stops_there_and_keeps_nothing(cache, 
     assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(tmp_path / "toy")]) == 0
 
 
-def test_a_killed_download_s_scratch_folder_goes_with_the_next_fetch(cache, local_index, tmp_path):
-    """A fetch killed mid-download leaves its scratch folder (named after its process); the next
-    fetch into the cache removes it, and keeps one whose process still runs."""
+def test_a_killed_download_s_temporary_goes_with_the_next_fetch(cache, local_index, tmp_path):
+    """A fetch killed mid-download leaves its temporary (named after its process, as atomic_path
+    names it); the next fetch of that file removes it, and keeps one whose process still runs."""
     import subprocess
 
     finished = subprocess.Popen(["true"])
     finished.wait()
-    abandoned = cache / f".download-{finished.pid}-abc123"
-    abandoned.mkdir()
-    (abandoned / WHEEL).write_bytes(b"half a wheel")
-    running = cache / f".download-{os.getpid()}-def456"
-    running.mkdir()
+    abandoned = cache / f".{WHEEL}.{finished.pid}.abc123.tmp"
+    abandoned.write_bytes(b"half a wheel")
+    running = cache / f".{WHEEL}.{os.getpid()}.def456.tmp"
+    running.write_bytes(b"being written")
     assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, sha256(local_index / WHEEL)), "--out", str(tmp_path / "toy")]) == 0
     assert sorted(p.name for p in cache.iterdir()) == sorted([WHEEL, running.name])

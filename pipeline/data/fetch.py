@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 import tarfile
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -25,16 +23,13 @@ from pipeline import strict
 from pipeline.config import ArtifactSpec
 from pipeline.data import registry_index
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, process_is_running, sha256_file, write_json
+from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.provenance import write_provenance
 
 logger = logging.getLogger(__name__)
 CACHE_VARIABLE = "PIPELINE_DOWNLOAD_CACHE"
 # A download without a pinned size stops here: the largest artifact a config pins is 28 MB.
 DEFAULT_MAX_BYTES = 1 << 30
-# A download's scratch folder, named after the process that made it: one whose process is gone
-# (killed mid-download) is removed by the next fetch into the same cache.
-SCRATCH_PREFIX = ".download-"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,8 +73,8 @@ def download_cache(out: Path) -> Path:
 def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
     """The verified file ``cache/spec.filename``, downloaded first unless already there.
 
-    Only a download whose sha256 matches ever enters the cache (it is verified in a scratch
-    folder and then moved in), so a cached file that does not match was put there by someone
+    Only a download whose sha256 matches ever enters the cache (it is verified as a temporary
+    beside its entry and then renamed in), so a cached file that does not match was put there by someone
     else: it is refused and left alone, never deleted."""
     path = cache / spec.filename
     if not path.is_file():
@@ -96,7 +91,7 @@ def fetch_archive(spec: ArtifactSpec, cache: Path) -> Path:
 
 
 def _download(spec: ArtifactSpec, cache: Path) -> None:
-    """Download into a scratch folder inside the cache, verify, then move the one file we pinned.
+    """Download beside the cache entry, verify, then rename it into place.
     The index's own hash, where it publishes one, is checked before a byte is fetched."""
     if spec.distribution == "npm":
         entry = registry_index.locate_npm(spec.project, spec.version, spec.filename)
@@ -104,26 +99,15 @@ def _download(spec: ArtifactSpec, cache: Path) -> None:
         entry = registry_index.locate(spec.project, spec.filename)
     if entry.sha256 is not None and entry.sha256 != spec.sha256:
         raise PipelineError(f"{entry.url}: the index vouches for sha256 {entry.sha256}, not the pinned {spec.sha256}; nothing downloaded")
-    remove_abandoned_scratch(cache)
-    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=cache) as scratch:
-        downloaded = Path(scratch) / spec.filename
+    # atomic_path: the download is a temporary beside its cache entry, renamed onto it only once
+    # verified, removed on any error; one a killed fetch left goes with the next fetch of that file.
+    with atomic_path(cache / spec.filename) as downloaded:
         logger.info("downloading %s", entry.url)
         sha256, sha512 = registry_index.download(entry, downloaded, spec.size or DEFAULT_MAX_BYTES)
-        if sha256 != spec.sha256:  # the scratch folder, and the download with it, goes
+        if sha256 != spec.sha256:
             raise PipelineError(f"{entry.url}: {spec.filename} has sha256 {sha256}, not the pinned {spec.sha256}; nothing kept")
         if entry.sha512 is not None and sha512 != entry.sha512:
             raise PipelineError(f"{entry.url}: {spec.filename} has a sha512 other than the one its registry vouches for; nothing kept")
-        os.replace(downloaded, cache / spec.filename)
-
-
-def remove_abandoned_scratch(cache: Path) -> None:
-    """Remove the scratch folders of downloads whose process no longer runs (a fetch killed
-    mid-download leaves one; a fetch running beside this one keeps its own)."""
-    for scratch in cache.glob(f"{SCRATCH_PREFIX}*"):
-        pid = scratch.name.removeprefix(SCRATCH_PREFIX).partition("-")[0]
-        if scratch.is_dir() and not (pid.isdigit() and process_is_running(int(pid))):
-            shutil.rmtree(scratch, ignore_errors=True)
-            logger.info("removed %s, left by a download that did not finish", scratch)
 
 
 def check_pinned_files(extracted: Path, pinned: dict[str, str], where: str) -> None:
