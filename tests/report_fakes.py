@@ -487,6 +487,7 @@ def write_pretraining(root: Path, run: FakeRun, size: str) -> Path:
             "num_parameters": PARAMETERS[size],
             "num_non_embedding_parameters": PARAMETERS[size] // 3,
             "num_steps": run.num_steps,
+            "schedule_steps": run.num_steps,
             "num_tokens": 2048 * (run.num_steps - run.first_step) * (5 if run.kind == "span_corruption" else 4) // 4,
             "loss_fraction": loss_fraction,
             "final_train_loss": 4.1,

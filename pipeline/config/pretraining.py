@@ -208,6 +208,9 @@ class HardwareSpec:
     assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
+    # The GPU-hours the whole plan must fit (config/one_gpu.yaml: a day of one GPU); the estimate
+    # says whether it does and by how much it misses. None: no budget stated.
+    budget_gpu_hours: Annotated[float, Bounds(low=0, high=10_000_000, low_open=True)] | None = None
     # A GPU job asks for its estimated wall time with a margin, at most the cluster's limit per job,
     # its host memory and CPUs (pipeline/job_resources.py); one that would need more than the limit
     # times the attempts it gets (each resumes the last: the SLURM profile's retries + 1), or more
@@ -242,6 +245,11 @@ class PretrainingSpec:
     batch_size: Count  # sequences per optimizer step
     num_steps: Steps
     checkpoint_steps: Annotated[tuple[Count, ...], DISTINCT] = ()  # intermediate HF checkpoints (learning curves)
+    # Train only steps 0 .. stop_at_step of the num_steps schedule and stop there, undecayed: the
+    # study's learning-curve checkpoints (its 1k-step 610M models are step 1,000 of a 42,000-step
+    # WSD run, still in warmup). The final models are that step's; the report sets them beside
+    # Tables 6-9 at it. None: train the whole schedule.
+    stop_at_step: Steps | None = None
     # Pretraining seeds per arm of the CLM-vs-MLM comparison (``objectives`` at ``sizes``) and
     # of its random-init twin: replicate i starts from seed ``seed + i``'s initial weights and
     # reads the blocks in that seed's order (pipeline/replicates.py). The zoo, two-stage and
@@ -257,10 +265,21 @@ class PretrainingSpec:
     # variable-length samples (pipeline/pretrain/samples.py); CLM and MLM objectives only.
     samples: Literal["packed", "split"] = "packed"
 
+    @property
+    def last_step(self) -> int:
+        """The step a from-scratch run ends at: ``stop_at_step``, or the schedule's end."""
+        return self.num_steps if self.stop_at_step is None else self.stop_at_step
+
     def validate(self) -> None:
-        late = [s for s in self.checkpoint_steps if not 0 < s < self.num_steps]
+        if self.stop_at_step is not None and self.stop_at_step >= self.num_steps:
+            raise ValueError(
+                f"stop_at_step {self.stop_at_step} must be below num_steps {self.num_steps} (leave it out to train the whole schedule)"
+            )
+        last = self.last_step
+        late = [s for s in self.checkpoint_steps if not 0 < s < last]
         if late:
-            raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and num_steps {self.num_steps}")
+            what = f"stop_at_step {last}" if self.stop_at_step is not None else f"num_steps {last}"
+            raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and {what}")
         if self.samples == "split" and self.sequence_length < 2 * MIN_SAMPLE_TOKENS:
             raise ValueError(
                 f"samples 'split' needs sequence_length >= {2 * MIN_SAMPLE_TOKENS} (two samples of at least {MIN_SAMPLE_TOKENS})"

@@ -7,7 +7,9 @@ rehearsal, a CPU tier with the paper's size names) is matched as the paper confi
 
 - its size by name (``210m``, ``610m``, ``1b`` are the study's 210M, 610M, 1B);
 - its steps in proportion to the config's ``pretraining.num_steps``, which stands for the
-  study's 42,000: a run of 6 steps of 6 is "42k", a checkpoint at step 3 "21k" (no cell);
+  study's 42,000: a run of 6 steps of 6 is "42k", a checkpoint at step 3 "21k" (no cell); a run
+  stopped before its schedule's decay (``pretraining.stop_at_step``) is, like a checkpoint, a
+  row of Tables 6-9 at the step it stopped;
 - its objective by kind, MLM with its masking ratio (40% is the study's MLM-40);
 - a from-scratch run is a row of Tables 2-5 at 42k, a learning-curve checkpoint one of Tables
   6-9, a split or a shorter budget's decayed end one of Tables 10-13, continued pretraining one
@@ -149,7 +151,8 @@ def not_comparable_because(
     way ("" if it is): its scale, and how each task's grids were fine-tuned (``protocols``)."""
     reasons = []
     study_parameters = STUDY_SIZES[run["size"]][1]
-    tokens = run["num_tokens"] * step / num_steps if step is not None else run["num_tokens"]
+    # tokens to ``step`` at the run's tokens per step (it trained num_steps - first_step of them)
+    tokens = run["num_tokens"] * step / (run["num_steps"] - run["first_step"]) if step is not None else run["num_tokens"]
     study_tokens = scaled(run["num_steps"] if step is None else step, num_steps) * STUDY_TOKENS_PER_STEP
     if abs(run["num_parameters"] / study_parameters - 1) > SCALE_TOLERANCE or abs(tokens / study_tokens - 1) > SCALE_TOLERANCE:
         reasons.append(f"{run['num_parameters'] / study_parameters:.2g}x the study's parameters, {tokens / study_tokens:.2g}x its tokens")
@@ -173,14 +176,18 @@ def our_cells(
     """One row per (study key, dataset) this run produced: its run, step, task, mean and interval."""
     if pretraining.empty:
         return pd.DataFrame(columns=OUR_COLUMNS)
-    num_steps = int(pretraining.loc[pretraining["study"] == "objectives", "num_steps"].max())
+    num_steps = int(pretraining.loc[pretraining["study"] == "objectives", "schedule_steps"].max())
     kinds = pretraining.set_index("run")["objective_kind"]
     results = _results(scores, family_scores, curves)
     rows = []
     for _, run in pretraining.iterrows():
         mask_ratio = float(objective_params.get(run["run"], {}).get("mask_ratio", math.nan))
         base_kind = kinds.get(run["started_from_run"], "") if isinstance(run["started_from_run"], str) else ""
+        # a run stopped before its schedule's decay (pretraining.stop_at_step): its final model is
+        # a learning-curve checkpoint, as the study's undecayed 1k-40k models are
+        stopped_at = int(run["num_steps"]) if run["num_steps"] < run["schedule_steps"] else None
         for (step, dataset, family), result in results.get(run["run"], {}).items():
+            step = stopped_at if step is None else step
             keys = study_keys(run, step, num_steps, mask_ratio, base_kind)
             why = not_comparable_because(run, step, num_steps, family, result["task"].split(), protocols) if keys else ""
             for key in keys:

@@ -85,6 +85,7 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
                 "started_from_kind": "initial",
                 "num_parameters": parameters_of(size),
                 "num_steps": steps,
+                "schedule_steps": steps,
                 "first_step": 0,
             }
             for run, (name, size, steps) in sorted(runs.items())

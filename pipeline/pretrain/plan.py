@@ -96,11 +96,12 @@ def planned_run(
     start: Start,
     steps: tuple[int, int],
     schedule: ScheduleSpec,
+    schedule_steps: int | None = None,
     **options: Any,
 ) -> RunPlan:
     """``name`` at ``size`` training steps ``first .. last - 1`` of ``steps`` under a schedule
-    spanning its whole budget (0 .. last), as every planned run does; ``options``: the
-    other fields of :class:`RunPlan`."""
+    spanning ``schedule_steps`` (by default its whole budget, 0 .. last: every run but one
+    stopped early, pretraining.stop_at_step); ``options``: the other fields of :class:`RunPlan`."""
     first_step, last_step = steps
     return RunPlan(
         run=run_name(name, size),
@@ -113,7 +114,7 @@ def planned_run(
         first_step=first_step,
         last_step=last_step,
         schedule=schedule,
-        schedule_steps=last_step,
+        schedule_steps=last_step if schedule_steps is None else schedule_steps,
         **options,
     )
 
@@ -188,6 +189,11 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         later += [continued_run(cpt, base, size, start, budget, pretraining) for base, size, start in bases for budget in cpt.all_budgets]
 
     later = [*branches.values(), *later]
+    if pretraining.stop_at_step is not None and later:
+        raise ValueError(
+            f"pretraining.stop_at_step {pretraining.stop_at_step}: runs {sorted(p.run for p in later)} start from steps or final models of"
+            " the from-scratch runs, which stop there; leave two_stage, continued_pretraining and a shorter zoo budget out"
+        )
     split_steps: dict[str, set[int]] = {}  # run -> the steps other runs start from (checkpoints with optimizer state)
     for plan in later:
         if plan.start.kind == "checkpoint":
@@ -197,15 +203,18 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         name = replicate_name(objective, replicate)
         run = run_name(name, size)
         seed = f", pretraining seed +{replicate}" if replicate else ""
+        last_step = min(num_steps, pretraining.last_step)
+        steps = f"{num_steps} steps" if last_step == num_steps else f"the first {last_step} steps of a {num_steps}-step schedule, undecayed"
         plans[run] = planned_run(
             name,
             size,
             objective,
             "objectives",
-            f"{objective} from scratch for {num_steps} steps{seed}",
+            f"{objective} from scratch for {steps}{seed}",
             Start("initial"),
-            (0, num_steps),
+            (0, last_step),
             pretraining.schedule,
+            schedule_steps=num_steps,
             stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
             replicate=replicate,
         )

@@ -171,6 +171,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         "num_parameters": num_parameters,
         "num_non_embedding_parameters": num_non_embedding,
         "num_steps": progress.step,
+        "schedule_steps": plan.schedule_steps,  # beyond num_steps: stopped before its schedule's decay (stop_at_step)
         "num_tokens": progress.num_tokens,
         "loss_fraction": progress.num_loss_positions / max(progress.num_tokens, 1),
         "final_train_loss": progress.rows[-1]["loss"],

@@ -91,6 +91,7 @@ PRETRAINING_COLUMNS = [
     "num_parameters",
     "num_non_embedding_parameters",
     "num_steps",
+    "schedule_steps",
     "num_tokens",
     "loss_fraction",
     "final_train_loss",

@@ -43,19 +43,24 @@ def curve_points(
     any of them has a point: the checkpoints, scored by :func:`score_table` and
     :func:`family_table` like the final models, and each run's final model from
     ``run_scores`` at its num_steps; pretraining replicates pooled per step as the final
-    models' are (:func:`.replicates.pool_replicates`)."""
-    budgets = pretraining.set_index("run")["num_steps"]
-    on_curves = pd.MultiIndex.from_frame(curve_grid[["run", "task"]].drop_duplicates())
+    models' are (:func:`.replicates.pool_replicates`). A run stopped before its schedule's
+    decay (pretraining.stop_at_step) is on the curves by its final model alone, an undecayed
+    point as a checkpoint is."""
+    steps = pretraining.set_index("run")["num_steps"]
+    stopped = pretraining.loc[pretraining["num_steps"] < pretraining["schedule_steps"], "run"]
+    pairs = [curve_grid[["run", "task"]], run_scores.loc[run_scores["run"].isin(stopped), ["run", "task"]]]
+    on_curves = pd.MultiIndex.from_frame(pd.concat(pairs, ignore_index=True).drop_duplicates())
     finals = run_scores[pd.MultiIndex.from_frame(run_scores[["run", "task"]]).isin(on_curves)]
     points = [score_table(grid, confidence).assign(step=step) for step, grid in curve_grid.groupby("pretraining_step", sort=True)]
-    for step, at_step in pd.concat([*points, finals.assign(step=finals["run"].map(budgets))], ignore_index=True).groupby("step", sort=True):
+    for step, at_step in pd.concat([*points, finals.assign(step=finals["run"].map(steps))], ignore_index=True).groupby("step", sort=True):
         pooled = pool_replicates(at_step, ["task"], confidence)
         yield int(step), pooled, pool_replicates(family_table(at_step, confidence), ["family"], confidence)
 
 
 def learning_curve_table(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """learning_curves.csv: every curve point, task and family."""
-    budgets = pretraining.set_index("run")["num_steps"]
+    # a curve's budget is its schedule's: a run stopped before the decay (stop_at_step) ends short of it
+    budgets = pretraining.set_index("run")["schedule_steps"]
     curves = []
     for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
         for level, name, _, group in by_level(at_step, families):
@@ -87,7 +92,7 @@ def curve_comparison_table(
 ) -> pd.DataFrame:
     """curve_comparison.csv: MLM − CLM (:func:`comparison_table`, restricted to
     comparison.csv's runs) wherever both of a size's headline runs have a point."""
-    budgets = pretraining.set_index("run")["num_steps"]
+    budgets = pretraining.set_index("run")["schedule_steps"]
     references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
     gaps = []
     for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):

@@ -53,6 +53,7 @@ SUMMARY_FIELDS: dict[str, Any] = {
     "num_parameters": int,
     "num_non_embedding_parameters": int,
     "num_steps": int,
+    "schedule_steps": int,
     "num_tokens": int,
     "loss_fraction": NUMBER,
     "final_train_loss": NUMBER,

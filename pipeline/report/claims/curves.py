@@ -86,11 +86,15 @@ def c04_verdict(points: Points, crossover: float) -> str:
     """CLM ahead at the earliest checkpoint and MLM ahead at the final model, each with a
     CI excluding 0; either resolved the other way contradicts the claim, except MLM
     ahead at an earliest checkpoint past the claimed ``crossover`` (a share of the
-    budget): MLM may have overtaken before it, as claimed."""
-    (first, early), (_, late) = points[0], points[-1]
+    budget): MLM may have overtaken before it, as claimed. A curve that ends before the
+    ``crossover`` (runs stopped early: pretraining.stop_at_step) tests the early lead alone,
+    which can contradict the claim but not support all of it."""
+    (first, early), (last, late) = points[0], points[-1]
     clm_early = judge(linear_combination((-1.0,), (early,)))
     if clm_early == "contradicted" and first >= crossover:
         clm_early = "inconclusive"
+    if last < crossover:
+        return "contradicted" if clm_early == "contradicted" else "inconclusive"
     parts = {clm_early, judge(late)}
     return "contradicted" if "contradicted" in parts else "supported" if parts == {"supported"} else "inconclusive"
 
@@ -137,6 +141,12 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
         else "CLM never leads on average"
     )
     late_start = [f"{family} {size}" for (family, size), points in curves.items() if points[0][0] >= crossover]
+    early_end = [f"{family} {size}" for (family, size), points in curves.items() if points[-1][0] < crossover]
+    if early_end:
+        largest += (
+            f"; the curves of {', '.join(early_end)} end before the claimed crossover (runs stopped before their schedule's decay),"
+            " so there only CLM's early lead is judged: it can contradict the claim, not support it"
+        )
     evidence = (
         f"Family-average MLM − CLM in points ({percent(results.confidence)}, Welch) at each share of the pretraining budget: "
         f"{'; '.join(parts)}; "
@@ -146,7 +156,9 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
         f"{share_text(crossover)} of the study's {params.study_budget_steps:,}-step budget. Only the direction is judged (CLM ahead at the "
         f"earliest checkpoint, MLM ahead at the final model); {largest}."
     )
-    needed = f"a checkpoint before {share_text(crossover)} of the budget for {', '.join(late_start)}" if late_start else ""
+    needs = [f"a checkpoint before {share_text(crossover)} of the budget for {', '.join(late_start)}"] if late_start else []
+    needs += [f"points past {share_text(crossover)} of the budget (the final model) for {', '.join(early_end)}"] if early_end else []
+    needed = "; ".join(needs)
     return Verdict(combine(c04_verdict(points, crossover) for points in curves.values()), evidence, needed)
 
 
