@@ -11,7 +11,12 @@ peak (6N model FLOPs, the LM head counted at the positions with a loss, as
 model: H100, H200, ...), the size, the objective kind and the setting, its MFU replaces
 ``hardware.assumed_mfu`` for that run, and the estimate names the record; elsewhere the assumption
 stands and is printed as one. Of several matching records the newest is taken: the one whose
-commit comes latest in this repository's history.
+commit comes latest in this repository's history (a record without a commit ranks below those with one).
+
+``bench/pretrain_throughput.py --json`` files kept in a record folder (``bench/records/<folder>/*.json``,
+e.g. the H200's of 2026-11-28) count the same way where they measured the jobs' path (:data:`JOB_PATH`).
+A GPU never measured at a size is costed from another GPU's measurement there, scaled by the two
+GPUs' ratio at a size both were measured at (:func:`transferred_mfu`), and the estimate says so.
 """
 
 from __future__ import annotations
@@ -61,34 +66,113 @@ def batch_line(setting: Setting, size: str) -> str:
 @dataclass(frozen=True)
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
-    record: str  # the record it comes from, relative to the repository
+    record: str  # the record it comes from, relative to the repository; a transfer names its three
+    transferred: bool = False  # from another GPU's measurement (transferred_mfu), not this GPU's
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One GPU's MFU for one objective kind at one size and setting, as a record holds it."""
+
+    gpu: str  # the record's GPU, lower case ("nvidia h200")
+    size: str
+    kind: str
+    setting: Setting
+    mfu: float  # against the datasheet peak
+    record: str  # relative to the repository
+    order: tuple[int, str]  # newest last: (position of its commit in this repository's history, file name)
+
+
+# The options of bench/pretrain_throughput.py under which it computes as a pretraining job does; a
+# record measured with another (the Liger head, whole-model compile, CUDA graphs) is an attempt,
+# not the jobs' speed, until the trainer takes it.
+JOB_PATH = {"lm_head": "chunked", "compile_scope": "layers", "compile_mode": "default", "sdpa_backend": "any"}
+THROUGHPUT_GPU = re.compile(r"GPU ([^;]+)")  # pretrain_throughput's machine line: "..., GPU NVIDIA H200; torch ..."
 
 
 @functools.cache
-def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
-    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
-    None without one."""
-    model = gpu_name.split()[0].lower() if gpu_name.split() else ""
+def measurements() -> tuple[Measurement, ...]:
+    """Every MFU in bench/records: the acceptance records (``gpu_acceptance-*.json``, their
+    throughput section) and bench/pretrain_throughput.py's ``--json`` files in a record folder
+    (``*/*.json`` with ``args`` and ``summary``), those measured on the jobs' path only."""
     found = []
     for path in sorted(RECORDS.glob("gpu_acceptance-*.json")):
         record = json.loads(path.read_text())
         throughput = record.get("sections", {}).get("throughput", {})
         sizes = record.get("paper_overlay", {}).get("pretraining", {}).get("sizes")
-        gpu = str(record.get("environment", {}).get("gpu", "")).lower()
         batch = BATCH_LINE.fullmatch(str(throughput.get("batch", "")))
-        measured = Setting(int(batch[1]), int(batch[2]), batch[3], int(batch[5].replace(",", ""))) if batch else None
-        if (
-            model
-            and model in gpu
-            and sizes == [size]
-            and measured == setting
-            and "mfu_datasheet" in throughput.get(kind, {}).get("ours", {})
-        ):
-            order = history_position(record.get("environment", {}).get("git_commit"))
-            found.append(
-                (order, path.name, MeasuredMfu(throughput[kind]["ours"]["mfu_datasheet"], path.relative_to(REPOSITORY).as_posix()))
-            )
-    return max(found, key=lambda entry: entry[:2])[2] if found else None
+        if not batch or not sizes or len(sizes) != 1:
+            continue
+        setting = Setting(int(batch[1]), int(batch[2]), batch[3], int(batch[5].replace(",", "")))
+        gpu = str(record.get("environment", {}).get("gpu", "")).lower()
+        order = (history_position(record.get("environment", {}).get("git_commit")), path.name)
+        for kind, sides in throughput.items():
+            if isinstance(sides, dict) and "mfu_datasheet" in sides.get("ours", {}):
+                found.append(Measurement(gpu, sizes[0], kind, setting, sides["ours"]["mfu_datasheet"], relative(path), order))
+    for path in sorted(RECORDS.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
+        if not gpu or args.get("device") != "cuda" or not args.get("size") or any(args.get(k) != v for k, v in JOB_PATH.items()):
+            continue
+        setting = Setting(args["micro_batch_size"] or args["batch_size"], args["sequence_length"], args["precision"], args["vocab_size"])
+        for kind, sides in record.get("summary", {}).items():
+            if "mfu_datasheet" in sides.get("ours", {}):
+                order = (history_position(record.get("commit")), path.name)
+                found.append(
+                    Measurement(gpu[1].lower(), args["size"], kind, setting, sides["ours"]["mfu_datasheet"], relative(path), order)
+                )
+    return tuple(found)
+
+
+def relative(path: Path) -> str:
+    return path.relative_to(REPOSITORY).as_posix()
+
+
+def gpu_model(gpu_name: str) -> str:
+    """The model a GPU name starts with, lower case: "H100 80GB SXM" -> "h100"."""
+    return gpu_name.split()[0].lower() if gpu_name.split() else ""
+
+
+def newest(gpu_name: str, size: str, kind: str, setting: Setting | None = None) -> Measurement | None:
+    """The newest measurement of ``kind`` at ``size`` (in ``setting``; None: any) on the GPU model ``gpu_name`` names."""
+    model = gpu_model(gpu_name)
+    found = [m for m in measurements() if model and model in m.gpu and m.size == size and m.kind == kind and setting in (None, m.setting)]
+    return max(found, key=lambda m: m.order) if found else None
+
+
+def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
+    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
+    None without one."""
+    found = newest(gpu_name, size, kind, setting)
+    return MeasuredMfu(found.mfu, found.record) if found else None
+
+
+def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
+    """For a GPU never measured at ``size``: another GPU's MFU there, times the ratio of the two
+    GPUs' MFUs measured for ``kind`` at one other size in one setting (the H100's 610M from the
+    H200's 610M and both at 210M). An estimate from three records, named in ``record``; None where
+    no other GPU and common size give one."""
+    model = gpu_model(gpu_name)
+    candidates = []
+    for there in (m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu):
+        ours = [m for m in measurements() if model and model in m.gpu and m.kind == kind and m.size != size]
+        for mine in ours:
+            theirs = [
+                m for m in measurements() if m.gpu == there.gpu and m.kind == kind and m.size == mine.size and m.setting == mine.setting
+            ]
+            if theirs:
+                reference = max(theirs, key=lambda m: m.order)
+                candidates.append((there.order, mine.order, there, mine, reference))
+    if not candidates:
+        return None
+    _, _, there, mine, reference = max(candidates, key=lambda c: c[:2])
+    ratio = mine.mfu / reference.mfu
+    return MeasuredMfu(
+        there.mfu * ratio,
+        f"{there.record} x {ratio:.2f}, the {gpu_model(gpu_name).upper()}/{there.gpu.split()[-1].upper()} ratio at {mine.size}: "
+        f"{mine.record} / {reference.record}",
+        transferred=True,
+    )
 
 
 def history_position(commit: str | None) -> int:
@@ -105,7 +189,8 @@ def history_position(commit: str | None) -> int:
 def measured_for(config: Config, plan: RunPlan) -> MeasuredMfu | None:
     """The measured MFU of ``plan``'s run: its objective kind at its size, in the setting its job computes in."""
     kind = config.objectives[plan.objective]["kind"]
-    return measured_mfu(config.hardware.gpu_name, plan.size, kind, setting_of(config, plan.size))
+    gpu, setting = config.hardware.gpu_name, setting_of(config, plan.size)
+    return measured_mfu(gpu, plan.size, kind, setting) or transferred_mfu(gpu, plan.size, kind, setting)
 
 
 def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
@@ -118,5 +203,6 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     by_record: dict[str, list[str]] = {}
     for key, found in sorted(measured.items()):
         by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
-    said = [f"{', '.join(runs)} measured ({record})" for record, runs in by_record.items()]
+    transferred = {found.record for found in measured.values() if found.transferred}
+    said = [f"{', '.join(runs)} {'scaled from' if record in transferred else 'measured'} ({record})" for record, runs in by_record.items()]
     return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
