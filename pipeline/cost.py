@@ -11,8 +11,11 @@ Three estimates, all from the config alone (no data, no GPU):
   hidden * length per token, ~18% at 210M). GPU-hours are FLOPs / (peak x MFU), the MFU
   measured where a record exists (``bench/pretrain_throughput.py`` counts FLOPs the same
   way), ``hardware.assumed_mfu`` elsewhere. Fine-tuning counts the
-  protocol's grid (tasks x models x ``FinetuningSpec.num_runs``) at ``max_steps`` full
-  batches of ``max_length`` tokens: an upper bound, since a small task stops after one epoch.
+  protocol's grid (tasks x models x ``FinetuningSpec.num_runs``): where the tasks are prepared
+  (``--directory``), at the tokens a run of each computes, measured on its rows
+  (:mod:`pipeline.finetune.lengths`: its steps, its batches padded as the sweep pads them, and
+  scoring); elsewhere at ``max_steps`` full batches of ``max_length`` tokens, an upper bound
+  (most examples are far shorter, and a small task stops after one epoch).
 * **Peak GPU memory per size**, for the pretraining runs of that size at their
   micro-batch, precision and sharding, checked against ``hardware.gpu_memory_gb``. It is an
   itemised estimate (weights, gradients and AdamW moments; bf16 weight copies; activations
@@ -29,10 +32,11 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
@@ -43,9 +47,13 @@ from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
 
+if TYPE_CHECKING:  # measuring imports torch; the workflow's estimate at parse time does not need it
+    from pipeline.finetune.lengths import RunTokens
+
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
 Plans = dict[str, RunPlan]  # pipeline.configure.Resolved.plans
+Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured (pipeline.finetune.lengths)
 CurvePoints = list[tuple[RunPlan, int]]  # pipeline.configure.Resolved.curve_points
 LOGIT_BYTES = 14  # per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, and its gradient 4
 
@@ -120,7 +128,7 @@ def beside_the_study(costs: Sequence[StageCost], plans: Plans, curve_points: Cur
     lines = [
         "Beside the study's scope (paper section 2; its hours are MI250X GPU-hours, these the GPU above: compare the shares):",
         "  " + "; ".join(f"{what} {ours[what]:,} (study {theirs:,})" for what, theirs in STUDY_SCOPE.items()),
-        f"  (fine-tuning runs: every checkpoint x {trained} trained tasks x its grid, the untrained baseline's included; tasks"
+        f"  (fine-tuning runs: every checkpoint x {trained} trained tasks x its grid, the untrained baseline's where fine-tuned; tasks"
         " scored on another's models (trained_with) add none, as the study's nq and mldr_en on its MS MARCO model)",
     ]
     total = sum(cost.gpu_hours for cost in costs if any(cost.stage in stages for _, stages in STUDY_GPU_HOURS.values()))
@@ -171,12 +179,16 @@ def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
     return pretraining_gpu_hours(config, plan) / max(config.hardware.gpus_per_run, 1)
 
 
-def grid_flops(config: Config, task: str, size: str) -> float:
-    """Training FLOPs of one model's whole grid on ``task`` at config size ``size``, every run at
-    ``max_steps`` of full-length examples: an upper bound (scoring not counted)."""
+def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
+    """FLOPs of one model's whole grid on ``task`` at config size ``size``: each run's ``measured``
+    tokens, trained (6N) and scored (2N, forward only); without a measurement every run at
+    ``max_steps`` of full-length examples, an upper bound (scoring not counted)."""
     protocol = config.finetuning.for_task(task)
+    matmul = parameters(config.sizes[size], config.tokenizer.vocab_size).non_embedding
+    if measured is not None:
+        return protocol.num_runs * (training_flops(matmul, measured.train_tokens) + 2.0 * matmul * measured.scored_tokens)
     run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
-    return protocol.num_runs * training_flops(parameters(config.sizes[size], config.tokenizer.vocab_size).non_embedding, run_tokens)
+    return protocol.num_runs * training_flops(matmul, run_tokens)
 
 
 def finetuning_job_hours(config: Config, task: str, size: str) -> float:
@@ -185,8 +197,9 @@ def finetuning_job_hours(config: Config, task: str, size: str) -> float:
     return grid_flops(config, task, size) / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
 
 
-def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list[StageCost]:
-    """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs)."""
+def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:
+    """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs);
+    fine-tuning at the ``lengths`` measured for a task, the cap for any other."""
     hardware = config.hardware
     finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
     costs = []
@@ -206,10 +219,12 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints) -> list
         ("finetune_checkpoint", checkpoints, config.finetuning.curve_tasks),
     ):
         if runs:
-            costs.append(finetuning_cost(stage, runs, tasks, config, finetuning_rate))
+            costs.append(finetuning_cost(stage, runs, tasks, config, finetuning_rate, lengths=lengths or {}))
     outside = [(model.name, model.size, model.objective) for model in config.outside_models if model.size is not None]
     if outside:  # a model without a size is not costed (the note under the table says how many)
-        costs.append(finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, finetuning_rate, outside=True))
+        costs.append(
+            finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, finetuning_rate, True, lengths or {})
+        )
     return costs
 
 
@@ -220,6 +235,7 @@ def finetuning_cost(
     config: Config,
     flops_per_second: float,
     outside: bool = False,
+    lengths: Lengths | None = None,
 ) -> StageCost:
     """The fine-tuning grid of every (task of ``tasks``, model) pair the workflow fine-tunes
     (pipeline.finetune.plan); ``outside``: the models are outside_models, costed at the config
@@ -232,14 +248,15 @@ def finetuning_cost(
             continue
         protocol = config.finetuning.for_task(task)
         grid = protocol.num_runs
-        run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
+        measured = (lengths or {}).get(task)
+        run_tokens = measured.train_tokens if measured else protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
         for name, size, objective in models:
             if not (finetunes_outside(config, task, name) if outside else finetunes(config, task, name, size, objective)):
                 continue
             jobs += 1
             runs += grid
             tokens += grid * run_tokens
-            flops += grid_flops(config, task, size)
+            flops += grid_flops(config, task, size, measured)
     return StageCost(stage, jobs, runs, tokens, flops, flops / flops_per_second / 3600)
 
 
@@ -369,7 +386,70 @@ def data_stage_cost(config: Config) -> DataStageCost | None:
 # ------------------------------------------------------------------------------ report
 
 
-def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str) -> str:
+# GPUs the estimate can be asked for by name (``--gpu``): datasheet dense bf16 peak and memory.
+# The H200 is the H100's compute die with more and faster memory: the same peak.
+GPU_MODELS = {
+    "h100": {"gpu_name": "H100 80GB SXM", "gpu_peak_tflops": 989.0, "gpu_memory_gb": 80.0},
+    "h200": {"gpu_name": "H200 141GB", "gpu_peak_tflops": 989.0, "gpu_memory_gb": 141.0},
+}
+
+
+def on_gpu(config: Config, model: str) -> Config:
+    """``config`` with its hardware the GPU model ``model`` names (a key of :data:`GPU_MODELS`)."""
+    return dataclasses.replace(config, hardware=dataclasses.replace(config.hardware, **GPU_MODELS[model]))
+
+
+def lengths_text(config: Config, lengths: Lengths) -> list[str]:
+    """Which tasks' fine-tuning is costed from measured lengths, and which at the cap."""
+    trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
+    measured = [lengths[task] for task in trained if task in lengths]
+    capped = [task for task in trained if task not in lengths]
+    lines = []
+    if measured:
+        lines.append(
+            "  fine-tuning measured on the prepared rows (one grid point: steps x padded tokens, + scored tokens): "
+            + "; ".join(
+                f"{m.task} {m.steps} x {m.train_tokens / m.steps:,.0f} (mean {m.mean_tokens:,.0f} a row) + {m.scored_tokens:,.0f}"
+                for m in measured
+            )
+        )
+    if capped:
+        lines.append(
+            f"  fine-tuning at the cap (upper bound: max_steps batches of max_length tokens, scoring not counted) for {len(capped)} task(s)"
+            f" not prepared here: {', '.join(capped)} (`python -m pipeline cost --directory <workdir>` measures prepared ones)"
+        )
+    return lines
+
+
+def budget_text(config: Config, total_hours: float, lengths: Lengths) -> list[str]:
+    """Whether the plan fits ``hardware.budget_gpu_hours``, and by how much it misses (and why,
+    where fine-tuning is costed at its cap)."""
+    budget = config.hardware.budget_gpu_hours
+    if budget is None:
+        return []
+    verdict = f"fits, {budget - total_hours:,.1f} to spare" if total_hours <= budget else f"MISSES by {total_hours - budget:,.1f}"
+    capped = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None and task not in lengths]
+    why = f" (fine-tuning of {len(capped)} task(s) at the cap, an upper bound: prepare them and cost again with --directory)" if capped else ""
+    return [f"  budget: {budget:g} GPU-hours on one {config.hardware.gpu_name}; this plan {total_hours:,.1f}: {verdict}{why}"]
+
+
+def full_grid_text(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths, total_hours: float) -> list[str]:
+    """Under a reduced grid (``finetuning.selection_seeds``): what the study's full grid would cost
+    instead, the one whose cells compare with the study's in the learning-rate choice too."""
+    if config.finetuning.selection_seeds is None:
+        return []
+    full = dataclasses.replace(config, finetuning=dataclasses.replace(config.finetuning, selection_seeds=None))
+    hours = sum(cost.gpu_hours for cost in stage_costs(full, plans, curve_points, lengths))
+    return [
+        f"  reduced grid: every rate on seeds {', '.join(map(str, config.finetuning.seeds_at_every_rate))}, the other seeds at the"
+        f" rate they choose ({config.finetuning.num_runs} runs per task and model); the study's full grid"
+        f" ({full.finetuning.num_runs} runs, its learning-rate choice) would make the plan {hours:,.1f} GPU-hours"
+        f" (+{hours - total_hours:,.1f})"
+    ]
+
+
+def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str, lengths: Lengths | None = None) -> str:
+    lengths = lengths or {}
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
     lines = [
@@ -379,16 +459,19 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         "  FLOPs = 6 x N x tokens (N = non-embedding parameters + LM-head parameters x the share of positions the head runs on:"
         " those with a loss under sparse prediction, as bench/pretrain_throughput.py's MFU counts them);"
         f" pretraining at {mfu_sources(config, plans)},"
-        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed (its whole grid at max_steps: an upper bound)",
+        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed",
+        *lengths_text(config, lengths),
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]
-    costs = stage_costs(config, plans, curve_points)
+    costs = stage_costs(config, plans, curve_points, lengths)
     for cost in costs:
         lines.append(
-            f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.0f}"
+            f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.1f}"
         )
     total_hours = sum(c.gpu_hours for c in costs)
-    lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.0f}")
+    lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.1f}")
+    lines += budget_text(config, total_hours, lengths)
+    lines += full_grid_text(config, plans, curve_points, lengths, total_hours)
     unsized = [model.name for model in config.outside_models if model.size is None]
     if unsized:
         lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
@@ -434,13 +517,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--configfile", nargs="*", default=[], help="config files merged over config/default.yaml, as snakemake --configfile"
     )
+    parser.add_argument(
+        "--gpu", nargs="+", choices=sorted(GPU_MODELS), help="cost on these GPU models instead of the config's hardware (one estimate each)"
+    )
+    parser.add_argument(
+        "--directory",
+        type=Path,
+        help="a working directory whose prepared tasks (results/data/tasks) and tokenizer (results/tokenizer) the fine-tuning"
+        " tokens are measured on; tasks not prepared there are costed at the cap",
+    )
+
+
+def measured_lengths(config: Config, directory: Path) -> Lengths:
+    """What one grid point of each trained task prepared under ``directory`` computes (:mod:`pipeline.finetune.lengths`)."""
+    from pipeline.finetune.lengths import run_tokens
+    from pipeline.tokenization.saved import load_saved_tokenizer
+
+    task_dirs = {task: directory / "results" / "data" / "tasks" / task for task in config.finetuning.tasks}
+    prepared = {task for task, path in task_dirs.items() if (path / "stats.json").is_file()}
+    tokenizer_dir = directory / "results" / "tokenizer"
+    if not prepared or not tokenizer_dir.is_dir():
+        return {}
+    tokenizer = load_saved_tokenizer(tokenizer_dir)
+    lengths = {}
+    for task in config.finetuning.tasks:
+        scored_with = [other for other in config.finetuning.tasks if config.tasks[other].trained_with == task]
+        if config.tasks[task].trained_with is None and {task, *scored_with} <= prepared:
+            lengths[task] = run_tokens(task, config.tasks, task_dirs, tokenizer, config.finetuning, scored_with)
+    return lengths
 
 
 def run(args: argparse.Namespace) -> None:
     origin = "+".join([DEFAULT_CONFIG, *args.configfile])
     resolved = resolve(read_configs(args.configfile), origin)
-    print(
-        format_estimate(
-            resolved.config, resolved.plans, resolved.curve_points, " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG
-        )
-    )
+    name = " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG
+    lengths = measured_lengths(resolved.config, args.directory) if args.directory else {}
+    configs = [on_gpu(resolved.config, gpu) for gpu in args.gpu] if args.gpu else [resolved.config]
+    print("\n\n".join(format_estimate(config, resolved.plans, resolved.curve_points, name, lengths) for config in configs))

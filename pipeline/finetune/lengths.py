@@ -1,0 +1,97 @@
+"""What one fine-tuning run of a prepared task computes, in tokens, measured on its rows: for the
+cost estimate (:mod:`pipeline.cost`) in place of every example at the task's ``max_length``.
+
+A run's training steps are the sweep's (:func:`.sweep.num_finetune_steps`); each step computes its
+batch padded to the longest example of each micro-batch, as the sweep pads (both sides of a
+retrieval pair, each to its own longest). The batches are drawn as the sweep draws them
+(:func:`.sweep.batch_order`, seed 0) from a seeded sample of the training rows: the study's random
+batches, or length-grouped ones where ``group_by_length`` says so. Scoring a grid point is a
+forward pass over the validation and test examples (and a judged corpus's documents) of the task
+and of every task scored on its models (``trained_with``), at their own lengths (the sweep scores
+in length order, so padding is small there and not counted).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.config import FinetuningSpec, TaskSpec
+from pipeline.finetune.sweep import EVALUATION_SPLITS, batch_order, num_finetune_steps
+from pipeline.finetune.task_data import read_documents, read_task
+from pipeline.finetune.task_types import TaskContext, get_task_type
+from pipeline.finetune.task_types.retrieval import RetrievalExample
+
+SAMPLE_ROWS = 4096  # training rows encoded per task: enough for the mean padded batch within ~1%
+SAMPLE_SEED = 0
+
+
+@dataclass(frozen=True)
+class RunTokens:
+    """Tokens one grid point of a task computes: trained (forward and backward) and scored (forward)."""
+
+    task: str
+    train_rows: int
+    steps: int
+    mean_tokens: float  # per training example, unpadded (a retrieval pair: query + document)
+    train_tokens: float  # every step's padded tokens
+    scored_tokens: float  # validation and test (and documents) of the task and those scored on its models
+
+
+def example_tokens(example) -> tuple[int, ...]:
+    """The sequences an encoded example puts through the encoder: a retrieval pair's two, else one."""
+    if isinstance(example, RetrievalExample):
+        return (len(example.query_ids), len(example.document_ids))
+    return (len(example.input_ids),)
+
+
+def padded_step_tokens(examples: Sequence, batch: Sequence[int], micro_batch_size: int | None) -> int:
+    """Tokens one training step computes: each micro-batch padded to its longest, side by side."""
+    size = micro_batch_size or len(batch)
+    total = 0
+    for start in range(0, len(batch), size):
+        micro = [example_tokens(examples[i]) for i in batch[start : start + size]]
+        total += len(micro) * sum(max(side) for side in zip(*micro))
+    return total
+
+
+def encoded_tokens(examples: Sequence) -> int:
+    return sum(sum(example_tokens(example)) for example in examples)
+
+
+def run_tokens(
+    task: str,
+    tasks: Mapping[str, TaskSpec],
+    task_dirs: Mapping[str, Path],
+    tokenizer,
+    finetuning: FinetuningSpec,
+    scored_with: Sequence[str] = (),
+) -> RunTokens:
+    """Measure one grid point of ``task`` (its prepared rows in ``task_dirs[task]``) under
+    ``finetuning``'s protocol for it; ``scored_with``: the tasks scored on its models."""
+    protocol = finetuning.for_task(task)
+    scored = 0
+    train_examples: list = []
+    train_rows = 0
+    for name in (task, *scored_with):
+        stats, rows = read_task(task_dirs[name])
+        documents = read_documents(task_dirs[name])
+        context = TaskContext(tasks[name], stats, tokenizer, protocol.attention, "mlm", protocol.input_format, documents)
+        encoder = get_task_type(tasks[name].type)(context)
+        for split in EVALUATION_SPLITS:
+            scored += encoded_tokens(encoder.encode(rows[split]))
+        if documents:
+            scored += sum(len(ids) for ids in encoder.evaluated([document["document"] for document in documents]))
+        if name == task:
+            train_rows = len(rows["train"])
+            sample = random.Random(SAMPLE_SEED).sample(rows["train"], min(SAMPLE_ROWS, train_rows))
+            train_examples = encoder.encode(sample)
+    steps = num_finetune_steps(train_rows, protocol.budget)
+    lengths = [max(example_tokens(e)) for e in train_examples]
+    # the sweep's batches over the sample, as many steps as a run takes (epochs of the sample repeat)
+    batches = batch_order(lengths, steps, protocol.batch_size, SAMPLE_SEED, protocol.group_by_length)
+    train_tokens = sum(padded_step_tokens(train_examples, batch.tolist(), protocol.micro_batch_size) for batch in batches)
+    mean_tokens = encoded_tokens(train_examples) / max(len(train_examples), 1)
+    return RunTokens(task, train_rows, steps, mean_tokens, train_tokens, scored)
