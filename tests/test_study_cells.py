@@ -34,6 +34,7 @@ def plan_rows(resolved) -> list[tuple[dict, float, str]]:
             "size": plan.size,
             "study": plan.study,
             "num_steps": plan.last_step,
+            "schedule_steps": plan.schedule_steps,
             "first_step": plan.first_step,
             "objective_kind": objective["kind"],
         }
@@ -85,6 +86,7 @@ STUDY_SC = {
     "text": "raw",
     "rows": "all",
     "batches": "random",
+    "learning_rate_chosen_on": "every seed",
     "trained_on": None,
 }
 
@@ -101,6 +103,7 @@ def fake_tables(
                 "size": size,
                 "study": "objectives",
                 "num_steps": steps,
+                "schedule_steps": steps,
                 "first_step": 0,
                 "objective_kind": name,
                 "started_from_run": None,
@@ -152,7 +155,15 @@ def test_a_cell_fine_tuned_otherwise_than_the_study_says_how():
 def test_an_ir_model_counts_as_the_study_s_only_when_fine_tuned_on_ms_marco():
     from pipeline.external.study_protocol import protocol_differences
 
-    ir = {"task_type": "retrieval", "input_format": "eos", "precision": "bf16_weights", "text": "raw", "rows": "all", "batches": "random"}
+    ir = {
+        "task_type": "retrieval",
+        "input_format": "eos",
+        "precision": "bf16_weights",
+        "text": "raw",
+        "rows": "all",
+        "batches": "random",
+        "learning_rate_chosen_on": "every seed",
+    }
     assert protocol_differences("IR", {**ir, "trained_on": "msmarco"}, "msmarco") == []
     assert protocol_differences(
         "IR", {**ir, "trained_on": "msmarco", "batches": "grouped by length", "rows": "deduplicated"}, "msmarco"
@@ -195,3 +206,15 @@ def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():
     assert set(gaps) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
     assert gaps["210m", "family", "SC"].mean == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM
     assert gaps["1b", "task", "squad_v2"].mean == pytest.approx(74.96 - 57.99)
+
+
+def test_a_run_stopped_before_its_decay_is_a_learning_curve_cell_at_its_step():
+    """The one-GPU tier's runs: 1,000 steps of a 42,000-step schedule, undecayed. Their final models
+    are the study's 1k checkpoints (Table 6), not its 42k models, and at its scale they compare."""
+    pretraining, scores, families, curves, params, protocols = fake_tables(80.0, size="610m", steps=1000, low=79.0, high=81.0)
+    pretraining = pretraining.assign(schedule_steps=42_000, num_parameters=610e6)
+    cells = published_beside(read_published_tables(), our_cells(pretraining, scores, families, curves, params, protocols))
+    produced = cells[cells["verdict"] != NOT_RUN]
+    assert set(produced["experiment"]) == {"data_efficiency"} and set(produced["steps"]) == {1000} and set(produced["table"]) == {6}
+    assert len(produced) == 8 and produced["comparable"].all()
+    assert produced.set_index(["objective", "dataset"]).loc[("MLM", "SST-2"), "study_mean"] == pytest.approx(81.06)

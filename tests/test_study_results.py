@@ -184,6 +184,7 @@ def our_scores(
         "text": "raw",
         "rows": "all",
         "batches": "random",
+        "learning_rate_chosen_on": "every seed",
         "grid": grid,
     }
     path.write_text(json.dumps(record))

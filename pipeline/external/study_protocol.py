@@ -16,12 +16,20 @@ from typing import Any
 STUDY_TASK_TYPES = {"SC": "sequence_classification", "TC": "token_classification", "QA": "qa_token_tagging", "IR": "retrieval"}
 # Settings every grid of the study ran with: text + eos inputs, the model cast to bf16 before
 # AdamW, the hub's strings unnormalised, every row of every split kept (EncodEval de-duplicates
-# nothing), and a random sampler's batches (transformers' Trainer, sentence-transformers).
-STUDY_PROTOCOL = {"input_format": "eos", "precision": "bf16_weights", "text": "raw", "rows": "all", "batches": "random"}
+# nothing), a random sampler's batches (transformers' Trainer, sentence-transformers), and the
+# learning rate chosen on the validation mean of all 5 seeds, each run at every rate.
+STUDY_PROTOCOL = {
+    "input_format": "eos",
+    "precision": "bf16_weights",
+    "text": "raw",
+    "rows": "all",
+    "batches": "random",
+    "learning_rate_chosen_on": "every seed",
+}
 # The study's dataset whose pairs fine-tune every IR model; nq and mldr_en are scored on those.
 STUDY_IR_TRAINING = "msmarco"
 # What scores.json records of how a grid was fine-tuned (pipeline.finetune.run).
-PROTOCOL_KEYS = ("task_type", "input_format", "precision", "text", "rows", "batches", "trained_on")
+PROTOCOL_KEYS = ("task_type", "input_format", "precision", "text", "rows", "batches", "learning_rate_chosen_on", "trained_on")
 
 
 def protocol_differences(family: str, protocol: Mapping[str, Any], trained_on_dataset: str | None) -> list[str]:

@@ -151,6 +151,13 @@ def evaluated_task_dirs(pairs: list[str], spec: FinetuneRunSpec) -> dict[str, st
     return dirs
 
 
+def lr_choice(finetuning: FinetuningSpec) -> str:
+    """Whose validation scores choose the learning rate: "every seed" (the full grid), or "seeds 0"."""
+    if finetuning.selection_seeds is None:
+        return "every seed"
+    return "seeds " + ", ".join(str(seed) for seed in finetuning.seeds_at_every_rate)
+
+
 def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation, test_rows: list[dict], grid: list[GridResult]) -> dict:
     """One task's ``scores.json``: every grid point of ``grid`` and how it was fine-tuned."""
     task, metric, finetuning = evaluation.task_type.context.task, evaluation.metric, spec.finetuning
@@ -166,6 +173,8 @@ def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation,
         "text": "raw" if task.raw_text else "cleaned",
         "rows": "deduplicated" if task.deduplicate else "all",
         "batches": "grouped by length" if finetuning.group_by_length else "random",
+        # the reduced grid (selection_seeds) runs its other seeds at the rate these chose alone
+        "learning_rate_chosen_on": lr_choice(finetuning),
         "higher_is_better": metric.higher_is_better,
         "run": spec.run,
         "objective": spec.objective,
