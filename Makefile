@@ -3,6 +3,9 @@
 #   make test        set up .venv, then run the test suite (what .ci/run runs)
 #   make evidence    the evidence tier (config/evidence.yaml, about an hour) in evidence/
 #   make rehearsal   every job kind of the paper DAG on a CPU, offline from a staged fake hub, in rehearsal/
+#   make one-gpu     the one-GPU tier (config/one_gpu.yaml: 610M CLM and MLM-40 to the study's 1k step; a GPU day) in one_gpu/
+#   make one-gpu-plan   that tier's tasks prepared and its GPU-hours estimated from their lengths, before any GPU work
+#   make one-gpu-miniature   that tier's every rule on a CPU, offline from the staged fake hub, in one_gpu_miniature/
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,7 +13,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence rehearsal smoke test test-fast clean-results
+.PHONY: setup replicate evidence rehearsal one-gpu-plan one-gpu one-gpu-miniature smoke test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -39,6 +42,28 @@ rehearsal/mirror/manifest.json: $(STAMP) $(REHEARSAL_HUB_INPUTS)
 
 rehearsal: rehearsal/mirror/manifest.json
 	$(BIN)/snakemake --cores $(CORES) $(REHEARSAL) --directory rehearsal
+
+# The tier on the one GPU a workstation has (docs/one-gpu.md): the hub is read directly. Its cost first:
+#   python -m pipeline cost --configfile config/paper.yaml config/one_gpu.yaml --gpu h100 h200
+# one-gpu-plan first: the tasks and tokenizer prepared (CPU, the hub's datasets), then the estimate from
+# their measured lengths; one-gpu prints where a stopped run stands before it resumes.
+ONE_GPU := --configfile config/paper.yaml config/one_gpu.yaml
+one-gpu-plan: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) $(ONE_GPU) --directory one_gpu --until prepare_task train_tokenizer
+	$(BIN)/python -m pipeline cost $(ONE_GPU) --gpu h100 h200 --directory one_gpu
+
+one-gpu: $(STAMP)
+	$(BIN)/python -m pipeline progress $(ONE_GPU) --directory one_gpu
+	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 $(ONE_GPU) --directory one_gpu
+
+ONE_GPU_MINIATURE := $(ONE_GPU) config/one_gpu_miniature.yaml
+ONE_GPU_MINIATURE_INPUTS := tests/paper_hub.py config/paper.yaml config/one_gpu.yaml config/one_gpu_miniature.yaml $(wildcard config/tasks/paper/*.yaml)
+one_gpu_miniature/mirror/manifest.json: $(STAMP) $(ONE_GPU_MINIATURE_INPUTS)
+	$(BIN)/python -m tests.paper_hub $(ONE_GPU_MINIATURE) --out one_gpu_miniature/hub --encodeval one_gpu_miniature/encodeval
+	$(BIN)/python -m pipeline stage $(ONE_GPU_MINIATURE) --to one_gpu_miniature/mirror --from-directory one_gpu_miniature/hub
+
+one-gpu-miniature: one_gpu_miniature/mirror/manifest.json
+	$(BIN)/snakemake --cores $(CORES) $(ONE_GPU_MINIATURE) --directory one_gpu_miniature
 
 smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml

@@ -34,7 +34,7 @@ from tqdm import tqdm
 from pipeline.batch import Batch, make_batch
 from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError, first_line
-from pipeline.files import explained_write_failure
+from pipeline.files import explained_write_failure, write_json
 from pipeline.integrity import verify_recorded
 from pipeline.model.backbone import BackboneSpec, save_language_model
 from pipeline.objectives import Objective, example_rng
@@ -51,6 +51,7 @@ from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
 STATE_FILE = "state.pt"
+PROGRESS_FILE = "progress.json"  # beside STATE_FILE: the step it holds, read without loading it (pipeline/progress.py)
 
 
 def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:
@@ -191,6 +192,7 @@ class Trainer:
         with explained_write_failure(temporary):
             torch.save(state, temporary)
         os.replace(temporary, path)
+        write_json(self.work_dir / PROGRESS_FILE, {"step": self.progress.step, "last_step": self.inputs.plan.last_step})
 
     # ------------------------------------------------------------------- loop
 

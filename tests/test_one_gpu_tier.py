@@ -1,0 +1,125 @@
+"""The one-GPU tier (config/one_gpu.yaml): the study's first 1,000 steps of 610M CLM and MLM-40,
+planned as runs stopped before their schedule's decay, costed on one H100 and one H200 from the
+measured records, fine-tuning costed from measured lengths where the tasks are prepared."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from pipeline.configure import read_configs, resolve
+from pipeline.cost import GPU_MODELS, format_estimate, on_gpu, pretraining_gpu_hours, pretraining_tokens, stage_costs
+from pipeline.errors import PipelineError
+from pipeline.finetune.lengths import padded_step_tokens
+from pipeline.finetune.task_types.retrieval import RetrievalExample
+from pipeline.measured_mfu import measured_mfu, setting_of, transferred_mfu
+from pipeline.report.claims.curves import c04_verdict
+from pipeline.report.stats import Estimate
+from pipeline.schedules import learning_rate
+from tests.conftest import REPO
+
+TIER = [str(REPO / "config" / "paper.yaml"), str(REPO / "config" / "one_gpu.yaml")]
+
+
+@pytest.fixture(scope="module")
+def tier():
+    return resolve(read_configs(TIER), "one_gpu")
+
+
+def test_the_tier_is_the_study_s_first_thousand_steps_of_610m_clm_and_mlm_40(tier):
+    config = tier.config
+    assert sorted(tier.plans) == ["clm-610m", "mlm-610m"] and tier.curve_points == []
+    for plan in tier.plans.values():
+        assert (plan.first_step, plan.last_step, plan.schedule_steps) == (0, 1000, 42_000)
+        # Table 1's shape and tokens per step, WSD's warmup: step 1,000 trains at half the peak rate
+        assert config.sizes["610m"] == dataclasses.replace(
+            config.sizes["610m"], num_layers=26, hidden_size=1152, num_kv_heads=6, ffn_size=4096
+        )
+        assert pretraining_tokens(plan, config) == 1000 * 1152 * 2048
+        assert learning_rate(999, plan.schedule_steps, plan.schedule) == pytest.approx(5e-4 * 1000 / 2000, rel=1e-2)
+    assert config.pretraining.samples == "split" and config.objectives["mlm"]["mask_ratio"] == 0.4
+    assert config.finetuning.num_runs == 6 + 4  # every LR on seed 0, seeds 1-4 at the one it picks
+
+
+def overlay(tmp_path, text: str) -> list[str]:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(text)
+    return [*TIER, str(path)]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("pretraining: {stop_at_step: 42000}", "stop_at_step 42000 must be below num_steps 42000"),
+        ("pretraining: {checkpoint_steps: [1000]}", "checkpoint_steps [1000] must lie strictly between 0 and stop_at_step 1000"),
+        (
+            "two_stage: {sizes: [610m], first: clm, second: mlm, first_stage_fractions: [0.5], optimizer_state: carry}",
+            "pretraining.stop_at_step 1000: runs ['clm50_mlm-610m'] start from steps or final models",
+        ),
+    ],
+)
+def test_what_a_stopped_run_cannot_feed_is_refused_in_one_line(tmp_path, text, message):
+    with pytest.raises((PipelineError, ValueError), match=message.replace("[", r"\[").replace("]", r"\]")):
+        resolve(read_configs(overlay(tmp_path, text)), "one_gpu")
+
+
+def test_pretraining_is_costed_at_the_measured_tokens_per_second_on_the_h200(tier):
+    """The H200's 610M record (bench/records/gpu-speed-h200-2026-11-28, the study's vocabulary and
+    length, micro-batch 8, bf16) turned back into hours: 2.36B tokens over its tokens per second."""
+    config = on_gpu(tier.config, "h200")
+    record = json.loads((REPO / "bench/records/gpu-speed-h200-2026-11-28/610m-mb8.json").read_text())
+    for plan in tier.plans.values():
+        kind = config.objectives[plan.objective]["kind"]
+        tokens_per_second = record["summary"][kind]["ours"]["tokens_per_second"]
+        assert pretraining_gpu_hours(config, plan) == pytest.approx(pretraining_tokens(plan, config) / tokens_per_second / 3600, rel=1e-3)
+
+
+def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
+    """No H100 record at 610M: the H200's there, times H100 / H200 measured at 210M in one setting."""
+    config = on_gpu(tier.config, "h100")
+    setting = setting_of(config, "610m")
+    assert measured_mfu(config.hardware.gpu_name, "610m", "clm", setting) is None
+    h200 = measured_mfu(GPU_MODELS["h200"]["gpu_name"], "610m", "clm", setting).mfu
+    paper_210m = setting_of(resolve(read_configs([TIER[0]]), "paper").config, "210m")
+    ratio = measured_mfu("H100", "210m", "clm", paper_210m).mfu / measured_mfu("H200", "210m", "clm", paper_210m).mfu
+    found = transferred_mfu(config.hardware.gpu_name, "610m", "clm", setting)
+    assert found.transferred and found.mfu == pytest.approx(h200 * ratio) and 0.8 < ratio < 1.0
+    assert "scaled from" in format_estimate(config, tier.plans, tier.curve_points, "one_gpu.yaml")
+
+
+def test_an_attempt_off_the_jobs_path_is_not_their_speed():
+    """The Liger head's record (210M, micro-batch 32) is an attempt the trainer does not take."""
+    from pipeline.measured_mfu import Setting, measurements
+
+    assert any(m.record.endswith("/mb32.json") for m in measurements())
+    assert not any(m.record.endswith("/liger.json") for m in measurements())
+    assert measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256)).record.endswith("/mb32.json")
+
+
+def test_the_estimate_says_whether_the_tier_fits_its_day(tier):
+    text = format_estimate(tier.config, tier.plans, tier.curve_points, "one_gpu.yaml")
+    hours = sum(cost.gpu_hours for cost in stage_costs(tier.config, tier.plans, tier.curve_points))
+    assert f"budget: 24 GPU-hours on one H100 80GB SXM; this plan {hours:,.1f}: MISSES by {hours - 24:,.1f} (fine-tuning of 10" in text
+    assert "the study's full grid (30 runs, its learning-rate choice) would make the plan" in text
+    assert "fine-tuning at the cap (upper bound" in text and "for 10 task(s) not prepared here" in text
+
+
+def test_padded_step_tokens_pad_each_micro_batch_to_its_longest():
+    class Example:
+        def __init__(self, length):
+            self.input_ids = [0] * length
+
+    examples = [Example(n) for n in (3, 10, 4, 4)]
+    assert padded_step_tokens(examples, [0, 1, 2, 3], None) == 4 * 10
+    assert padded_step_tokens(examples, [0, 1, 2, 3], 2) == 2 * 10 + 2 * 4
+    pairs = [RetrievalExample([1] * 2, [1] * 9), RetrievalExample([1] * 5, [1] * 3)]
+    assert padded_step_tokens(pairs, [0, 1], None) == 2 * 5 + 2 * 9  # queries and documents each to their own longest
+
+
+def test_a_curve_ending_before_the_crossover_cannot_support_c04():
+    clm_ahead, mlm_ahead = Estimate(-3.0, 0.4, 4, 0.95), Estimate(3.0, 0.4, 4, 0.95)  # MLM - CLM, CIs clear of 0
+    assert c04_verdict([(0.024, clm_ahead)], crossover=15 / 42) == "inconclusive"
+    assert c04_verdict([(0.024, mlm_ahead)], crossover=15 / 42) == "contradicted"
+    assert c04_verdict([(0.024, clm_ahead), (1.0, mlm_ahead)], crossover=15 / 42) == "supported"
