@@ -1,4 +1,5 @@
-"""``python -m pipeline cost``: what a configuration will cost on GPUs, before anything runs.
+"""What a configuration will cost on GPUs, before anything runs (``python -m pipeline cost`` prints
+it: :mod:`pipeline.cost_printout`).
 
 Three estimates, all from the config alone (no data, no GPU):
 
@@ -31,18 +32,14 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
-from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
 from pipeline.finetune.plan import finetunes, finetunes_outside
-from pipeline.measured_mfu import measured_for, mfu_sources
+from pipeline.measured_mfu import measured_for
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -105,40 +102,6 @@ class StageCost:
     tokens: float
     flops: float
     gpu_hours: float
-
-
-# The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
-# and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.
-STUDY_SCOPE = {"models": 38, "checkpoints fine-tuned": 50, "fine-tuning runs": 15_120}
-STUDY_GPU_HOURS = {  # study stage -> (MI250X GPU-hours, this estimate's stages)
-    "base models": (81_000, ("pretrain (objectives)",)),
-    "two-stage": (16_000, ("pretrain (short_budget)", "pretrain (two_stage)")),
-    "continued pretraining": (4_000, ("pretrain (continued)",)),
-    "fine-tuning": (9_000, ("finetune", "finetune_checkpoint")),
-}
-
-
-def beside_the_study(costs: Sequence[StageCost], plans: Plans, curve_points: CurvePoints, config: Config) -> list[str]:
-    """This plan's models, fine-tuned checkpoints and runs, and its GPU-hours by the study's
-    stages, beside the study's own numbers (the hours are of other GPUs: compare shares)."""
-    by_stage = {cost.stage: cost for cost in costs}
-    finetune_runs = sum(by_stage[s].runs for s in ("finetune", "finetune_checkpoint") if s in by_stage)
-    ours = {"models": len(plans), "checkpoints fine-tuned": len(plans) + len(curve_points), "fine-tuning runs": finetune_runs}
-    trained = sum(config.tasks[task].trained_with is None for task in config.finetuning.tasks)
-    lines = [
-        "Beside the study's scope (paper section 2; its hours are MI250X GPU-hours, these the GPU above: compare the shares):",
-        "  " + "; ".join(f"{what} {ours[what]:,} (study {theirs:,})" for what, theirs in STUDY_SCOPE.items()),
-        f"  (fine-tuning runs: every checkpoint x {trained} trained tasks x its grid, the untrained baseline's where fine-tuned; tasks"
-        " scored on another's models (trained_with) add none, as the study's nq and mldr_en on its MS MARCO model)",
-    ]
-    total = sum(cost.gpu_hours for cost in costs if any(cost.stage in stages for _, stages in STUDY_GPU_HOURS.values()))
-    study_total = sum(hours for hours, _ in STUDY_GPU_HOURS.values())
-    for name, (hours, stages) in STUDY_GPU_HOURS.items():
-        mine = sum(by_stage[s].gpu_hours for s in stages if s in by_stage)
-        share = f"{mine / total:>6.1%}" if total else "     -"
-        lines.append(f"  {name:<30}{mine:>12,.0f} GPU-hours {share}   study {hours:>7,} {hours / study_total:>6.1%}")
-    lines.append(f"  {'total':<30}{total:>12,.0f} GPU-hours          study {study_total:>7,}")
-    return lines
 
 
 def pretraining_tokens(plan: RunPlan, config: Config) -> int:
@@ -383,174 +346,9 @@ def data_stage_cost(config: Config) -> DataStageCost | None:
     )
 
 
-# ------------------------------------------------------------------------------ report
-
-
-# GPUs the estimate can be asked for by name (``--gpu``): datasheet dense bf16 peak and memory.
-# The H200 is the H100's compute die with more and faster memory: the same peak.
-GPU_MODELS = {
-    "h100": {"gpu_name": "H100 80GB SXM", "gpu_peak_tflops": 989.0, "gpu_memory_gb": 80.0},
-    "h200": {"gpu_name": "H200 141GB", "gpu_peak_tflops": 989.0, "gpu_memory_gb": 141.0},
-}
-
-
-def on_gpu(config: Config, model: str) -> Config:
-    """``config`` with its hardware the GPU model ``model`` names (a key of :data:`GPU_MODELS`)."""
-    return dataclasses.replace(config, hardware=dataclasses.replace(config.hardware, **GPU_MODELS[model]))
-
-
-def lengths_text(config: Config, lengths: Lengths) -> list[str]:
-    """Which tasks' fine-tuning is costed from measured lengths, and which at the cap."""
-    trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
-    measured = [lengths[task] for task in trained if task in lengths]
-    capped = [task for task in trained if task not in lengths]
-    lines = []
-    if measured:
-        lines.append(
-            "  fine-tuning measured on the prepared rows (one grid point: steps x padded tokens, + scored tokens): "
-            + "; ".join(
-                f"{m.task} {m.steps} x {m.train_tokens / m.steps:,.0f} (mean {m.mean_tokens:,.0f} a row) + {m.scored_tokens:,.0f}"
-                for m in measured
-            )
-        )
-    if capped:
-        lines.append(
-            f"  fine-tuning at the cap (upper bound: max_steps batches of max_length tokens, scoring not counted) for {len(capped)} task(s)"
-            f" not prepared here: {', '.join(capped)} (`python -m pipeline cost --directory <workdir>` measures prepared ones)"
-        )
-    return lines
-
-
-def budget_text(config: Config, total_hours: float, lengths: Lengths) -> list[str]:
-    """Whether the plan fits ``hardware.budget_gpu_hours``, and by how much it misses (and why,
-    where fine-tuning is costed at its cap)."""
-    budget = config.hardware.budget_gpu_hours
-    if budget is None:
-        return []
-    verdict = f"fits, {budget - total_hours:,.1f} to spare" if total_hours <= budget else f"MISSES by {total_hours - budget:,.1f}"
-    capped = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None and task not in lengths]
-    why = f" (fine-tuning of {len(capped)} task(s) at the cap, an upper bound: prepare them and cost again with --directory)" if capped else ""
-    return [f"  budget: {budget:g} GPU-hours on one {config.hardware.gpu_name}; this plan {total_hours:,.1f}: {verdict}{why}"]
-
-
-def full_grid_text(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths, total_hours: float) -> list[str]:
-    """Under a reduced grid (``finetuning.selection_seeds``): what the study's full grid would cost
-    instead, the one whose cells compare with the study's in the learning-rate choice too."""
-    if config.finetuning.selection_seeds is None:
-        return []
-    full = dataclasses.replace(config, finetuning=dataclasses.replace(config.finetuning, selection_seeds=None))
-    hours = sum(cost.gpu_hours for cost in stage_costs(full, plans, curve_points, lengths))
-    return [
-        f"  reduced grid: every rate on seeds {', '.join(map(str, config.finetuning.seeds_at_every_rate))}, the other seeds at the"
-        f" rate they choose ({config.finetuning.num_runs} runs per task and model); the study's full grid"
-        f" ({full.finetuning.num_runs} runs, its learning-rate choice) would make the plan {hours:,.1f} GPU-hours"
-        f" (+{hours - total_hours:,.1f})"
-    ]
-
-
-def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str, lengths: Lengths | None = None) -> str:
-    lengths = lengths or {}
-    hardware = config.hardware
-    world_size = max(hardware.gpus_per_run, 1)
-    lines = [
-        f"Cost estimate for {origin} on {hardware.gpu_name} ({hardware.gpu_peak_tflops:g} TFLOP/s bf16 peak, {hardware.gpu_memory_gb:g} "
-        "GB),"
-        f" {hardware.gpus_per_run} GPU(s) per pretraining job",
-        "  FLOPs = 6 x N x tokens (N = non-embedding parameters + LM-head parameters x the share of positions the head runs on:"
-        " those with a loss under sparse prediction, as bench/pretrain_throughput.py's MFU counts them);"
-        f" pretraining at {mfu_sources(config, plans)},"
-        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed",
-        *lengths_text(config, lengths),
-        f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
-    ]
-    costs = stage_costs(config, plans, curve_points, lengths)
-    for cost in costs:
-        lines.append(
-            f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.1f}"
-        )
-    total_hours = sum(c.gpu_hours for c in costs)
-    lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.1f}")
-    lines += budget_text(config, total_hours, lengths)
-    lines += full_grid_text(config, plans, curve_points, lengths, total_hours)
-    unsized = [model.name for model in config.outside_models if model.size is None]
-    if unsized:
-        lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
-    lines += beside_the_study(costs, plans, curve_points, config)
-    lines += [
-        f"Peak memory per GPU (estimate; pretraining: each size's most memory-hungry objective; fine-tuning: the longest"
-        f" task's micro-batch), against {hardware.gpu_memory_gb:g} GB:",
-        f"  {'size':<8}{'params':>9}{'micro-batch':>13}{'sharding':>10}{'weights+AdamW':>15}{'activations':>13}{'logits':>8}{'total':>8}",
-    ]
-    sizes = sorted({p.size for p in plans.values()}, key=lambda s: parameters(config.sizes[s], 1).non_embedding)
-    for m in [*(peak_memory(config, plans, size, world_size) for size in sizes), *(finetune_peak_memory(config, size) for size in sizes)]:
-        verdict = "fits" if m.fits else f"EXCEEDS {hardware.gpu_memory_gb:g} GB"
-        lines.append(
-            f"  {m.size:<8}{m.num_parameters / 1e6:>8.0f}M{m.micro_batch_size:>13}{m.sharding:>10}{m.states_gb:>13.1f}GB"
-            f"{m.activations_gb:>11.1f}GB{m.logits_gb:>6.1f}GB{m.total_gb:>6.1f}GB  {verdict}"
-        )
-    data = data_stage_cost(config)
-    if data is not None:
-        lines += [
-            f"Data stage (CPU; {hardware.data_tokens_per_cpu_second:,.0f} tokens/s per core and {hardware.data_text_bytes_per_token:g} "
-            "bytes"
-            " of text per token, as bench/data_stage.py measured them):",
-            f"  {data.num_shards} prepare_corpus + {data.num_shards} pack jobs over {data.tokens:.3g} tokens: {data.cpu_hours:,.0f} "
-            "CPU-hours"
-            f" ({data.cpu_hours / data.num_shards:,.1f} per shard); disk {data.text_gb:,.0f} GB of prepared text"
-            f" + {data.tokens_gb:,.0f} GB of tokens (uint{8 * data.token_bytes})",
-        ]
-    return "\n".join(lines)
-
-
 def over_memory(config: Config, plans: Plans) -> list[str]:
     """The sizes whose estimated peak memory exceeds the GPU's, pretraining or (``<size> fine-tuning``) fine-tuning."""
     world_size = max(config.hardware.gpus_per_run, 1)
     sizes = sorted({p.size for p in plans.values()})
     pretraining = [s for s in sizes if not peak_memory(config, plans, s, world_size).fits]
     return pretraining + [f"{s} fine-tuning" for s in sizes if not finetune_peak_memory(config, s).fits]
-
-
-# --------------------------------------------------------------------------------- CLI
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--configfile", nargs="*", default=[], help="config files merged over config/default.yaml, as snakemake --configfile"
-    )
-    parser.add_argument(
-        "--gpu", nargs="+", choices=sorted(GPU_MODELS), help="cost on these GPU models instead of the config's hardware (one estimate each)"
-    )
-    parser.add_argument(
-        "--directory",
-        type=Path,
-        help="a working directory whose prepared tasks (results/data/tasks) and tokenizer (results/tokenizer) the fine-tuning"
-        " tokens are measured on; tasks not prepared there are costed at the cap",
-    )
-
-
-def measured_lengths(config: Config, directory: Path) -> Lengths:
-    """What one grid point of each trained task prepared under ``directory`` computes (:mod:`pipeline.finetune.lengths`)."""
-    from pipeline.finetune.lengths import run_tokens
-    from pipeline.tokenization.saved import load_saved_tokenizer
-
-    task_dirs = {task: directory / "results" / "data" / "tasks" / task for task in config.finetuning.tasks}
-    prepared = {task for task, path in task_dirs.items() if (path / "stats.json").is_file()}
-    tokenizer_dir = directory / "results" / "tokenizer"
-    if not prepared or not tokenizer_dir.is_dir():
-        return {}
-    tokenizer = load_saved_tokenizer(tokenizer_dir)
-    lengths = {}
-    for task in config.finetuning.tasks:
-        scored_with = [other for other in config.finetuning.tasks if config.tasks[other].trained_with == task]
-        if config.tasks[task].trained_with is None and {task, *scored_with} <= prepared:
-            lengths[task] = run_tokens(task, config.tasks, task_dirs, tokenizer, config.finetuning, scored_with)
-    return lengths
-
-
-def run(args: argparse.Namespace) -> None:
-    origin = "+".join([DEFAULT_CONFIG, *args.configfile])
-    resolved = resolve(read_configs(args.configfile), origin)
-    name = " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG
-    lengths = measured_lengths(resolved.config, args.directory) if args.directory else {}
-    configs = [on_gpu(resolved.config, gpu) for gpu in args.gpu] if args.gpu else [resolved.config]
-    print("\n\n".join(format_estimate(config, resolved.plans, resolved.curve_points, name, lengths) for config in configs))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.configure import DEFAULT_CONFIG, Resolved, read_configs, resolve
-from pipeline.cost import Lengths, grid_flops, measured_lengths, pretraining_gpu_hours
+from pipeline.cost import Lengths, grid_flops, pretraining_gpu_hours
+from pipeline.finetune.lengths import measured_lengths
 from pipeline.pretrain.trainer import PROGRESS_FILE
 from pipeline.rule_params import finetune_outputs
 from pipeline.targets import finetuned, output, pretrain_runs

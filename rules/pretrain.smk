@@ -16,7 +16,8 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
     # Printed while the workflow is planned (so with -n too), once, not again inside cluster jobs.
     from snakemake.logging import logger
 
-    from pipeline.cost import format_estimate, over_memory
+    from pipeline.cost import over_memory
+    from pipeline.cost_printout import format_estimate
     from pipeline.job_resources import format_requests
 
     logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from pipeline.configure import read_configs, resolve
-from pipeline.cost import GPU_MODELS, format_estimate, on_gpu, pretraining_gpu_hours, pretraining_tokens, stage_costs
+from pipeline.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
+from pipeline.cost_printout import GPU_MODELS, format_estimate, on_gpu
 from pipeline.errors import PipelineError
 from pipeline.finetune.lengths import padded_step_tokens
 from pipeline.finetune.task_types.retrieval import RetrievalExample
@@ -101,7 +102,8 @@ def test_an_attempt_off_the_jobs_path_is_not_their_speed():
 def test_the_estimate_says_whether_the_tier_fits_its_day(tier):
     text = format_estimate(tier.config, tier.plans, tier.curve_points, "one_gpu.yaml")
     hours = sum(cost.gpu_hours for cost in stage_costs(tier.config, tier.plans, tier.curve_points))
-    assert f"budget: 24 GPU-hours on one H100 80GB SXM; this plan {hours:,.1f}: MISSES by {hours - 24:,.1f} (fine-tuning of 10" in text
+    budget = f"budget: 24 GPU-hours on one H100 80GB SXM; this plan {hours:,.1f}: MISSES by {hours - 24:,.1f}"
+    assert f"{budget} (fine-tuning of 10 task(s) at the cap" in text
     assert "the study's full grid (30 runs, its learning-rate choice) would make the plan" in text
     assert "fine-tuning at the cap (upper bound" in text and "for 10 task(s) not prepared here" in text
 

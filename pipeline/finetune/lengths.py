@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.config import FinetuningSpec, TaskSpec
+from pipeline.config import Config, FinetuningSpec, TaskSpec
 from pipeline.finetune.sweep import EVALUATION_SPLITS, batch_order, num_finetune_steps
 from pipeline.finetune.task_data import read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.finetune.task_types.retrieval import RetrievalExample
+from pipeline.tokenization.saved import load_saved_tokenizer
 
 SAMPLE_ROWS = 4096  # training rows encoded per task: enough for the mean padded batch within ~1%
 SAMPLE_SEED = 0
@@ -95,3 +96,20 @@ def run_tokens(
     train_tokens = sum(padded_step_tokens(train_examples, batch.tolist(), protocol.micro_batch_size) for batch in batches)
     mean_tokens = encoded_tokens(train_examples) / max(len(train_examples), 1)
     return RunTokens(task, train_rows, steps, mean_tokens, train_tokens, scored)
+
+
+def measured_lengths(config: Config, directory: Path) -> dict[str, RunTokens]:
+    """Task -> what one grid point of it computes, for every trained task prepared under the
+    workflow directory ``directory`` (with the tasks scored on its models); none without its tokenizer."""
+    task_dirs = {task: directory / "results" / "data" / "tasks" / task for task in config.finetuning.tasks}
+    prepared = {task for task, path in task_dirs.items() if (path / "stats.json").is_file()}
+    tokenizer_dir = directory / "results" / "tokenizer"
+    if not prepared or not tokenizer_dir.is_dir():
+        return {}
+    tokenizer = load_saved_tokenizer(tokenizer_dir)
+    lengths = {}
+    for task in config.finetuning.tasks:
+        scored_with = [other for other in config.finetuning.tasks if config.tasks[other].trained_with == task]
+        if config.tasks[task].trained_with is None and {task, *scored_with} <= prepared:
+            lengths[task] = run_tokens(task, config.tasks, task_dirs, tokenizer, config.finetuning, scored_with)
+    return lengths
