@@ -15,12 +15,15 @@ packages=(
     datasets dill multiprocess evaluate mwparserfromhell
     weasyprint cffi pycparser cssselect2 pydyf pyphen tinycss2 tinyhtml5 webencodings brotli zopfli
 )
-versions=()
+mkdir -p bench/wheels/one_gpu
 for name in "${packages[@]}"; do
     pinned=$(grep -i -m1 "^${name//-/[-_.]}==" constraints.txt || true)
-    versions+=("${pinned:-$name}")
+    requirement="${pinned:-$name}"
+    # a wheel for the GPU machine's Python and platform; a package published as a source archive
+    # alone (pure Python: connection_pool, ...) is built into a wheel here
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+        -d bench/wheels/one_gpu "$requirement" 2>/dev/null \
+        || python3 -m pip wheel --quiet --no-deps -w bench/wheels/one_gpu "$requirement"
 done
-python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d bench/wheels/one_gpu "${versions[@]}"
 du -sh bench/wheels/one_gpu
