@@ -12,6 +12,7 @@ from pipeline.configure import read_configs, resolve
 from pipeline.cost import stage_costs
 from pipeline.external.published_tables import KEY, read_published_tables
 from pipeline.external.study_cells import NOT_RUN, OUTSIDE, WITHIN, headline_gaps, our_cells, published_beside, study_keys, summary_line
+from pipeline.external.study_protocol import STUDY_PROTOCOL
 from tests.conftest import REPO
 
 PAPER = str(REPO / "config" / "paper.yaml")
@@ -79,16 +80,8 @@ def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper):
     assert {"clm3k_mlm_12000steps-210m", "mlm_cpt_on_clm_2000steps-1b", "ul2-210m"} <= added
 
 
-STUDY_SC = {
-    "task_type": "sequence_classification",
-    "input_format": "eos",
-    "precision": "bf16_weights",
-    "text": "raw",
-    "rows": "all",
-    "batches": "random",
-    "learning_rate_chosen_on": "every seed",
-    "trained_on": None,
-}
+# the study's settings, as scores.json records them
+STUDY_SC = {"task_type": "sequence_classification", **STUDY_PROTOCOL, "trained_on": None}
 
 
 def fake_tables(
@@ -155,15 +148,7 @@ def test_a_cell_fine_tuned_otherwise_than_the_study_says_how():
 def test_an_ir_model_counts_as_the_study_s_only_when_fine_tuned_on_ms_marco():
     from pipeline.external.study_protocol import protocol_differences
 
-    ir = {
-        "task_type": "retrieval",
-        "input_format": "eos",
-        "precision": "bf16_weights",
-        "text": "raw",
-        "rows": "all",
-        "batches": "random",
-        "learning_rate_chosen_on": "every seed",
-    }
+    ir = {"task_type": "retrieval", **STUDY_PROTOCOL}
     assert protocol_differences("IR", {**ir, "trained_on": "msmarco"}, "msmarco") == []
     assert protocol_differences(
         "IR", {**ir, "trained_on": "msmarco", "batches": "grouped by length", "rows": "deduplicated"}, "msmarco"
