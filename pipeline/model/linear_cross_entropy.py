@@ -22,20 +22,12 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-# Positions per chunk on a CPU: the (256, V) float32 logits of a 4k vocabulary are 4 MB,
-# about a core's L2 share; head + loss measured fastest at 128-512 rows on the tiny preset.
-CPU_CHUNK_ROWS = 256
-# On a GPU, chunks as large as this much float32 logits allows: a 256-row chunk of the study's
-# 128k vocabulary is a matmul too thin for the GPU, and each chunk re-reads the (V, H) head and
-# its float32 gradient (bench/lm_head_chunks.py; BENCHMARKS.md).
-GPU_CHUNK_LOGITS_BYTES = 2**30
+from pipeline.model.head_chunks import chunk_rows
 
 
 def default_chunk_rows(vocab_size: int, device: torch.device) -> int:
-    """Rows per chunk: cache-sized on a CPU, ~1 GiB of float32 logits on a GPU (a multiple of 256)."""
-    if device.type == "cpu":
-        return CPU_CHUNK_ROWS
-    return max(CPU_CHUNK_ROWS, GPU_CHUNK_LOGITS_BYTES // (4 * vocab_size) // CPU_CHUNK_ROWS * CPU_CHUNK_ROWS)
+    """Rows per chunk on ``device`` (:func:`.head_chunks.chunk_rows`)."""
+    return chunk_rows(vocab_size, device.type)
 
 
 def _compute_dtype(hidden: torch.Tensor) -> torch.dtype:

@@ -1,0 +1,20 @@
+"""How many positions the chunked LM head (:mod:`pipeline.model.linear_cross_entropy`) turns into
+logits at a time: what the head holds at its peak, which the memory estimate (:mod:`pipeline.cost`)
+counts without importing torch."""
+
+from __future__ import annotations
+
+# Positions per chunk on a CPU: the (256, V) float32 logits of a 4k vocabulary are 4 MB,
+# about a core's L2 share; head + loss measured fastest at 128-512 rows on the tiny preset.
+CPU_CHUNK_ROWS = 256
+# On a GPU, chunks as large as this much float32 logits allows: a 256-row chunk of the study's
+# 128k vocabulary is a matmul too thin for the GPU, and each chunk re-reads the (V, H) head and
+# its float32 gradient (bench/lm_head_chunks.py; BENCHMARKS.md).
+GPU_CHUNK_LOGITS_BYTES = 2**30
+
+
+def chunk_rows(vocab_size: int, device_type: str) -> int:
+    """Rows per chunk: cache-sized on a CPU, ~1 GiB of float32 logits on a GPU (a multiple of 256)."""
+    if device_type == "cpu":
+        return CPU_CHUNK_ROWS
+    return max(CPU_CHUNK_ROWS, GPU_CHUNK_LOGITS_BYTES // (4 * vocab_size) // CPU_CHUNK_ROWS * CPU_CHUNK_ROWS)
