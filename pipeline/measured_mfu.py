@@ -66,8 +66,8 @@ def batch_line(setting: Setting, size: str) -> str:
 @dataclass(frozen=True)
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
-    record: str  # the record it comes from, relative to the repository; a transfer names its three
-    transferred: bool = False  # from another GPU's measurement (transferred_mfu), not this GPU's
+    record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
+    scaled_by: str = ""  # a transfer's (transferred_mfu): the ratio and the two records it comes from
 
 
 @dataclass(frozen=True)
@@ -148,14 +148,14 @@ def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Measu
 
 
 def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
-    """For a GPU never measured at ``size``: another GPU's MFU there, times the ratio of the two
-    GPUs' MFUs measured for ``kind`` at one other size in one setting (the H100's 610M from the
-    H200's 610M and both at 210M). An estimate from three records, named in ``record``; None where
-    no other GPU and common size give one."""
+    """For a GPU never measured at ``size`` in ``setting``: another GPU's MFU there, times the ratio
+    of the two GPUs' MFUs measured for ``kind`` at one other size or setting both ran (the H100's
+    610M from the H200's 610M and both at 210M). An estimate from three records, named in
+    ``record``; None where no other GPU and common measurement give one."""
     model = gpu_model(gpu_name)
     candidates = []
     for there in (m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu):
-        ours = [m for m in measurements() if model and model in m.gpu and m.kind == kind and m.size != size]
+        ours = [m for m in measurements() if model and model in m.gpu and m.kind == kind and (m.size, m.setting) != (size, setting)]
         for mine in ours:
             theirs = [
                 m for m in measurements() if m.gpu == there.gpu and m.kind == kind and m.size == mine.size and m.setting == mine.setting
@@ -167,12 +167,9 @@ def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Me
         return None
     _, _, there, mine, reference = max(candidates, key=lambda c: c[:2])
     ratio = mine.mfu / reference.mfu
-    return MeasuredMfu(
-        there.mfu * ratio,
-        f"{there.record} x {ratio:.2f}, the {gpu_model(gpu_name).upper()}/{there.gpu.split()[-1].upper()} ratio at {mine.size}: "
-        f"{mine.record} / {reference.record}",
-        transferred=True,
-    )
+    gpus = f"{gpu_model(gpu_name).upper()}/{there.gpu.split()[-1].upper()}"
+    how = f"the {gpus} ratio at {mine.size} micro-batch {mine.setting.micro_batch_size} ({mine.record} / {reference.record})"
+    return MeasuredMfu(there.mfu * ratio, there.record, f"{kind} x {ratio:.2f}, {how}")
 
 
 def history_position(commit: str | None) -> int:
@@ -203,6 +200,8 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     by_record: dict[str, list[str]] = {}
     for key, found in sorted(measured.items()):
         by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
-    transferred = {found.record for found in measured.values() if found.transferred}
-    said = [f"{', '.join(runs)} {'scaled from' if record in transferred else 'measured'} ({record})" for record, runs in by_record.items()]
+    scaled = {found.record for found in measured.values() if found.scaled_by}
+    said = [f"{', '.join(runs)} {'scaled from' if record in scaled else 'measured'} ({record})" for record, runs in by_record.items()]
+    # each ratio once, after the runs it scales
+    said += [f"scaled {how}" for how in sorted({found.scaled_by for found in measured.values() if found.scaled_by})]
     return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])

@@ -17,7 +17,7 @@ from pipeline.cost import (
     peak_memory,
     stage_costs,
 )
-from pipeline.measured_mfu import measured_mfu, setting_of
+from pipeline.measured_mfu import measured_for, measured_mfu, setting_of
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from tests.conftest import REPO
 
@@ -63,32 +63,32 @@ def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper
     every = [(size, objective) for size in ("210m", "610m", "1b") for objective in head_shares]
     assert runs.flops == pytest.approx(sum(flops(size, objective) for size, objective in every), rel=1e-4)
     hardware = paper.hardware
-    # 210M's CLM and MLM kinds at the H100's measured MFU (bench/records), every other size at the assumed one
-    at_210m = {kind: measured_mfu(hardware.gpu_name, "210m", kind, setting_of(paper, "210m")).mfu for kind in ("clm", "mlm")}
-    seconds = sum(
-        flops(size, objective) / (at_210m["clm" if objective == "clm" else "mlm"] if size == "210m" else hardware.assumed_mfu)
-        for size, objective in every
-    )
+    # every size's CLM and MLM kinds at the MFU its records give the H100 (pipeline.measured_mfu)
+    mfu = {(p.size, p.objective): measured_for(paper, p).mfu for p in resolved.plans.values() if p.study == "objectives"}
+    seconds = sum(flops(size, objective) / mfu[size, objective] for size, objective in every)
     assert runs.gpu_hours == pytest.approx(seconds / (hardware.gpu_peak_tflops * 1e12) / 3600, rel=1e-4)
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
 
 
+@pytest.mark.parametrize("size", ["210m", "610m", "1b"])
 @pytest.mark.parametrize("objective", ["clm", "mlm"])
-def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resolved, objective):
-    """The round trip the estimate rests on: a run measured in bench/records (210M, 2,048 tokens,
-    bf16, the study's vocabulary, MLM at 40%) costs its tokens over the record's tokens per second.
-    Counting MLM's head at every position would cost it ~1.4x that."""
+def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resolved, objective, size):
+    """The round trip the estimate rests on: a run measured in bench/records (2,048 tokens, bf16,
+    the study's vocabulary, MLM at 40%, the micro-batch the config's jobs use) costs its tokens
+    over the record's tokens per second on that GPU (the H200). Counting MLM's head at every
+    position would cost it ~1.4x that."""
     import json
 
     from pipeline.configure import REPOSITORY
     from pipeline.cost import pretraining_gpu_hours, pretraining_tokens
+    from pipeline.cost_printout import on_gpu
 
-    plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == "210m" and p.objective == objective)
-    found = measured_mfu(paper.hardware.gpu_name, "210m", objective, setting_of(paper, "210m"))
-    record = json.loads((REPOSITORY / found.record).read_text())
-    tokens_per_second = record["sections"]["throughput"][objective]["ours"]["tokens_per_second"]
-    hours = pretraining_tokens(plan, paper) / tokens_per_second / 3600
-    assert pretraining_gpu_hours(paper, plan) == pytest.approx(hours, rel=1e-3)
+    h200 = on_gpu(paper, "h200")
+    plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == size and p.objective == objective)
+    found = measured_mfu(h200.hardware.gpu_name, size, objective, setting_of(h200, size))
+    tokens_per_second = json.loads((REPOSITORY / found.record).read_text())["summary"][objective]["ours"]["tokens_per_second"]
+    hours = pretraining_tokens(plan, h200) / tokens_per_second / 3600
+    assert pretraining_gpu_hours(h200, plan) == pytest.approx(hours, rel=1e-3)
 
 
 def test_memory_is_checked_against_the_gpu(paper, resolved):
@@ -143,14 +143,14 @@ def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
 
 
 def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_which(paper):
-    """bench/records: the H100's 210M CLM and MLM replace the assumed 40%; the H200's newest record
-    (by this repository's history) wins over its older one; a size never measured keeps the assumption,
-    and so does a record measured otherwise than the config's jobs run (another micro-batch, length,
-    precision or vocabulary)."""
+    """bench/records: the H100's 210M CLM and MLM at micro-batch 8 replace the assumed 40%; the
+    H200's newest record (by this repository's history) wins over its older one; a size never
+    measured on a GPU has no measurement of its own, and neither has a setting measured otherwise
+    than the config's jobs run (another micro-batch, length, precision or vocabulary)."""
     from pipeline.measured_mfu import Setting, measured_mfu, setting_of
 
-    paper_210m = setting_of(paper, "210m")
-    assert paper_210m == Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)
+    assert setting_of(paper, "210m") == Setting(micro_batch_size=16, sequence_length=2048, precision="bf16", vocab_size=128256)
+    paper_210m = Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)
     h100 = measured_mfu("H100 80GB SXM", "210m", "clm", paper_210m)
     assert h100.mfu == pytest.approx(0.2167, abs=1e-4) and h100.record.startswith("bench/records/gpu_acceptance-h100-")
     assert measured_mfu("H200", "210m", "mlm", paper_210m).record.endswith("-at-ca3139a.json")  # not the older 8b36565 run
@@ -191,3 +191,11 @@ def test_the_memory_estimate_agrees_with_every_measured_peak(paper, resolved, re
     estimate = peak_memory(config, resolved.plans, args["size"], world_size=1)
     for kind, sides in measured["summary"].items():
         assert estimate.total_gb == pytest.approx(sides["ours"]["peak_memory_gb"], rel=0.10), kind
+
+
+def test_every_size_s_jobs_run_in_a_setting_a_record_measured(paper):
+    """config/paper.yaml's micro-batch per size is one a record measured on the jobs' path (the
+    H200's), so the estimate's MFU is the jobs' own, not an assumption."""
+    for size in paper.pretraining.sizes:
+        for kind in ("clm", "mlm"):
+            assert measured_mfu("H200", size, kind, setting_of(paper, size)) is not None, (size, kind)
