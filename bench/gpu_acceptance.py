@@ -53,6 +53,7 @@ from pipeline.configure import REPOSITORY, Resolved, merge, read_configs, read_t
 from pipeline.errors import PipelineError
 from pipeline.measured_mfu import batch_line, setting_of
 from pipeline.pretrain.trainer import STATE_FILE
+from pipeline.provenance import code_version
 
 
 def single_runs(num_steps: int) -> dict[str, Any]:
@@ -367,8 +368,9 @@ SECTIONS: dict[str, Callable[[argparse.Namespace, dict], None]] = {
 def environment(device: str) -> dict[str, Any]:
     import transformers
 
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPOSITORY, capture_output=True, text=True).stdout.strip() or None
     return {
+        **code_version(),  # this project's commit only from its own checkout, and its source's sha256 always
+        "command": sys.argv,
         "device": device,
         "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
         "gpu_memory_gb": torch.cuda.get_device_properties(0).total_memory / 1e9 if device == "cuda" else None,
@@ -376,7 +378,6 @@ def environment(device: str) -> dict[str, Any]:
         "cuda": torch.version.cuda,
         "transformers": transformers.__version__,
         "python": platform.python_version(),
-        "git_commit": commit,
     }
 
 

@@ -35,7 +35,7 @@ import contextlib
 import json
 import platform
 import statistics
-import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -62,7 +62,7 @@ from pipeline.pretrain.distributed import Processes
 from pipeline.pretrain.plan import RunPlan, Start
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import RunInputs, Trainer
-from pipeline.provenance import write_provenance
+from pipeline.provenance import code_version, write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
@@ -361,6 +361,8 @@ def main() -> None:
     if args.json:
         record = {
             "args": vars(args),
+            "command": sys.argv,
+            **code_version(),  # git_commit only from this project's own checkout; source_sha256 always
             "machine": machine(),
             "peak_flops": max(peak, peak_after),
             "datasheet_peak_flops": datasheet,
@@ -428,10 +430,8 @@ def compare_losses(summary: dict, baseline: dict, args: argparse.Namespace) -> N
 
 
 def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: float) -> str:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPOSITORY).stdout.strip()
-    except OSError:
-        commit = "?"
+    version = code_version()
+    commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
     attempt = (
         f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager"
     ) + f", LM head {args.lm_head}, SDPA {args.sdpa_backend}"

@@ -117,7 +117,7 @@ def measurements() -> tuple[Measurement, ...]:
         setting = Setting(args["micro_batch_size"] or args["batch_size"], args["sequence_length"], args["precision"], args["vocab_size"])
         for kind, sides in record.get("summary", {}).items():
             if "mfu_datasheet" in sides.get("ours", {}):
-                order = (history_position(record.get("commit")), path.name)
+                order = (history_position(record.get("git_commit")), path.name)
                 found.append(
                     Measurement(gpu[1].lower(), args["size"], kind, setting, sides["ours"]["mfu_datasheet"], relative(path), order)
                 )

@@ -36,6 +36,10 @@ def source_hash() -> str:
 
 
 def code_version() -> dict[str, Any]:
+    """The package's code version: the sha256 of its source always, and the commit and whether the
+    tree differs from it where the package sits in this project's own git checkout. A copy of the
+    tree inside another repository (a GPU machine's work folder) gets no commit, not that repository's."""
+
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=10)
@@ -43,9 +47,11 @@ def code_version() -> dict[str, Any]:
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
-    status = git("status", "--porcelain", "--", ".")
+    top = git("rev-parse", "--show-toplevel")
+    own = top is not None and Path(top).resolve() == PACKAGE_ROOT.parent
+    status = git("status", "--porcelain", "--", ".") if own else None
     return {
-        "git_commit": git("rev-parse", "HEAD"),
+        "git_commit": git("rev-parse", "HEAD") if own else None,
         "git_dirty": bool(status) if status is not None else None,
         "source_sha256": source_hash(),
     }

@@ -69,7 +69,7 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
 
 def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
     """What the cost estimate takes from a record must be what a pipeline job runs: at 1B, forward
-    passes of config/paper.yaml's 4 sequences (its by_size), not the 8 of 210M."""
+    passes of config/paper.yaml's 8 sequences (its by_size), not the 16 of 210M."""
     import importlib.util
     import json
     from argparse import Namespace
@@ -91,7 +91,7 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
 
     monkeypatch.setattr(acceptance.subprocess, "run", measured)
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), "paper").config
-    for size, micro in (("210m", 8), ("1b", 4)):
+    for size, micro in (("210m", 16), ("1b", 8)):
         record = {}
         args = Namespace(work=tmp_path, inputs=tmp_path, size=size, device="cpu", sequence_length=2048, threads=1, paper=paper)
         acceptance.section_throughput(args, record)
