@@ -17,6 +17,10 @@
 # The call's budget: no attempt starts after BUDGET_SECONDS (450: a device call of under 8 minutes with start-up),
 # and none runs past it; what did not fit is written as skipped, so the results of what ran come back.
 # PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone: two device calls where one is too short.
+# Every attempt trains the samples config/paper.yaml trains (SAMPLES=split: the study's cut samples; packed for
+# 2,048-token blocks, as until 2026-11-28), shares one inductor cache (INDUCTOR_CACHE, default OUT_DIR/inductor-cache:
+# carry it back in and the next call compiles nothing it compiled before), and gets a fair share of what is left
+# of the budget (at least 60 s), so a compile that hangs costs its own turn, not the others'.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +31,10 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python="${PYTHON:-python3}"
 device="${DEVICE:-cuda}" size="${SIZE:-210m}" length="${LENGTH:-2048}" batch="${BATCH:-32}"
 vocab="${VOCAB:-128256}" threads="${THREADS:-8}" budget="${BUDGET_SECONDS:-450}" part="${PART:-all}"
+samples="${SAMPLES:-split}"  # what config/paper.yaml trains (the study's cut samples); SAMPLES=packed for 2,048-token blocks
+# One inductor cache for every attempt (and, carried back in, for the next call): a graph compiled
+# once is not compiled again, which took most of 2026-11-28's 390 seconds.
+export TORCHINDUCTOR_CACHE_DIR="${INDUCTOR_CACHE:-$out/inductor-cache}" TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
 case "$part" in all | attempts | presets) ;; *) echo "error: bench/gpu_speed.sh: PART=$part: give all, attempts or presets" >&2; exit 2 ;; esac
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
@@ -50,8 +58,12 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
         echo "skipped: the call's ${budget}-second budget is spent" | tee -a "$out/summary.md"
         return 3
     fi
-    timeout $((left < 240 ? left : 240)) "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
-        --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile \
+    # a fair share of what is left, so that one slow compile does not take the others' turn
+    local cap=$((left / (remaining > 0 ? remaining : 1)))
+    cap=$((cap < 60 ? (left < 60 ? left : 60) : cap))
+    remaining=$((remaining - 1))
+    timeout "$cap" "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
+        --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile --samples "$samples" \
         --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
         --json "$out/$name.json" "${against[@]}" "$@" > "$out/$name.log" 2>&1
     local status=$?
@@ -102,6 +114,10 @@ preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batc
     done
 }
 
+# attempts still to run (for each one's fair share of the budget): 9 at SIZE, then 610M and 1B
+remaining=0
+[ "$part" = presets ] || remaining=$((remaining + 9))
+[ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2))
 [ "$part" = presets ] || size_attempts
 [ "$part" = attempts ] || preset_attempts
 touch "$out/summary.md"

@@ -149,8 +149,10 @@ class Bench:
         self.blocks = TokenBlocks(args.tokens, "train", args.sequence_length, seed=0)
         self.tokens_per_step = args.batch_size * args.sequence_length
 
-    def ours(self, kind: str, samples: str = "packed") -> tuple[float, float, float]:
+    def ours(self, kind: str, samples: str | None = None) -> tuple[float, float, float]:
+        """Tokens/s, peak GB and last-step loss of this project's trainer on ``samples`` (--samples by default)."""
         args = self.args
+        samples = samples or args.samples
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
         trainer_compiles = args.compile and args.compile_scope == "layers" and args.compile_mode == "default"  # the pipeline's own
@@ -316,6 +318,9 @@ def main() -> None:
     parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
     parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
     parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
+    parser.add_argument(
+        "--samples", choices=("packed", "split"), default="packed", help="ours: split: the study's cut samples, as config/paper.yaml trains"
+    )
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
     parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
@@ -434,7 +439,7 @@ def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: floa
     commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
     attempt = (
         f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager"
-    ) + f", LM head {args.lm_head}, SDPA {args.sdpa_backend}"
+    ) + f", LM head {args.lm_head}, SDPA {args.sdpa_backend}, {args.samples} samples"
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"

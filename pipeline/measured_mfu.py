@@ -67,6 +67,7 @@ def batch_line(setting: Setting, size: str) -> str:
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
     record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
+    samples: str  # what the record trained on (packed blocks or split samples)
     scaled_by: str = ""  # a transfer's (transferred_mfu): the ratio and the two records it comes from
 
 
@@ -81,6 +82,7 @@ class Measurement:
     mfu: float  # against the datasheet peak
     record: str  # relative to the repository
     order: tuple[int, str]  # newest last: (position of its commit in this repository's history, file name)
+    samples: str = "packed"  # what it trained on: packed blocks, or the study's split samples (--samples)
 
 
 # The options of bench/pretrain_throughput.py under which it computes as a pretraining job does; a
@@ -118,9 +120,8 @@ def measurements() -> tuple[Measurement, ...]:
         for kind, sides in record.get("summary", {}).items():
             if "mfu_datasheet" in sides.get("ours", {}):
                 order = (history_position(record.get("git_commit")), path.name)
-                found.append(
-                    Measurement(gpu[1].lower(), args["size"], kind, setting, sides["ours"]["mfu_datasheet"], relative(path), order)
-                )
+                mfu, samples = sides["ours"]["mfu_datasheet"], args.get("samples", "packed")  # before --samples: packed
+                found.append(Measurement(gpu[1].lower(), args["size"], kind, setting, mfu, relative(path), order, samples))
     return tuple(found)
 
 
@@ -144,7 +145,7 @@ def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Measu
     """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
     None without one."""
     found = newest(gpu_name, size, kind, setting)
-    return MeasuredMfu(found.mfu, found.record) if found else None
+    return MeasuredMfu(found.mfu, found.record, found.samples) if found else None
 
 
 def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
@@ -169,7 +170,7 @@ def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Me
     ratio = mine.mfu / reference.mfu
     gpus = f"{gpu_model(gpu_name).upper()}/{there.gpu.split()[-1].upper()}"
     how = f"the {gpus} ratio at {mine.size} micro-batch {mine.setting.micro_batch_size} ({mine.record} / {reference.record})"
-    return MeasuredMfu(there.mfu * ratio, there.record, f"{kind} x {ratio:.2f}, {how}")
+    return MeasuredMfu(there.mfu * ratio, there.record, there.samples, f"{kind} x {ratio:.2f}, {how}")
 
 
 def history_position(commit: str | None) -> int:
@@ -204,4 +205,7 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     said = [f"{', '.join(runs)} {'scaled from' if record in scaled else 'measured'} ({record})" for record, runs in by_record.items()]
     # each ratio once, after the runs it scales
     said += [f"scaled {how}" for how in sorted({found.scaled_by for found in measured.values() if found.scaled_by})]
+    trained = config.pretraining.samples
+    if any(found.samples != trained for found in measured.values()):  # the split samples' mask is slower (CPU: 0.74x CLM)
+        said += [f"measured on packed blocks where this config trains {trained} samples, whose attention mask no record timed"]
     return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
