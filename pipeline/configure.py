@@ -11,6 +11,7 @@ The workflow (``rules/common.smk``), ``check-config`` and ``cost`` all go throug
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -162,6 +163,15 @@ def claims_path(config: Config) -> Path | None:
         return None
     path = Path(config.report.claims_file)
     return path if path.is_absolute() else REPOSITORY / path
+
+
+def resolve_in(paths: list[str], directory: Path) -> Resolved:
+    """The config files ``paths`` resolved as the workflow resolves them under ``snakemake
+    --directory directory``: the files named from here, the paths inside them that the workflow
+    reads from its working directory (``hub_mirror``) from ``directory``."""
+    files = [str(Path(path).resolve()) for path in paths]
+    with contextlib.chdir(directory):
+        return resolve(read_configs(files), "+".join([DEFAULT_CONFIG, *paths]))
 
 
 def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.configure import DEFAULT_CONFIG, read_configs, resolve
+from pipeline.configure import DEFAULT_CONFIG, resolve_in
 from pipeline.cost import (
     CurvePoints,
     Lengths,
@@ -193,13 +193,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    origin = "+".join([DEFAULT_CONFIG, *args.configfile])
-    resolved = resolve(read_configs(args.configfile), origin)
+    directory = (args.directory or Path(".")).resolve()
+    resolved = resolve_in(args.configfile, directory)
     name = " ".join(Path(p).name for p in args.configfile) or DEFAULT_CONFIG
     if args.directory:  # measuring encodes rows: torch and the task types, imported only then
         from pipeline.finetune.lengths import measured_lengths
 
-        lengths = measured_lengths(resolved.config, args.directory)
+        lengths = measured_lengths(resolved.config, directory)
     else:
         lengths = {}
     configs = [on_gpu(resolved.config, gpu) for gpu in args.gpu] if args.gpu else [resolved.config]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.configure import DEFAULT_CONFIG, Resolved, read_configs, resolve
+from pipeline.configure import Resolved, resolve_in
 from pipeline.cost import Lengths, grid_flops, pretraining_gpu_hours
 from pipeline.finetune.lengths import measured_lengths
 from pipeline.pretrain.trainer import PROGRESS_FILE
@@ -95,7 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    resolved = resolve(read_configs(args.configfile), "+".join([DEFAULT_CONFIG, *args.configfile]))
-    lengths = measured_lengths(resolved.config, args.directory)
-    work = pretraining_work(resolved, args.directory) + finetuning_work(resolved, args.directory, lengths)
+    directory = args.directory.resolve()
+    resolved = resolve_in(args.configfile, directory)
+    lengths = measured_lengths(resolved.config, directory)
+    work = pretraining_work(resolved, directory) + finetuning_work(resolved, directory, lengths)
     print(progress_line(resolved.config, work, len(lengths)))
