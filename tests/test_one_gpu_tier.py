@@ -15,7 +15,7 @@ from pipeline.cost_printout import GPU_MODELS, format_estimate, on_gpu
 from pipeline.errors import PipelineError
 from pipeline.finetune.lengths import padded_step_tokens
 from pipeline.finetune.task_types.retrieval import RetrievalExample
-from pipeline.measured_mfu import measured_mfu, setting_of, transferred_mfu
+from pipeline.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
 from pipeline.report.claims.curves import c04_verdict
 from pipeline.report.stats import Estimate
 from pipeline.schedules import learning_rate
@@ -83,7 +83,7 @@ def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
     setting = setting_of(config, "610m")
     assert measured_mfu(config.hardware.gpu_name, "610m", "clm", setting) is None
     h200 = measured_mfu(GPU_MODELS["h200"]["gpu_name"], "610m", "clm", setting).mfu
-    paper_210m = setting_of(resolve(read_configs([TIER[0]]), "paper").config, "210m")
+    paper_210m = Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)  # both GPUs measured it
     ratio = measured_mfu("H100", "210m", "clm", paper_210m).mfu / measured_mfu("H200", "210m", "clm", paper_210m).mfu
     found = transferred_mfu(config.hardware.gpu_name, "610m", "clm", setting)
     assert found.scaled_by.startswith(f"clm x {ratio:.2f}, the H100/H200 ratio at 210m") and found.mfu == pytest.approx(h200 * ratio)
