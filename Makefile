@@ -3,6 +3,7 @@
 #   make test        set up .venv, then run the test suite (what .ci/run runs)
 #   make evidence    the evidence tier (config/evidence.yaml, about an hour) in evidence/
 #   make rehearsal   every job kind of the paper DAG on a CPU, offline from a staged fake hub, in rehearsal/
+#   make slurm-rehearsal   the same submitted to a one-node SLURM on this machine (root, Debian), in rehearsal_slurm/
 #   make one-gpu     the one-GPU tier (config/one_gpu.yaml: 610M CLM and MLM-40 to the study's 1k step; a GPU day) in one_gpu/
 #   make one-gpu-plan   that tier's tasks prepared and its GPU-hours estimated from their lengths, before any GPU work
 #   make one-gpu-miniature   that tier's every rule on a CPU, offline from the staged fake hub, in one_gpu_miniature/
@@ -13,7 +14,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence rehearsal one-gpu-plan one-gpu one-gpu-miniature smoke test test-fast clean-results
+.PHONY: setup replicate evidence rehearsal slurm-rehearsal one-gpu-plan one-gpu one-gpu-miniature smoke test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -42,6 +43,16 @@ rehearsal/mirror/manifest.json: $(STAMP) $(REHEARSAL_HUB_INPUTS)
 
 rehearsal: rehearsal/mirror/manifest.json
 	$(BIN)/snakemake --cores $(CORES) $(REHEARSAL) --directory rehearsal
+
+# The rehearsal submitted to a one-node SLURM on this machine (Debian, as root: profiles/slurm_local/up.sh
+# installs slurm-wlm and munge and starts the daemons) through profiles/slurm, with the site's settings
+# as a workflow profile; its tables must equal the local rehearsal's but the timing columns.
+slurm-rehearsal: rehearsal
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[slurm]'
+	profiles/slurm_local/up.sh
+	mkdir -p rehearsal_slurm && cp -r rehearsal/mirror rehearsal/encodeval rehearsal_slurm/
+	$(BIN)/snakemake --profile profiles/slurm --workflow-profile profiles/slurm_local $(REHEARSAL) --directory rehearsal_slurm
+	$(BIN)/python bench/compare_tables.py rehearsal/results/tables rehearsal_slurm/results/tables
 
 # The tier on the one GPU a workstation has (docs/one-gpu.md): the hub is read directly. Its cost first:
 #   python -m pipeline cost --configfile config/paper.yaml config/one_gpu.yaml --gpu h100 h200
