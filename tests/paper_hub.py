@@ -22,6 +22,7 @@ import json
 import random
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ENCODEVAL_FIXTURE = Path(__file__).parent / "fixtures" / "encodeval" / "msmarco_210m.json"
@@ -352,6 +353,19 @@ def main(argv: list[str] | None = None) -> int:
         write_released_results(args.encodeval / "results")
     print(f"fake hub of {', '.join(args.configfile)} in {hub}")
     return 0
+
+
+def stage_in(workdir: Path, configs: Sequence[Path]) -> None:
+    """What the Makefile's rehearsal targets make before the DAG, in ``workdir``: the fake hub of
+    ``configs`` (``hub/``, the study's results in ``encodeval/``), staged into ``mirror/`` as a
+    login node stages the real one."""
+    from pipeline.__main__ import main as pipeline
+
+    files = [str(path) for path in configs]
+    if main(["--configfile", *files, "--out", str(workdir / "hub"), "--encodeval", str(workdir / "encodeval")]) != 0:
+        raise RuntimeError(f"the fake hub of {files} could not be written")
+    if pipeline(["stage", "--configfile", *files, "--to", str(workdir / "mirror"), "--from-directory", str(workdir / "hub")]) != 0:
+        raise RuntimeError(f"the fake hub of {files} could not be staged")
 
 
 if __name__ == "__main__":

@@ -29,9 +29,7 @@ CONFIGS = (*TIER, REPO / "config" / "one_gpu_miniature.yaml")
 def miniature(tmp_path_factory) -> tuple[Path, dict[str, int], Path]:
     """What `make one-gpu-miniature` does, in a temporary directory: (its working directory, jobs per rule, download cache)."""
     workdir, cache = tmp_path_factory.mktemp("one_gpu_miniature"), shared_download_cache(tmp_path_factory)
-    configs = [str(path) for path in CONFIGS]
-    assert paper_hub.main(["--configfile", *configs, "--out", str(workdir / "hub"), "--encodeval", str(workdir / "encodeval")]) == 0
-    assert main(["stage", "--configfile", *configs, "--to", str(workdir / "mirror"), "--from-directory", str(workdir / "hub")]) == 0
+    paper_hub.stage_in(workdir, CONFIGS)
     done = run_snakemake(workdir, CONFIGS, cache=cache)
     assert done.returncode == 0, done.stderr[-3000:]
     return workdir, job_counts(done.stderr + done.stdout), cache

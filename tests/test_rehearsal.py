@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.__main__ import main
 from tests import paper_hub
 from tests.conftest import REPO, job_counts, run_snakemake
 from tests.encodeval_calls import comparisons
@@ -26,9 +25,7 @@ CONFIGS = (REPO / "config" / "paper.yaml", REPO / "config" / "rehearsal.yaml")
 def rehearsal(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     """What `make rehearsal` does, in a temporary directory: (its working directory, jobs per rule)."""
     workdir = tmp_path_factory.mktemp("rehearsal")
-    configs = [str(path) for path in CONFIGS]
-    assert paper_hub.main(["--configfile", *configs, "--out", str(workdir / "hub"), "--encodeval", str(workdir / "encodeval")]) == 0
-    assert main(["stage", "--configfile", *configs, "--to", str(workdir / "mirror"), "--from-directory", str(workdir / "hub")]) == 0
+    paper_hub.stage_in(workdir, CONFIGS)
     done = run_snakemake(workdir, CONFIGS)
     assert done.returncode == 0, done.stderr[-3000:]
     return workdir, job_counts(done.stderr + done.stdout)

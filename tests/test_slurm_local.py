@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.__main__ import main
 from tests import paper_hub
-from tests.conftest import REPO, run_snakemake, shared_download_cache
+from tests.conftest import REPO, run_snakemake, shared_download_cache, snakemake_command
 
 sys.path.insert(0, str(REPO / "bench"))
 from compare_tables import differences  # noqa: E402
@@ -50,8 +49,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(slurm_absent()), reason=
 
 def slurm_snakemake(workdir: Path, *args: str, cache: Path) -> subprocess.Popen:
     """The rehearsal through profiles/slurm in ``workdir``, Snakemake's output to workdir/snakemake.log."""
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *PROFILES]
-    command += ["--configfile", *map(str, CONFIGS), *args]
+    command = snakemake_command(workdir, CONFIGS, *PROFILES, *args)
     log = (workdir / "snakemake.log").open("a")
     environment = {**os.environ, "PIPELINE_DOWNLOAD_CACHE": str(cache)}
     return subprocess.Popen(command, cwd=workdir, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -61,9 +59,7 @@ def slurm_snakemake(workdir: Path, *args: str, cache: Path) -> subprocess.Popen:
 def runs(tmp_path_factory) -> tuple[Path, Path]:
     """(the local rehearsal's directory, the SLURM one's), both from one staged mirror."""
     local, cache = tmp_path_factory.mktemp("rehearsal"), shared_download_cache(tmp_path_factory)
-    configs = [str(path) for path in CONFIGS]
-    assert paper_hub.main(["--configfile", *configs, "--out", str(local / "hub"), "--encodeval", str(local / "encodeval")]) == 0
-    assert main(["stage", "--configfile", *configs, "--to", str(local / "mirror"), "--from-directory", str(local / "hub")]) == 0
+    paper_hub.stage_in(local, CONFIGS)
     done = run_snakemake(local, CONFIGS, cache=cache)
     assert done.returncode == 0, done.stderr[-3000:]
     slurm = tmp_path_factory.mktemp("rehearsal_slurm")
@@ -81,8 +77,7 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
     while subprocess.run(["squeue", "--noheader"], capture_output=True, text=True).stdout.strip() and time.monotonic() < deadline:
         time.sleep(2)
     (slurm / "snakemake.log").write_text((slurm / "snakemake.log").read_text() + "\n== killed and restarted ==\n")
-    subprocess.run([sys.executable, "-m", "snakemake", "--directory", str(slurm), "-s", str(REPO / "Snakefile"), "--unlock",
-                    "--configfile", *configs], cwd=slurm, capture_output=True)  # fmt: skip
+    subprocess.run(snakemake_command(slurm, CONFIGS, "--unlock"), cwd=slurm, capture_output=True)
     second = slurm_snakemake(slurm, cache=cache)
     assert second.wait(timeout=1800) == 0, (slurm / "snakemake.log").read_text()[-3000:]
     return local, slurm
