@@ -132,3 +132,16 @@ def test_a_restarted_snakemake_resubmits_no_finished_job(runs):
     # a rule with one job (fetch, gather_corpus, train_tokenizer, index_tokens) finished before the kill is not run again
     single = {"fetch", "gather_corpus", "train_tokenizer", "index_tokens"} & done_rules
     assert single and not single & rules_again
+
+
+def test_a_job_over_its_memory_request_is_killed_and_its_log_says_so(runs, tmp_path):
+    """SLURM's OverMemoryKill (profiles/slurm_local/up.sh) ends a job whose resident memory passes its
+    request, and Snakemake's failure report shows the one line of the job's log that says why."""
+    _, slurm = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(slurm, copy, ignore=shutil.ignore_patterns(".snakemake", "snakemake.log"))
+    target = "results/data/tasks/sst2/stats.json"
+    starved = slurm_snakemake(copy, "-f", target, "--set-resources", "prepare_task:mem_mb=60", "--retries", "0", cache=copy / "downloads")
+    assert starved.wait(timeout=600) != 0
+    lines = [line for line in (copy / "snakemake.log").read_text().splitlines() if "exceeded memory limit" in line]
+    assert lines and re.search(r"StepId=\d+\.batch exceeded memory limit \(\d+ > 62914560\), being killed", lines[0])
