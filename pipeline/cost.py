@@ -156,10 +156,11 @@ def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None
     return protocol.num_runs * training_flops(matmul, run_tokens)
 
 
-def finetuning_job_hours(config: Config, task: str, size: str) -> float:
-    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at the assumed fine-tuning MFU."""
+def finetuning_job_hours(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
+    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at the assumed
+    fine-tuning MFU: each run's ``measured`` tokens, or the cap (:func:`grid_flops`)."""
     hardware = config.hardware
-    return grid_flops(config, task, size) / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
+    return grid_flops(config, task, size, measured) / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
 
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:

@@ -134,18 +134,13 @@ def gpu_model(gpu_name: str) -> str:
     return gpu_name.split()[0].lower() if gpu_name.split() else ""
 
 
-def newest(gpu_name: str, size: str, kind: str, setting: Setting | None = None) -> Measurement | None:
-    """The newest measurement of ``kind`` at ``size`` (in ``setting``; None: any) on the GPU model ``gpu_name`` names."""
-    model = gpu_model(gpu_name)
-    found = [m for m in measurements() if model and model in m.gpu and m.size == size and m.kind == kind and setting in (None, m.setting)]
-    return max(found, key=lambda m: m.order) if found else None
-
-
 def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
     """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
     None without one."""
-    found = newest(gpu_name, size, kind, setting)
-    return MeasuredMfu(found.mfu, found.record, found.samples) if found else None
+    model = gpu_model(gpu_name)
+    found = [m for m in measurements() if model and model in m.gpu and m.size == size and m.kind == kind and m.setting == setting]
+    newest = max(found, key=lambda m: m.order) if found else None
+    return MeasuredMfu(newest.mfu, newest.record, newest.samples) if newest else None
 
 
 def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:

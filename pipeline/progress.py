@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.configure import Resolved, resolve_in
-from pipeline.cost import Lengths, grid_flops, pretraining_gpu_hours
+from pipeline.cost import Lengths, finetuning_job_hours, pretraining_gpu_hours
 from pipeline.finetune.lengths import measured_lengths
 from pipeline.pretrain.trainer import PROGRESS_FILE
-from pipeline.rule_params import finetune_outputs
+from pipeline.rule_params import finetune_outputs, pretrain_work_dir
 from pipeline.targets import finetuned, output, pretrain_runs
 
 
@@ -44,7 +44,7 @@ def pretraining_work(resolved: Resolved, directory: Path) -> list[Work]:
         if (directory / output("pretrain", name=name, size=size)).is_file():
             work.append(Work("pretrain", plan.run, hours, 1.0, ""))
             continue
-        saved = directory / "results" / "resume" / "pretrain" / plan.run / PROGRESS_FILE
+        saved = directory / pretrain_work_dir(name, size) / PROGRESS_FILE
         step = json.loads(saved.read_text())["step"] if saved.is_file() else plan.first_step
         share = (step - plan.first_step) / (plan.last_step - plan.first_step)
         work.append(Work("pretrain", plan.run, hours, share, f"{plan.run} at step {step:,} of {plan.last_step:,}"))
@@ -53,13 +53,12 @@ def pretraining_work(resolved: Resolved, directory: Path) -> list[Work]:
 
 def finetuning_work(resolved: Resolved, directory: Path, lengths: Lengths) -> list[Work]:
     config = resolved.config
-    rate = config.hardware.gpu_peak_tflops * 1e12 * config.hardware.assumed_finetune_mfu
     work = []
     for task, name, size in finetuned(resolved):
         if config.tasks[task].trained_with is not None:  # scored in its trainer's jobs
             continue
         scores = output("finetune", task=task, name=name, size=size)
-        hours = grid_flops(config, task, size, lengths.get(task)) / rate / 3600
+        hours = finetuning_job_hours(config, task, size, lengths.get(task))
         label = f"{task}/{name}-{size}"
         if (directory / scores).is_file():
             work.append(Work("finetune", label, hours, 1.0, ""))

@@ -172,8 +172,13 @@ def pretrain(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
         "start": pretrain_start_dir(resolved, name, size),
         "tokens": pretrain_tokens(resolved, name, size),
         "out": f"results/pretrain/{name}-{size}",
-        "work_dir": f"results/resume/pretrain/{name}-{size}",
+        "work_dir": pretrain_work_dir(name, size),
     }
+
+
+def pretrain_work_dir(name: str, size: str) -> str:
+    """A pretraining job's resume state (its state.pt, progress.json and checkpoints)."""
+    return f"results/resume/pretrain/{name}-{size}"
 
 
 @rule("import_model", "import-model")
