@@ -5,10 +5,11 @@
 # vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
 # (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
 #   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
-#   then, at the fastest micro-batch: trainer (the Trainer there, for the ratio), liger (Liger Kernel's fused
-#   linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
+#   then, at the fastest micro-batch: trainer (the Trainer there, for the ratio), flex (FlexAttention's block mask
+#   for the split samples: pretraining.compute.attention flex; kept if faster), packed (whole blocks: what split costs),
+#   liger (Liger Kernel's fused linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
 #   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
-#   best: those of the four >= 2% faster than the fastest micro-batch with agreeing losses, together, beside the Trainer;
+#   best: those of the levers >= 2% faster than the fastest micro-batch with agreeing losses, together, beside the Trainer;
 #   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
 #   last-step training losses with mb8's (same weights, tokens and masks: bf16 rounding alone may part them).
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
@@ -95,9 +96,19 @@ size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
     echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
     attempt trainer "$size" --micro-batch-size "$micro"  # the Trainer there, before the riskier attempts: a ratio in any case
     # Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
-    declare -A options_of=([liger]="--lm-head liger" [model]="--compile-scope model" [flash]="--sdpa-backend flash"
-        [graphs]="--compile-mode reduce-overhead")
+    # flex first: split samples under FlexAttention's block mask (pretraining.compute.attention: flex), the study's
+    # varlen saving; then packed, the same run on whole blocks, which split samples should cost at most 5% over.
+    declare -A options_of=([flex]="--attention flex" [liger]="--lm-head liger" [model]="--compile-scope model"
+        [flash]="--sdpa-backend flash" [graphs]="--compile-mode reduce-overhead")
     kept=()
+    if [ "$device" = cpu ]; then
+        echo "flex: skipped on the CPU (FlexAttention has no backward there)" | tee -a "$out/summary.md"
+    else
+        attempt flex "$size" --micro-batch-size "$micro" --no-trainer --attention flex
+        beats flex "$best" && kept+=(--attention flex)
+    fi
+    # its losses differ from mb8's by design (other samples): the comparison printed is not a check here
+    attempt packed "$size" --micro-batch-size "$micro" --no-trainer --samples packed "${kept[@]}"
     for name in liger model flash graphs; do
         read -ra options <<< "${options_of[$name]}"
         attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
@@ -107,16 +118,20 @@ size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
     [ ${#kept[@]} -gt 0 ] && attempt best "$size" --micro-batch-size "$micro" "${kept[@]}"  # with the Trainer: the ratio in one run
 }
 
-preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batch that fits
+preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batch that fits, with what SIZE kept
+    # (PART=presets runs none at SIZE: PRESET_OPTIONS="--attention flex --lm-head liger" gives them)
+    read -ra preset_options <<< "${PRESET_OPTIONS:-}"
     for preset in 610m 1b; do
         [ "$device" = cpu ] && continue  # the large presets are a GPU's
-        for mb in 8 4 2 1; do attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 && break; done
+        for mb in 16 8 4 2 1; do
+            attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 "${kept[@]}" "${preset_options[@]}" && break
+        done
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): 9 at SIZE, then 610M and 1B
-remaining=0
-[ "$part" = presets ] || remaining=$((remaining + 9))
+# attempts still to run (for each one's fair share of the budget): 11 at SIZE, then 610M and 1B
+remaining=0 kept=()
+[ "$part" = presets ] || remaining=$((remaining + 11))
 [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2))
 [ "$part" = presets ] || size_attempts
 [ "$part" = attempts ] || preset_attempts

@@ -162,6 +162,7 @@ class Bench:
             compile=trainer_compiles,
             fused_optimizer=args.fused_optimizer,
             sparse_prediction=not args.dense_lm_head,
+            attention=args.attention,
         )
         spec = PretrainingSpec(
             sizes=("bench",),
@@ -317,6 +318,9 @@ def main() -> None:
     parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers", help="with --compile: what is compiled")
     parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
     parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
+    parser.add_argument(
+        "--attention", choices=("sdpa", "flex"), default="sdpa", help="ours: the kernel (pretraining.compute.attention; flex: GPU only)"
+    )
     parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
     parser.add_argument(
         "--samples", choices=("packed", "split"), default="packed", help="ours: split: the study's cut samples, as config/paper.yaml trains"
@@ -325,6 +329,8 @@ def main() -> None:
     parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
     parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
     args = parser.parse_args()
+    if args.attention == "flex" and args.device != "cuda":
+        parser.error("--attention flex: FlexAttention has no backward on the CPU; give --device cuda")
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
     if args.micro_batch_size and args.batch_size % args.micro_batch_size:
@@ -439,7 +445,7 @@ def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: floa
     commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
     attempt = (
         f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager"
-    ) + f", LM head {args.lm_head}, SDPA {args.sdpa_backend}, {args.samples} samples"
+    ) + f", attention {args.attention}, LM head {args.lm_head}, SDPA {args.sdpa_backend}, {args.samples} samples"
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"

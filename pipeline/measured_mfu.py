@@ -50,12 +50,13 @@ class Setting:
     sequence_length: int
     precision: str
     vocab_size: int
+    attention: str = "sdpa"  # the kernel (pretraining.compute.attention); records from before it had none: SDPA
 
 
 def setting_of(config: Config, size: str) -> Setting:
     pretraining, compute = config.pretraining, config.pretraining.compute.for_size(size)
     micro = compute.micro_batch_size or pretraining.batch_size
-    return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size)
+    return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size, compute.attention)
 
 
 def batch_line(setting: Setting, size: str) -> str:
@@ -116,7 +117,8 @@ def measurements() -> tuple[Measurement, ...]:
         args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
         if not gpu or args.get("device") != "cuda" or not args.get("size") or any(args.get(k) != v for k, v in JOB_PATH.items()):
             continue
-        setting = Setting(args["micro_batch_size"] or args["batch_size"], args["sequence_length"], args["precision"], args["vocab_size"])
+        micro = args["micro_batch_size"] or args["batch_size"]
+        setting = Setting(micro, args["sequence_length"], args["precision"], args["vocab_size"], args.get("attention", "sdpa"))
         for kind, sides in record.get("summary", {}).items():
             if "mfu_datasheet" in sides.get("ours", {}):
                 order = (history_position(record.get("git_commit")), path.name)

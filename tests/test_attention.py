@@ -20,7 +20,7 @@ from transformers.masking_utils import create_bidirectional_mask, create_causal_
 
 from pipeline.batch import Batch
 from pipeline.example import IGNORE
-from pipeline.model.attention import prefix_attention_mask
+from pipeline.model.attention import prefix_attention_mask, split_sample_mask
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode
 from pipeline.tokenization.special_tokens import SpecialIds
 from tests.conftest import MICRO
@@ -196,3 +196,29 @@ def test_a_row_cut_in_two_samples_is_those_samples_encoded_alone(attention: str)
             for piece in (slice(0, start), slice(start, 32)):
                 alone = encode(model, Batch(input_ids[row : row + 1, piece], labels[row : row + 1, piece], attention))
                 torch.testing.assert_close(cut[row : row + 1, piece], alone, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attention", ["causal", "bidirectional"])
+def test_flex_attention_encodes_split_samples_as_sdpa_does(attention: str) -> None:
+    """pretraining.compute.attention: flex. The block mask, through transformers' FlexAttention
+    path, gives the dense mask's hidden states (forward only: FlexAttention has no backward on
+    the CPU, which is why flex is a GPU setting)."""
+    model = micro_model(attention)
+    generator = torch.Generator().manual_seed(2)
+    input_ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 32), generator=generator)
+    batch = Batch(input_ids, torch.full_like(input_ids, IGNORE), attention, segment_starts=torch.tensor([12, 20]))
+    with torch.no_grad():
+        dense = encode(model, batch)
+        model.set_attn_implementation("flex_attention")
+        flex = encode(model, batch)
+    torch.testing.assert_close(flex, dense, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_block_mask_skips_the_tiles_between_two_samples(causal: bool) -> None:
+    """A 256-token row cut at 128: of FlexAttention's four 128 x 128 tiles, the two that pair one
+    sample's queries with the other's keys are never computed (the work SDPA's dense mask does)."""
+    block_mask = split_sample_mask(torch.tensor([128]), 256, causal=causal, flex=True)
+    assert block_mask.to_dense()[0, 0].tolist() == [[1, 0], [0, 1]]  # (query tile, key tile): computed or not
+    full = block_mask.full_kv_num_blocks[0, 0].tolist()  # tiles needing no mask at all: both, bidirectionally
+    assert full == ([0, 0] if causal else [1, 1])

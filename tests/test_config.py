@@ -219,6 +219,10 @@ def test_shipped_configs_parse():
         (lambda c: c["pretraining"].update(objectives=[]), "cfg.pretraining.objectives: must list at least one"),
         (lambda c: c["corpus"].update(documents=[]), "cfg.corpus.documents: must list at least one"),
         (
+            lambda c: c["pretraining"].setdefault("compute", {}).update(attention="flex"),
+            "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1)",
+        ),
+        (
             lambda c: c["tokenizer"].update(vocab_size=1),
             "cfg.tokenizer.vocab_size: 1 is below the 296 tokens a trained byte-level BPE starts with (256 bytes + 40 special tokens)",
         ),

@@ -146,7 +146,8 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
     """bench/records: the H100's 210M CLM and MLM at micro-batch 8 replace the assumed 40%; the
     H200's newest record (by this repository's history) wins over its older one; a size never
     measured on a GPU has no measurement of its own, and neither has a setting measured otherwise
-    than the config's jobs run (another micro-batch, length, precision or vocabulary)."""
+    than the config's jobs run (another micro-batch, length, precision, vocabulary or attention kernel:
+    every record so far ran SDPA)."""
     from pipeline.measured_mfu import Setting, measured_mfu, setting_of
 
     assert setting_of(paper, "210m") == Setting(micro_batch_size=16, sequence_length=2048, precision="bf16", vocab_size=128256)
@@ -161,6 +162,7 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
         dataclasses.replace(paper_210m, sequence_length=1024),
         dataclasses.replace(paper_210m, precision="fp32"),
         dataclasses.replace(paper_210m, vocab_size=32000),
+        dataclasses.replace(paper_210m, attention="flex"),
     ):
         assert measured_mfu("H100 80GB SXM", "210m", "clm", other) is None, other
 

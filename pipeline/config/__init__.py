@@ -256,6 +256,11 @@ class Config:
             for name in names:
                 if name not in known:
                     raise ValueError(f"{where}: {name!r} is not defined (defined: {', '.join(sorted(known))})")
+        if self.pretraining.compute.attention == "flex" and self.hardware.gpus_per_run == 0:
+            raise ValueError(
+                "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
+                "on the CPU; use 'sdpa'"
+            )
         self._check_trained_with()
         self._check_curve_families()
         used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]

@@ -170,6 +170,10 @@ class ComputeSpec:
 
     precision: Literal["fp32", "bf16"] = "fp32"  # bf16: autocast around forward and loss, float32 weights and AdamW state
     compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
+    # The attention kernel. sdpa: PyTorch's scaled_dot_product_attention; split samples pass it a dense
+    # mask, which keeps its fused kernels off. flex: FlexAttention, whose block mask skips the tiles
+    # between a row's two samples (the study's variable-length flash kernel's saving); GPU only.
+    attention: Literal["sdpa", "flex"] = "sdpa"
     fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
     sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
     micro_batch_size: Count | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once

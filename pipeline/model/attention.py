@@ -6,11 +6,20 @@ Causal and bidirectional attention need nothing here: ``LlamaModel`` masks causa
 mask OR-ed with "the key lies in this example's prefix", through the same
 ``create_causal_mask(or_mask_function=...)`` hook Gemma 3 uses for bidirectional image
 tokens. The result is a 4-D mask that ``LlamaModel`` takes as-is.
+
+The study's split samples (two a row, :mod:`pipeline.pretrain.samples`) are one mask in two
+forms. Under SDPA it is a dense (B, 1, L, L) boolean, which keeps SDPA off its fused kernels
+and computes every query-key pair, the masked half too. Under FlexAttention it is a
+``BlockMask`` built from the same rule: the kernel skips every 128 x 128 tile that lies wholly
+in the other sample, which is the work flash attention's variable-length kernel (the study's,
+``cu_seq_lens``) does not do either. FlexAttention has no backward on the CPU (torch 2.13), so
+it is a GPU setting (``pretraining.compute.attention: flex``).
 """
 
 from __future__ import annotations
 
 import torch
+from torch.nn.attention.flex_attention import BlockMask, create_block_mask
 from transformers.masking_utils import create_causal_mask
 
 
@@ -40,6 +49,27 @@ def prefix_attention_mask(
         position_ids=position_ids,
         or_mask_function=prefix_mask_function(prefix_lengths),
     )
+
+
+def same_sample_function(segment_starts: torch.Tensor, causal: bool):
+    """FlexAttention mask_mod: query ``q`` sees key ``kv`` when both lie on one side of their row's
+    cut ``segment_starts[b]`` (and, causal, ``kv <= q``); the rule of :func:`segment_attention_mask`."""
+
+    def same_sample(batch_idx, head_idx, q_idx, kv_idx):
+        start = segment_starts[batch_idx]
+        visible = (q_idx < start) == (kv_idx < start)
+        return visible & (kv_idx <= q_idx) if causal else visible
+
+    return same_sample
+
+
+def split_sample_mask(segment_starts: torch.Tensor, length: int, causal: bool, flex: bool) -> torch.Tensor | BlockMask:
+    """The split samples' mask in the form the attention kernel takes: a ``BlockMask`` (B, 1, L, L)
+    for FlexAttention, else the dense boolean of :func:`segment_attention_mask`."""
+    if flex:
+        function = same_sample_function(segment_starts, causal)
+        return create_block_mask(function, len(segment_starts), None, length, length, device=segment_starts.device)
+    return segment_attention_mask(segment_starts, length, causal)
 
 
 def segment_attention_mask(segment_starts: torch.Tensor, length: int, causal: bool) -> torch.Tensor:

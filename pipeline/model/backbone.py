@@ -35,7 +35,7 @@ from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.example import IGNORE, Attention
 from pipeline.integrity import verify_recorded
-from pipeline.model.attention import prefix_attention_mask, segment_attention_mask, segment_positions
+from pipeline.model.attention import prefix_attention_mask, segment_positions, split_sample_mask
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -183,7 +183,8 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
     if batch.segment_starts is not None:  # two samples a row (pipeline.pretrain.samples); never padded
         length = batch.input_ids.shape[1]
-        mask = segment_attention_mask(batch.segment_starts, length, causal=batch.attention == "causal")
+        flex = model.config._attn_implementation == "flex_attention"  # pretraining.compute.attention
+        mask = split_sample_mask(batch.segment_starts, length, causal=batch.attention == "causal", flex=flex)
         positions = segment_positions(batch.segment_starts, length)
         return model.base_model(input_ids=batch.input_ids, attention_mask=mask, position_ids=positions, **no_cache).last_hidden_state
     if batch.attention == "prefix":

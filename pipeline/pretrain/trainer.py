@@ -116,6 +116,8 @@ class Trainer:
         self.processes = processes or Processes(0, 1, torch.device("cpu"))
         device = self.processes.device
         self.model = model.to(device)
+        if self.compute.attention == "flex":  # every layer's attention, and the split samples' mask (model.backbone.encode)
+            self.model.set_attn_implementation("flex_attention")
         # The objective's loss may own trainable parts (NSP head, ELECTRA generator): they are
         # optimised, saved and resumed with the backbone; only the backbone is exported.
         self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.sparse_prediction).to(device)
