@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline import jobs, strict
+from pipeline.analysis.scoring import chosen_on_validation
 from pipeline.configure import read_configs, resolve
-from pipeline.report.scoring import chosen_on_validation
 
 MODELS = {"clm": "results/pretrain/clm-tiny/model", "mlm": "results/pretrain/mlm-tiny/model", "random": "results/init/random-tiny"}
 KINDS = {"clm": "clm", "mlm": "mlm", "random": "random"}
@@ -126,7 +126,7 @@ def main() -> None:
 
 
 def chosen(grid: list[dict]) -> dict:
-    """The LR the report chooses on validation (pipeline.report.scoring), its mean scores there,
+    """The LR the report chooses on validation (pipeline.analysis.scoring), its mean scores there,
     and the mean of each other test metric at it."""
     points = pd.DataFrame(grid)
     best, validation, test = chosen_on_validation(points, "learning_rate")

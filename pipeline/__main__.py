@@ -35,10 +35,10 @@ STAGES = {
     "minimal-pairs": ("pipeline.zeroshot.score_pairs", "score one model on every minimal pair, without fine-tuning"),
     "bag-of-words": ("pipeline.baselines.bag_of_words", "score the bag-of-words reference on one classification task"),
     "study-results": (
-        "pipeline.external.study_results",
+        "pipeline.analysis.study_results",
         "recompute the study's released fine-tuning results (EncodEval) with this protocol",
     ),
-    "aggregate": ("pipeline.report.aggregate", "collect per-run JSON into tidy CSV tables"),
+    "aggregate": ("pipeline.analysis.aggregate", "collect per-run JSON into tidy CSV tables"),
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
     "check-config": ("pipeline.check_config", "validate a config file"),
     "cost": ("pipeline.cost_printout", "estimate GPU-hours per stage and peak GPU memory per size of a config"),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import strict
+from pipeline.analysis.claims.spec import Claim, read_claims
 from pipeline.config import Config, TokenizerSpec
 from pipeline.data.task_rows import TASK_TYPES, unmapped_fields
 from pipeline.errors import PipelineError
@@ -28,7 +29,6 @@ from pipeline.metrics import get_metric
 from pipeline.objectives import LOSSES_WITH_PARAMETERS, parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
 from pipeline.pretrain.samples import SPLIT_KINDS
-from pipeline.report.claims.spec import Claim, read_claims
 from pipeline.staging.mirror import mirrored
 from pipeline.tokenization.special_tokens import special_token_list
 

@@ -40,10 +40,11 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.worker_usage import USAGE_PREFIX
+
 ENVIRONMENT_VARIABLE = "PIPELINE_WARM_WORKER"
 SERVE_COMMAND = "warm-worker"  # python -m pipeline warm-worker --socket PATH --idle SECONDS
 STAGES = ("finetune", "minimal-pairs")  # CPU jobs that are torch imports for a good part of their time
-USAGE_PREFIX = "warm worker usage: "
 STREAMS = (0, 1, 2)
 MAX_MESSAGE = 1 << 20
 REQUEST_SECONDS = 10.0

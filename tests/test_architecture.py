@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from pipeline import code_graph
+from pipeline.analysis.claims.spec import read_claims
 from pipeline.code_graph import import_graph, package_modules
-from pipeline.report.claims.spec import read_claims
 from tests.conftest import REPO
 
 MAX_LINES = 450
@@ -30,7 +30,7 @@ def reachable(start: str) -> set[str]:
 def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
     # pipeline/__main__.py imports its stages by name at run time; the rest import statically.
     assert "pipeline.configure" in GRAPH["pipeline.check_config"]
-    assert "pipeline.report.contract" in GRAPH["pipeline.report.claims.registry"]
+    assert "pipeline.analysis.contract" in GRAPH["pipeline.analysis.claims.registry"]
 
 
 def test_no_import_cycle_in_the_package() -> None:
@@ -48,10 +48,10 @@ def test_no_import_cycle_in_the_package() -> None:
         # The results contract and the claim checks never reach the aggregate stage or the renderer;
         # they read the objective registry, which needs no more than numpy.
         (
-            "pipeline.report.contract",
+            "pipeline.analysis.contract",
             {
-                "pipeline.report.runs",
-                "pipeline.report.stats",
+                "pipeline.analysis.runs",
+                "pipeline.analysis.stats",
                 "pipeline.errors",
                 "pipeline.objectives",
                 *code_graph.reachable(import_graph(), "pipeline.objectives"),  # its kinds, registered by name
@@ -65,7 +65,7 @@ def test_floors_import_nothing_above_them(floor: str, allowed: set[str]) -> None
     assert outside <= allowed
 
 
-@pytest.mark.parametrize("module", ["pipeline.objectives", "pipeline.configure", "pipeline.report.runs"])
+@pytest.mark.parametrize("module", ["pipeline.objectives", "pipeline.configure", "pipeline.analysis.runs"])
 def test_the_registries_and_the_planner_import_without_torch(module: str) -> None:
     """The report and Snakemake's planning read the objective registry; torch (seconds to
     import, gigabytes on a GPU machine) belongs to the stages that train."""
@@ -76,9 +76,9 @@ def test_the_registries_and_the_planner_import_without_torch(module: str) -> Non
 @pytest.mark.parametrize(
     ("module", "forbidden"),
     [
-        ("pipeline.report.render", "pipeline.report.aggregate"),
-        ("pipeline.report.claims", "pipeline.report.aggregate"),
-        ("pipeline.report.claims.spec", "pipeline.report.render"),
+        ("pipeline.report.render", "pipeline.analysis.aggregate"),
+        ("pipeline.analysis.claims", "pipeline.analysis.aggregate"),
+        ("pipeline.analysis.claims.spec", "pipeline.report.render"),
         ("pipeline.pretrain.plan", "pipeline.configure"),
         ("pipeline.data.sources", "pipeline.data.sources.wikitext"),  # mwparserfromhell only when Wikipedia is read
         ("pipeline.data.sources", "pipeline.staging.mirror"),  # the readers read the mirror; rewriting configs is above them
@@ -100,7 +100,7 @@ def test_registry_members_only_define_and_register_at_their_top_level() -> None:
     sound because loading a member can change nothing beyond its own names and its registration:
     no top-level statement but imports, definitions, assignments to its own names and register calls."""
     members = registry_members()
-    assert {"pipeline.objectives.ul2", "pipeline.metrics.span_f1", "pipeline.report.claims.headline"} <= set(members)
+    assert {"pipeline.objectives.ul2", "pipeline.metrics.span_f1", "pipeline.analysis.claims.headline"} <= set(members)
     defining = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.If)  # if: TYPE_CHECKING blocks
     for module in members:
         for node in ast.parse(MODULES[module].read_text()).body:

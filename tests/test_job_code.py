@@ -84,13 +84,13 @@ def test_prose_in_a_registry_member_reruns_nothing(tmp_path, relative, edit):
 def test_every_registered_name_is_found_in_its_member_s_source():
     """The code graph finds each family's names statically (the literal in the register call); a
     name it could not find would keep the whole registry in every job's hash, silently."""
+    from pipeline.analysis.catalog import TABLES
+    from pipeline.analysis.claims.registry import KINDS
     from pipeline.code_graph import package_modules, registered_names
     from pipeline.finetune.task_types import TASK_TYPES
     from pipeline.metrics import METRICS
     from pipeline.objectives import OBJECTIVES
     from pipeline.pretrain.losses import LOSSES
-    from pipeline.report.catalog import TABLES
-    from pipeline.report.claims.registry import KINDS
 
     modules = package_modules()
     for registry in (OBJECTIVES, LOSSES, TASK_TYPES, METRICS, TABLES, KINDS):

@@ -12,13 +12,13 @@ import torch
 from conftest import PARAGRAPHS, write_corpus
 
 from pipeline.__main__ import main
+from pipeline.analysis.pair_outcomes import win_rate
 from pipeline.config import MinimalPairsSpec
 from pipeline.data.corruptions import adjacent_swap, apply_edit, article, determiner_number, pronoun_verb_agreement
 from pipeline.data.minimal_pairs import build_pairs
 from pipeline.model.backbone import load_language_model
 from pipeline.zeroshot.likelihood import encode_sentences, masked_copies, pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import PSEUDO_LOG_LIKELIHOOD, SENTENCE_LOG_LIKELIHOOD, scoring_methods
-from pipeline.zeroshot.outcomes import win_rate
 
 
 def corrupted(kind, sentence: str) -> list[str]:

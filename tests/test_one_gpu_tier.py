@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from pipeline.analysis.claims.curves import c04_verdict
+from pipeline.analysis.stats import Estimate
 from pipeline.configure import read_configs, resolve
 from pipeline.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
 from pipeline.cost_printout import GPU_MODELS, format_estimate, on_gpu
@@ -16,8 +18,6 @@ from pipeline.errors import PipelineError
 from pipeline.finetune.lengths import padded_step_tokens
 from pipeline.finetune.task_types.retrieval import RetrievalExample
 from pipeline.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
-from pipeline.report.claims.curves import c04_verdict
-from pipeline.report.stats import Estimate
 from pipeline.schedules import learning_rate
 from tests.conftest import REPO
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.external.published_claims import published_verdicts
+from pipeline.analysis.claims.spec import read_claims
+from pipeline.analysis.published_claims import published_verdicts
 from pipeline.external.published_tables import read_published_tables
-from pipeline.report.claims.spec import read_claims
 from tests.conftest import REPO
 
 

@@ -9,12 +9,12 @@ import inspect
 
 import pytest
 
+from pipeline.analysis.claims.registry import KINDS
+from pipeline.analysis.runs import SECTIONS
 from pipeline.data.sources import READERS, reader_function
 from pipeline.metrics import METRICS
 from pipeline.objectives import kind_of, registered_kinds
 from pipeline.pretrain.losses import LOSSES
-from pipeline.report.claims.registry import KINDS
-from pipeline.report.runs import SECTIONS
 
 
 @pytest.mark.parametrize("kind", registered_kinds())
@@ -71,9 +71,9 @@ def test_a_registry_refuses_a_name_twice_naming_both_modules_and_an_unknown_name
 def test_every_family_is_loaded_by_the_one_loader_and_each_member_registers_from_its_own_module() -> None:
     """No package keeps a list of its members: each family's __init__ calls load_members, and each
     entry names the module it came from."""
+    from pipeline.analysis.catalog import TABLES
     from pipeline.finetune.task_types import TASK_TYPES
     from pipeline.objectives import OBJECTIVES
-    from pipeline.report.catalog import TABLES
 
     families = {
         "objectives": OBJECTIVES,

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from pipeline.report.budget_trend import fit_trend
+from pipeline.analysis.budget_trend import fit_trend
 
 
 def points(effects: list[float], half_width: float, tokens: tuple[float, ...] = (1e5, 1e6, 1e7)) -> pd.DataFrame:

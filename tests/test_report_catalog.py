@@ -11,8 +11,9 @@ import pytest
 from report_fakes import write_fake_results
 
 from pipeline.__main__ import main
-from pipeline.report import catalog
-from pipeline.report.catalog import TABLES, Display, ResultTable, build_order
+from pipeline.analysis import catalog
+from pipeline.analysis.catalog import TABLES, ResultTable, build_order
+from pipeline.report.displays import DISPLAYS, Display
 from pipeline.report.render import report_sections
 from pipeline.report.tables import Table, row
 
@@ -28,9 +29,15 @@ def test_every_table_has_columns_a_description_and_known_needs() -> None:
 
 
 def test_every_display_goes_in_a_section_the_report_has() -> None:
-    for name, table in TABLES.items():
-        for display in table.displays:
-            assert display.section in EVERY_SECTION, f"{name}: no report section {display.section!r}"
+    for name, display in DISPLAYS.items():
+        assert display.section in EVERY_SECTION, f"{name}: no report section {display.section!r}"
+
+
+def test_every_display_named_by_a_table_is_rendered_and_every_rendered_one_is_named() -> None:
+    """A table names its displays (the aggregate side imports no rendering); the report renders
+    exactly those: none missing, none left over that no table shows."""
+    named = [display for table in TABLES.values() for display in table.displays]
+    assert sorted(named) == sorted(DISPLAYS), set(named) ^ set(DISPLAYS)
 
 
 def test_a_table_is_built_after_every_table_it_needs() -> None:
@@ -61,17 +68,18 @@ def runs_per_size_display(frames: Mapping[str, pd.DataFrame], confidence: float)
     return [Table("Pretrained runs per size (a table registered by the test)", ("Size", "Runs"), rows)]
 
 
-def test_a_new_table_is_one_registration(tmp_path: Path) -> None:
-    """What a new module of pipeline/report/catalog/ does, done here in the test: the table
-    is built, written, read back and shown in its section."""
+def test_a_new_table_is_one_registration_and_one_display(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new module of pipeline/analysis/catalog/ and its entry in pipeline/report/displays.py
+    do, done here in the test: the table is built, written, read back and shown in its section."""
     table = ResultTable(
         "runs_per_size",
         "per size: how many runs were pretrained",
         ("size", "runs"),
         ("pretraining",),
         runs_per_size,
-        displays=(Display("pretraining", 1, runs_per_size_display),),
+        displays=("runs_per_size",),
     )
+    monkeypatch.setitem(DISPLAYS, "runs_per_size", Display("pretraining", 1, runs_per_size_display))
     tree = write_fake_results(tmp_path)
     with TABLES.extra(table.name, table):
         assert main(tree.aggregate_argv(tmp_path / "tables")) == 0

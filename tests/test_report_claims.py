@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from report_fakes import BONUS, LR_PENALTY, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
+from pipeline.analysis.aggregate import build_tables, read_sources
+from pipeline.analysis.claims import check_claims
+from pipeline.analysis.claims.curves import c04_verdict, crossing, faster_verdict, threshold_bracket
+from pipeline.analysis.claims.registry import KINDS
+from pipeline.analysis.claims.spec import read_claims
+from pipeline.analysis.claims.verdicts import Verdict
+from pipeline.analysis.contract import FLOOR_MARGIN, Results
+from pipeline.analysis.stats import Estimate
 from pipeline.errors import PipelineError
-from pipeline.report.aggregate import build_tables, read_sources
-from pipeline.report.claims import check_claims
-from pipeline.report.claims.curves import c04_verdict, crossing, faster_verdict, threshold_bracket
-from pipeline.report.claims.registry import KINDS
-from pipeline.report.claims.spec import read_claims
-from pipeline.report.claims.verdicts import Verdict
-from pipeline.report.contract import FLOOR_MARGIN, Results
-from pipeline.report.stats import Estimate
 
 CLAIMS_FILE = Path(__file__).resolve().parents[1] / "config" / "claims.yaml"
 CLAIMS = {claim.id: claim for claim in read_claims(CLAIMS_FILE)}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline import strict
+from pipeline.analysis.runs import MASKING, TWO_STAGE, reference_runs, run_placements
 from pipeline.objectives import parse_objective
-from pipeline.report.runs import MASKING, TWO_STAGE, reference_runs, run_placements
 
 OBJECTIVES = {
     "clm": {"kind": "clm"},

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.report.stats import (
+from pipeline.analysis.stats import (
     Estimate,
     average,
     difference,
@@ -16,6 +15,7 @@ from pipeline.report.stats import (
     replicates_to_detect,
     t_critical,
 )
+from pipeline.errors import PipelineError
 
 
 @pytest.mark.parametrize(

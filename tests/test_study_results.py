@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.report.claims.spec import read_claims
+from pipeline.analysis.claims.spec import read_claims
 from tests.paper_hub import ENCODEVAL_FIXTURE, write_released_results, write_results_json
 
 # validation / test per-example scores of (model, LR, seed): SST-2-like accuracies (0/1) on 4

@@ -43,7 +43,7 @@ class Objective:
         return self.fn(block, rng, special, self.params)
 
 
-# The report sections objectives are shown in (pipeline/report/runs.py orders them).
+# The report sections objectives are shown in (pipeline/analysis/runs.py orders them).
 CAUSAL_SECTION, MASKED_SECTION, DENOISING_SECTION = "Causal LM", "Masked LM", "Prefix LM and span denoisers"
 
 

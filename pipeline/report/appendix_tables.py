@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.text import duration_text, number_text, plus_minus_text
 from pipeline.report.tables import Cell, Table, key, num, row
-from pipeline.report.text import duration_text, number_text, plus_minus_text
 
 
 def sources_table(manifests: Sequence[Mapping[str, Any]]) -> Table:

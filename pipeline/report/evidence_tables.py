@@ -8,9 +8,9 @@ import math
 
 import pandas as pd
 
-from pipeline.report.replicates import variance_text
+from pipeline.analysis.replicates import variance_text
+from pipeline.analysis.text import count_text, interval_text
 from pipeline.report.tables import Cell, Table, key, num, row
-from pipeline.report.text import count_text, interval_text
 
 DECIDED = ("MLM", "CLM")
 

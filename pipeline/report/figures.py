@@ -22,9 +22,9 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from pipeline.report.runs import MASKING, SECTIONS, TWO_STAGE  # noqa: E402
-from pipeline.report.stats import mean_interval  # noqa: E402
-from pipeline.report.text import replacement_text  # noqa: E402
+from pipeline.analysis.runs import MASKING, SECTIONS, TWO_STAGE  # noqa: E402
+from pipeline.analysis.stats import mean_interval  # noqa: E402
+from pipeline.analysis.text import replacement_text  # noqa: E402
 
 # Colour-blind-safe (ColorBrewer Dark2); objective kinds outside these three take
 # the remaining colours in a stable order.

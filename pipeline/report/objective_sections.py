@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.report.runs import CAUSAL, CONTINUED, DENOISERS, MASKED, MASKING, OTHER, SECTIONS, TWO_STAGE
+from pipeline.analysis.runs import CAUSAL, CONTINUED, DENOISERS, MASKED, MASKING, OTHER, SECTIONS, TWO_STAGE
+from pipeline.analysis.text import interval_text, percent_text, plus_minus_text, replacement_text, yardstick_text
 from pipeline.report.tables import Cell, Table, key, num, row
-from pipeline.report.text import interval_text, percent_text, plus_minus_text, replacement_text, yardstick_text
 
 SECTION_INTROS = {
     CAUSAL: "Left-to-right next-token prediction. MEAP replaces a share of a causal LM's input positions by [MASK] and still predicts "

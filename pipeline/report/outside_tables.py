@@ -1,6 +1,6 @@
 """Models and results made outside this harness, in points: checkpoints of ``outside_models``
 fine-tuned here beside this run's CLM and MLM, and the study's released results (EncodEval)
-recomputed with this protocol (:mod:`pipeline.external.study_results`): one table per task
+recomputed with this protocol (:mod:`pipeline.analysis.study_results`): one table per task
 family, a model per row and a dataset per column, the paired per-example comparisons, and
 the study's numbers beside this harness's for the checkpoints both fine-tuned."""
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.report.stats import Estimate, ci_side
+from pipeline.analysis.stats import Estimate, ci_side
+from pipeline.analysis.text import interval_text
 from pipeline.report.tables import Table, claim_evidence, key, num, row, verdict_cell
-from pipeline.report.text import interval_text
 
 
 def outside_models_table(outside: pd.DataFrame, run_scores: pd.DataFrame) -> Table:

@@ -27,19 +27,21 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from pipeline import strict, warm_worker
+from pipeline import strict
+from pipeline.analysis.catalog import TABLES
+from pipeline.analysis.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
+from pipeline.analysis.records import NUMBER, validated
+from pipeline.analysis.runs import MASKING, TWO_STAGE
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept, read_json
 from pipeline.report import appendix_tables, evidence_tables, figures
-from pipeline.report.catalog import TABLES
-from pipeline.report.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
+from pipeline.report.displays import DISPLAYS
 from pipeline.report.objective_sections import ObjectiveSection, objective_sections
 from pipeline.report.outside_tables import study_claims_table, study_paired_table, study_score_tables, study_versus_table
-from pipeline.report.records import NUMBER, validated
-from pipeline.report.runs import MASKING, TWO_STAGE
 from pipeline.report.study_curve import study_curve_figure
 from pipeline.report.tables import Table
+from pipeline.worker_usage import USAGE_PREFIX
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "replication.html.j2"
@@ -133,8 +135,8 @@ def worker_usage(path: Path) -> dict[str, float] | None:
     log = Path(*path.parts[:index], "logs", *path.parts[index + 1 :]).with_suffix(".log") if index is not None else None
     if log is None or not log.is_file():
         return None
-    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith(warm_worker.USAGE_PREFIX)]
-    return json.loads(lines[-1].removeprefix(warm_worker.USAGE_PREFIX)) if lines else None
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith(USAGE_PREFIX)]
+    return json.loads(lines[-1].removeprefix(USAGE_PREFIX)) if lines else None
 
 
 def read_benchmarks(paths: list[Path]) -> pd.DataFrame:
@@ -239,14 +241,15 @@ class Block:
 
 
 def section_blocks(frames: Mapping[str, pd.DataFrame], confidence: float) -> dict[str, list[Block]]:
-    """Every display the result tables register (:mod:`.catalog`), by section, in order; the
-    template shows a section's blocks where the section has its tables."""
-    displays = sorted(
-        ((display.section, display.order, name, display) for name, table in TABLES.items() for display in table.displays),
-        key=lambda entry: entry[:3],
+    """Every display the result tables name (:mod:`pipeline.analysis.catalog`), as
+    :mod:`.displays` places and renders it, by section, in order; the template shows a
+    section's blocks where the section has its tables."""
+    shown = sorted(
+        ((DISPLAYS[name].section, DISPLAYS[name].order, name) for table in TABLES.values() for name in table.displays),
     )
     blocks: dict[str, list[Block]] = {}
-    for section, _, _, display in displays:
+    for section, _, name in shown:
+        display = DISPLAYS[name]
         blocks.setdefault(section, []).append(Block(display.render(frames, confidence), display.empty, display.css))
     return blocks
 

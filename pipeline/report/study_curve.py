@@ -18,9 +18,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from pipeline.analysis.budget_trend import MLM_MINUS_CLM
+from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
 from pipeline.external.published_tables import AVERAGE, read_published_tables
-from pipeline.external.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
-from pipeline.report.budget_trend import MLM_MINUS_CLM
 from pipeline.report.figures import panel_figure
 
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.report.contract import FLOOR_MARGIN
-from pipeline.report.replicates import variance_text
-from pipeline.report.text import (
+from pipeline.analysis.contract import FLOOR_MARGIN
+from pipeline.analysis.replicates import variance_text
+from pipeline.analysis.text import (
     count_text,
     detectable_text,
     duration_text,
@@ -109,7 +109,7 @@ def headline_tables(
 ) -> list[Table]:
     """One "Task | MLM | CLM | Winner" table per size, with the references beside each task:
     random init (the same backbone, not pretrained) and the bag of words; family averages in bold.
-    ``study``: the study's own MLM − CLM (an Estimate) by (size, level, name), a column where a size has any.
+    ``study``: the study's own MLM − CLM (study_headline.csv's row) by (size, level, name), a column where a size has any.
 
     A winner is named only when the CI of MLM − CLM excludes zero; otherwise "tie". A row
     where neither run clears its trivial baseline is "no evidence", not a tie.
@@ -131,7 +131,8 @@ def headline_tables(
                     winner = Cell("no evidence", "winner-none")
                 lexical = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
                 theirs = study.get((size, item["level"], item["name"]))
-                beside = [num(interval_text(theirs.mean, theirs.low, theirs.high, signed=True) if theirs else "—")] if published else []
+                gap = [theirs[f"difference_{part}"] for part in ("mean", "low", "high")] if theirs is not None else None
+                beside = [num(interval_text(*gap, signed=True) if gap else "—")] if published else []
                 rows.append(
                     row(
                         key(name),

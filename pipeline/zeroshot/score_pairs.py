@@ -2,7 +2,7 @@
 
 Writes ``scores.json``: the pairs' ids and kinds, and per scoring method
 (:mod:`pipeline.zeroshot.methods`) the score of each good and each bad sentence, so the
-report can count wins (:mod:`pipeline.zeroshot.outcomes`) and compare two models pair
+report can count wins (:mod:`pipeline.analysis.pair_outcomes`) and compare two models pair
 by pair.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from pipeline import strict
+from pipeline.analysis.pair_outcomes import win_rate
 from pipeline.files import atomic_path, read_jsonl, write_json
 from pipeline.integrity import verify_recorded
 from pipeline.model.backbone import WEIGHTS_FILE, load_language_model
@@ -25,7 +26,6 @@ from pipeline.provenance import write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.zeroshot.likelihood import pseudo_log_likelihood, sentence_log_likelihood
 from pipeline.zeroshot.methods import ATTENTION, PSEUDO_LOG_LIKELIHOOD, scoring_methods
-from pipeline.zeroshot.outcomes import win_rate
 
 log = logging.getLogger(__name__)
 PLL_VARIANT = "within_word_l2r"

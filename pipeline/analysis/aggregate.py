@@ -1,0 +1,226 @@
+"""``python -m pipeline aggregate``: per-run result JSON into tidy CSV tables.
+
+Inputs are the contract with the other stages: ``results/finetune/{task}/{run}/
+scores.json``, ``results/pretrain/{run}/summary.json`` and ``results/data/tasks/
+{task}/stats.json``, and optionally the learning-curve scores of intermediate
+checkpoints, ``results/finetune/{task}/{run}/step-{N}/scores.json``, and the
+bag-of-words reference, ``results/baselines/{task}/bag_of_words/scores.json``, and the
+zero-shot minimal pairs, ``results/zeroshot/minimal_pairs/{run}/scores.json``. Each
+is validated here, so a malformed file fails with one line naming the file and key
+instead of a pandas traceback three tables later.
+
+Outputs (one directory, written atomically, with ``provenance.json``): one CSV per table
+registered in :mod:`.catalog`, each module there saying what a row is, what it is built
+from and where the report shows it; ``python -m pipeline aggregate --help`` lists them.
+
+Scores are in points (0-100). Every interval is a Student-t interval at
+``ReportSpec.confidence`` (see :mod:`.stats`): over fine-tuning seeds for one pretraining
+run, over pretraining seeds for an arm with several (``pretraining_seeds``); the zero-shot
+tables' are over minimal pairs for one run, over pretraining seeds for several.
+
+Names. A run is ``{name}-{size}``; ``run`` joins every table. Its ``run_name`` (the
+``name``) is what ``scores.json`` calls ``objective``: the fine-tuning stage only knows
+the run it was given. ``summary.json``'s ``objective`` is the config name of the
+objective the run trained with, kept as ``objective`` in pretraining.csv and
+objectives.csv: the same as the name for a from-scratch run (``mlm_20``), the *second*
+objective for two-stage and continued runs (``clm25_mlm`` and ``mlm_cpt_on_clm`` train
+``mlm``). The headline MLM vs CLM comparison takes the runs *named* ``mlm`` and ``clm``.
+
+objectives.csv groups runs by the report section that shows them (``section``, in
+:data:`SECTIONS` order): by objective kind, except masking-ratio and replacement-rule
+variants of MLM, two-stage and continued runs, which get sections of their own. The
+MLM and CLM runs are also repeated (``repeated`` true) as reference points in the
+sections whose runs are measured against them: the 40% point of the masking sweep, the
+0% and 100% ends of the two-stage CLM share. ``clm_share`` (two-stage section only) is
+the fraction of the step budget trained with CLM: first_step / num_steps for a split, 1
+or 0 for a shorter budget's CLM or MLM decay branch, which are that budget's ends and
+the references its splits are measured against.
+
+Learning curves. A ``--curve-scores`` file has the schema of a final model's
+scores.json plus ``pretraining_step`` (a final model's file has none, or null). A
+checkpoint goes through the final model's protocol (LR chosen on validation at that
+checkpoint, test seed mean), and every curve ends with its run's final model at step
+= num_steps, so its last point is the headline score. A checkpoint must be fine-tuned
+on the tasks its final model was, or its family average would average other tasks
+than the curve's last point. curve_comparison.csv pairs the headline's CLM and MLM
+runs only (those of comparison.csv: a two-stage run with curves is of kind MLM too)
+at every step both have. ``budget_fraction`` (step / num_steps) is how the claims
+compare steps across scales; it is blank in curve_comparison.csv where the two runs'
+budgets differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline import strict
+from pipeline.analysis.catalog import TABLES, Sources, build_order
+from pipeline.analysis.claims.spec import Claim, read_claims
+from pipeline.analysis.contract import Results
+from pipeline.analysis.curves import check_curve_tasks
+from pipeline.analysis.inputs import (
+    read_bag_of_words,
+    read_finetune_grid,
+    read_minimal_pairs,
+    read_pretraining,
+    read_protocols,
+    read_tasks,
+)
+from pipeline.config import ReportSpec
+from pipeline.errors import PipelineError
+from pipeline.files import atomic_path, previous_outputs_kept
+from pipeline.provenance import write_provenance
+
+
+def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
+    """Files written by different stages must agree on what a run or task is."""
+    merged = grid[keys + columns].drop_duplicates().merge(other[keys + columns], on=keys, suffixes=("", "_other"))
+    for column in columns:
+        differing = merged[merged[column] != merged[f"{column}_other"]]
+        if len(differing):
+            item = differing.iloc[0]
+            raise PipelineError(
+                f"{keys[0]} {item[keys[0]]!r}: scores.json says {column} {item[column]!r}, its {name} says {item[f'{column}_other']!r}"
+            )
+
+
+def read_sources(
+    scores_paths: Sequence[Path],
+    summary_paths: Sequence[Path],
+    task_stats_paths: Sequence[Path],
+    confidence: float,
+    curve_paths: Sequence[Path] = (),
+    bag_of_words_paths: Sequence[Path] = (),
+    minimal_pairs_paths: Sequence[Path] = (),
+    outside_paths: Sequence[Path] = (),
+    claims: Sequence[Claim] = (),
+) -> Sources:
+    """Read every input and check the files of different stages against each other."""
+    grid = read_finetune_grid(scores_paths)
+    outside_grid = read_finetune_grid(outside_paths)
+    pretraining, objective_params = read_pretraining(summary_paths)
+    tasks = read_tasks(task_stats_paths)
+    curve_grid = read_finetune_grid(curve_paths, pretraining)
+    for scored in (grid, curve_grid):
+        check_consistent(scored, pretraining, ["run"], ["run_name", "objective_kind", "size"], "summary.json")
+        check_consistent(scored, tasks, ["task"], ["family"], "stats.json")
+    check_consistent(outside_grid, tasks, ["task"], ["family"], "stats.json")
+    pretrained = set(grid.loc[grid["objective_kind"] != "random", "run"])
+    missing = sorted(pretrained - set(pretraining["run"]))
+    if missing:
+        raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among --summaries")
+    check_curve_tasks(curve_grid, grid)
+    return Sources(
+        grid=grid,
+        outside_grid=outside_grid,
+        curve_grid=curve_grid,
+        pretraining=pretraining,
+        tasks=tasks,
+        bag_of_words=read_bag_of_words(bag_of_words_paths, confidence),
+        pair_outcomes=read_minimal_pairs(minimal_pairs_paths),
+        confidence=confidence,
+        objective_params=objective_params,
+        claims=claims,
+        protocols=read_protocols([*scores_paths, *curve_paths]),
+    )
+
+
+def build_tables(sources: Sources) -> Results:
+    """Every registered table, each after the tables it needs."""
+    built: dict[str, pd.DataFrame] = {}
+    for table in build_order():
+        frame = table.build(sources, built)
+        if tuple(frame.columns) != table.columns:
+            raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, registered with {list(table.columns)}")
+        built[table.name] = frame
+    return Results(built, sources.confidence, sources.objective_params, sources.measured_by)
+
+
+# ------------------------------------------------------------------ the stage
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {TABLES[name].description}" for name in sorted(TABLES)) + "."
+    )
+    parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
+    parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
+    parser.add_argument(
+        "--outside-scores",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="results/finetune_outside/{task}/{name}/scores.json files of outside models; none or absent without",
+    )
+    parser.add_argument(
+        "--curve-scores",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="results/finetune/{task}/{run}-step{N}/scores.json files of intermediate checkpoints (learning curves); none or absent "
+        "without",
+    )
+    parser.add_argument(
+        "--bag-of-words",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",
+    )
+    parser.add_argument(
+        "--minimal-pairs",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="results/zeroshot/minimal_pairs/{run}/scores.json files of the zero-shot family; none or absent without",
+    )
+    parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
+    parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
+    parser.add_argument("--out", type=Path, required=True, help="output directory, e.g. results/tables")
+
+
+def run(args: argparse.Namespace) -> None:
+    with previous_outputs_kept(args.out):
+        write_tables(args)
+
+
+def write_tables(args: argparse.Namespace) -> None:
+    spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
+    claims = read_claims(spec.claims_file) if spec.claims_file else []
+    results = build_tables(
+        read_sources(
+            args.scores,
+            args.summaries,
+            args.task_stats,
+            spec.confidence,
+            args.curve_scores,
+            args.bag_of_words,
+            args.minimal_pairs,
+            args.outside_scores,
+            claims,
+        )
+    )
+    inputs: dict[str, str | Path] = {
+        f"{role}:{path}": path
+        for role, paths in (
+            ("scores", args.scores),
+            ("outside_scores", args.outside_scores),
+            ("curve_scores", args.curve_scores),
+            ("bag_of_words", args.bag_of_words),
+            ("minimal_pairs", args.minimal_pairs),
+            ("summary", args.summaries),
+            ("task_stats", args.task_stats),
+        )
+        for path in paths
+    }
+    if spec.claims_file:
+        inputs["claims"] = spec.claims_file
+    with atomic_path(args.out) as out:
+        out.mkdir()
+        for name, frame in results.tables.items():
+            frame.to_csv(out / f"{name}.csv", index=False)
+        write_provenance(out, {"report": strict.to_plain(spec)}, inputs)
