@@ -43,8 +43,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pipeline import strict  # noqa: E402  (the repository's package, run from a checkout)
-from pipeline.configure import read_config  # noqa: E402
 from pipeline.data.sources import read_source  # noqa: E402
+from pipeline.workflow.configure import read_config  # noqa: E402
 
 ENCODE_BATCH = 512
 DUPLICATE_EVERY = 200

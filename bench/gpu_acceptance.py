@@ -48,12 +48,13 @@ from typing import Any, Callable
 
 import torch
 
-from pipeline import jobs, strict
-from pipeline.configure import REPOSITORY, Resolved, merge, read_configs, read_task_files, resolve
+from pipeline import strict
 from pipeline.errors import PipelineError
-from pipeline.measured_mfu import batch_line, setting_of
 from pipeline.pretrain.trainer import STATE_FILE
 from pipeline.provenance import code_version
+from pipeline.workflow import jobs
+from pipeline.workflow.configure import REPOSITORY, Resolved, merge, read_configs, read_task_files, resolve
+from pipeline.workflow.measured_mfu import batch_line, setting_of
 
 
 def single_runs(num_steps: int) -> dict[str, Any]:
@@ -215,7 +216,7 @@ def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device:
 def section_throughput(args: argparse.Namespace, record: dict) -> None:
     out = args.work / "throughput.json"
     # One micro-batch of the size's (paper.yaml: 8 at 210M, 4 at 610M and 1B) per step, in its precision and vocabulary:
-    # what a pipeline job's forward passes are, so that the cost estimate may take the MFU measured (pipeline/measured_mfu.py).
+    # what a pipeline job's forward passes are, so that the cost estimate may take the MFU measured (pipeline/workflow/measured_mfu.py).
     setting = setting_of(args.paper, args.size)
     command = [
         sys.executable,

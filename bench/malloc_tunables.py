@@ -18,15 +18,15 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from sweep_throughput import REPOSITORY, run_spec
 
-from pipeline.configure import read_config
+from pipeline.finetune.run import command_line
 from pipeline.malloc_tunables import glibc_tunables
+from pipeline.workflow.configure import read_config
 
 MODES = {"glibc defaults": None, "tunables": glibc_tunables({})}
 
@@ -68,22 +68,8 @@ def main() -> None:
             for repeat in range(args.repeats):
                 for mode, tunables in MODES.items():
                     out = Path(scratch) / f"{task}-{repeat}-{mode.replace(' ', '-')}"
-                    command = [
-                        sys.executable,
-                        "-m",
-                        "pipeline",
-                        "finetune",
-                        "--spec",
-                        spec,
-                        "--model",
-                        str(results / "pretrain" / args.model / "model"),
-                        "--task-dir",
-                        str(results / "data" / "tasks" / task),
-                        "--out",
-                        str(out),
-                        "--threads",
-                        "1",
-                    ]
+                    model = results / "pretrain" / args.model / "model"
+                    command = command_line(spec, model, results / "data" / "tasks" / task, out, "--threads", "1")
                     measured[mode].append(run_job(command, tunables))
                     grids[mode] = scores(out)
             medians = {mode: [statistics.median(column) for column in zip(*rows)] for mode, rows in measured.items()}

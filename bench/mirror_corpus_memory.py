@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.data_stage import fetch_sources, paragraphs, run_job, write_corpus, write_task  # noqa: E402
 from pipeline import strict  # noqa: E402
-from pipeline.configure import read_configs, resolve  # noqa: E402
+from pipeline.workflow.configure import read_configs, resolve  # noqa: E402
 
 CARD = """---
 configs:

@@ -46,8 +46,6 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
-from pipeline.configure import REPOSITORY, read_configs
-from pipeline.cost import parameters
 from pipeline.model import backbone
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
@@ -64,6 +62,8 @@ from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import RunInputs, Trainer
 from pipeline.provenance import code_version, write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
+from pipeline.workflow.configure import REPOSITORY, read_configs
+from pipeline.workflow.cost import parameters
 
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")

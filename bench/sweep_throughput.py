@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from pipeline import strict
-from pipeline.configure import read_config
+from pipeline.workflow.configure import read_config
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -26,9 +26,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline import jobs, strict
+from pipeline import strict
 from pipeline.analysis.scoring import chosen_on_validation
-from pipeline.configure import read_configs, resolve
+from pipeline.finetune.run import command_line
+from pipeline.workflow import jobs
+from pipeline.workflow.configure import read_configs, resolve
 
 MODELS = {"clm": "results/pretrain/clm-tiny/model", "mlm": "results/pretrain/mlm-tiny/model", "random": "results/init/random-tiny"}
 KINDS = {"clm": "clm", "mlm": "mlm", "random": "random"}
@@ -87,20 +89,7 @@ def main() -> None:
                     spec = jobs.finetune_spec(stepped, task, model, "tiny", KINDS[model], None)
                     started = time.perf_counter()
                     run(
-                        [
-                            sys.executable,
-                            "-m",
-                            "pipeline",
-                            "finetune",
-                            "--spec",
-                            spec,
-                            "--model",
-                            str(args.run_dir / MODELS[model]),
-                            "--task-dir",
-                            str(task_dir),
-                            "--out",
-                            str(out),
-                        ],
+                        command_line(spec, args.run_dir / MODELS[model], task_dir, out),
                         out.with_suffix(".log"),
                     )
                     print(f"{task} {steps} steps ({args.max_epochs:g} epochs) {model}: {time.perf_counter() - started:.0f} s", flush=True)

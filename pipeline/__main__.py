@@ -40,9 +40,9 @@ STAGES = {
     ),
     "aggregate": ("pipeline.analysis.aggregate", "collect per-run JSON into tidy CSV tables"),
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
-    "check-config": ("pipeline.check_config", "validate a config file"),
-    "cost": ("pipeline.cost_printout", "estimate GPU-hours per stage and peak GPU memory per size of a config"),
-    "progress": ("pipeline.progress", "where a working directory's GPU jobs stand, and the GPU-hours left"),
+    "check-config": ("pipeline.workflow.check_config", "validate a config file"),
+    "cost": ("pipeline.workflow.cost_printout", "estimate GPU-hours per stage and peak GPU memory per size of a config"),
+    "progress": ("pipeline.workflow.progress", "where a working directory's GPU jobs stand, and the GPU-hours left"),
     "stage": ("pipeline.staging.stage", "list, download and verify what a config reads from the hub, into a mirror for offline runs"),
     "schema": ("pipeline.schema", "print the config's JSON Schema (config/schema.json)"),
 }

@@ -2,7 +2,7 @@
 hash: the hash of every module its entry module can import, each as its syntax tree without
 docstrings, so that comments, layout and docstrings rerun nothing.
 
-A rule takes its stage's hash as a param (``pipeline/rule_params.py``), so a change in any module a
+A rule takes its stage's hash as a param (``pipeline/workflow/rule_params.py``), so a change in any module a
 stage runs, and only in those, reruns that stage's jobs: the rerun contract follows the
 imports instead of a hand-kept map that drifts (the bag of words once built its features
 through ``finetune/framing.py`` while its hash left that file out). tests/test_architecture.py

@@ -2,7 +2,7 @@
 
 The dataclasses of :mod:`pipeline.config` are the one source of truth; this renders them
 as ``config/schema.json`` for editors and other tools (a test keeps the committed file
-current). Validation at run time stays with :func:`pipeline.configure.resolve`, whose
+current). Validation at run time stays with :func:`pipeline.workflow.configure.resolve`, whose
 messages name the exact key.
 """
 

@@ -1,11 +1,11 @@
 # Config validation, targets and helpers shared by every rule file.
 #
 # The config is parsed strictly into pipeline.config.Config and checked, planned and its
-# claims parsed once by pipeline.configure.resolve (unknown keys, wrong types and
+# claims parsed once by pipeline.workflow.configure.resolve (unknown keys, wrong types and
 # typos in claims.yaml stop the run with one line naming the key). Which jobs exist and where
-# they write is pipeline/targets.py; each rule's params (its slice of the config as JSON and a
+# they write is pipeline/workflow/targets.py; each rule's params (its slice of the config as JSON and a
 # hash of the code it runs, so that a changed value or a code change reruns exactly the jobs
-# it affects) are pipeline/rule_params.py, tested there without Snakemake.
+# it affects) are pipeline/workflow/rule_params.py, tested there without Snakemake.
 
 import functools
 import os
@@ -13,15 +13,16 @@ import re
 import sys
 from pathlib import Path
 
-from pipeline import rule_params as rerun
-from pipeline import targets, warm_worker
+from pipeline import warm_worker
+from pipeline.workflow import rule_params as rerun
+from pipeline.workflow import targets
 from pipeline.config import RANDOM_INIT
-from pipeline.configure import resolve_files
+from pipeline.workflow.configure import resolve_files
 from pipeline.errors import PipelineError
 from pipeline.integrity import VERIFY_TOKENS
-from pipeline.job_resources import job_request, rule_gpus
+from pipeline.workflow.job_resources import job_request
 from pipeline.malloc_tunables import glibc_tunables
-from pipeline.targets import OUTPUTS
+from pipeline.workflow.targets import OUTPUTS
 
 PYTHON = sys.executable
 
@@ -72,7 +73,7 @@ def job_params(rule, wildcards):
 
 
 def rule_params(rule):
-    """The rule's params (pipeline/rule_params.py), each computed from the job's wildcards. Every
+    """The rule's params (pipeline/workflow/rule_params.py), each computed from the job's wildcards. Every
     job of a rule has the same keys, read from any one of its jobs; a rule without a job in
     this config gets none."""
     keys = job_params(rule, tuple(sorted(EXAMPLE_JOBS[rule].items()))) if rule in EXAMPLE_JOBS else {}
@@ -178,14 +179,15 @@ def finetune_model(wildcards):
 
 def job_resources(rule):
     """A compute rule's resources: its GPUs and, when it has any, its time limit and host memory from
-    the cost estimate (pipeline/job_resources.py); on CPUs Snakemake's defaults. Like any resource,
+    the cost estimate (pipeline/workflow/job_resources.py); on CPUs Snakemake's defaults. Like any resource,
     changing them reruns nothing."""
-    gpus = rule_gpus(CFG, rule)
+    gpu_job = rerun.RULES[rule].gpu
+    gpus = 0 if gpu_job is None else gpu_job.gpus(CFG)
     if gpus == 0:
         return {"gpu": 0}
 
     def estimated(field):
-        return lambda wildcards: getattr(job_request(CFG, PLANS, rule, dict(wildcards.items())), field)
+        return lambda wildcards: getattr(job_request(CFG, PLANS, gpu_job, dict(wildcards.items())), field)
 
     return {"gpu": gpus, "runtime": estimated("runtime"), "mem_mb": estimated("mem_mb")}
 
@@ -194,7 +196,7 @@ def job_threads(rule, on_cpus=1):
     """A compute rule's cores: hardware.cpus_per_gpu per GPU on GPUs, else ``on_cpus``."""
 
     def threads(wildcards):
-        request = job_request(CFG, PLANS, rule, dict(wildcards.items()))
+        request = job_request(CFG, PLANS, rerun.RULES[rule].gpu, dict(wildcards.items()))
         return on_cpus if request is None else request.cpus
 
     return threads

@@ -16,12 +16,12 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
     # Printed while the workflow is planned (so with -n too), once, not again inside cluster jobs.
     from snakemake.logging import logger
 
-    from pipeline.cost import over_memory
-    from pipeline.cost_printout import format_estimate
-    from pipeline.job_resources import format_requests
+    from pipeline.workflow.cost import over_memory
+    from pipeline.workflow.cost_printout import format_estimate
+    from pipeline.workflow.job_resources import format_requests
 
     logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
-    logger.info(format_requests(CFG, PLANS, targets.every_job(RESOLVED)))
+    logger.info(format_requests(CFG, PLANS, targets.every_job(RESOLVED), rerun.gpu_jobs()))
     for size in over_memory(CFG, PLANS):
         if size.endswith(" fine-tuning"):
             logger.warning(f"{size} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB on its GPU:"
@@ -31,11 +31,11 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
                            f" lower pretraining.compute.by_size.{size}.micro_batch_size or shard it (sharding: fsdp)")
 
 
-from pipeline.job_resources import check_job_limits
+from pipeline.workflow.job_resources import check_job_limits
 
 try:
     # A job the cluster's limits cannot hold stops the plan, before anything is submitted.
-    check_job_limits(CFG, PLANS, targets.every_job(RESOLVED))
+    check_job_limits(CFG, PLANS, targets.every_job(RESOLVED), rerun.gpu_jobs())
 except ValueError as error:
     sys.exit(f"error: {error}")
 

@@ -228,7 +228,7 @@ def study_tokenizer_dir(tmp_path_factory) -> Path:
     the tarball and its files sha256-checked by the fetch stage) and train-tokenizer takes it:
     its roles on Llama-3's reserved tokens, framed as the harness frames a text."""
     from pipeline.__main__ import main
-    from pipeline.configure import read_configs, resolve_files
+    from pipeline.workflow.configure import read_configs, resolve_files
     from tests.paper_hub import fetch_study_tokenizer
 
     paper = str(REPO / "config" / "paper.yaml")

@@ -32,10 +32,10 @@ from pathlib import Path
 from tokenizers import processors
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-from pipeline.configure import read_configs, resolve
 from pipeline.finetune.task_data import read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.tokenization.saved import load_saved_tokenizer
+from pipeline.workflow.configure import read_configs, resolve
 
 SENTENCE_TRANSFORMERS_CAP = 2048
 IGNORED = -100  # EncodEval's label of a position without loss

@@ -29,7 +29,7 @@ def reachable(start: str) -> set[str]:
 
 def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
     # pipeline/__main__.py imports its stages by name at run time; the rest import statically.
-    assert "pipeline.configure" in GRAPH["pipeline.check_config"]
+    assert "pipeline.workflow.configure" in GRAPH["pipeline.workflow.check_config"]
     assert "pipeline.analysis.contract" in GRAPH["pipeline.analysis.claims.registry"]
 
 
@@ -65,7 +65,7 @@ def test_floors_import_nothing_above_them(floor: str, allowed: set[str]) -> None
     assert outside <= allowed
 
 
-@pytest.mark.parametrize("module", ["pipeline.objectives", "pipeline.configure", "pipeline.analysis.runs"])
+@pytest.mark.parametrize("module", ["pipeline.objectives", "pipeline.workflow.configure", "pipeline.analysis.runs"])
 def test_the_registries_and_the_planner_import_without_torch(module: str) -> None:
     """The report and Snakemake's planning read the objective registry; torch (seconds to
     import, gigabytes on a GPU machine) belongs to the stages that train."""
@@ -79,7 +79,7 @@ def test_the_registries_and_the_planner_import_without_torch(module: str) -> Non
         ("pipeline.report.render", "pipeline.analysis.aggregate"),
         ("pipeline.analysis.claims", "pipeline.analysis.aggregate"),
         ("pipeline.analysis.claims.spec", "pipeline.report.render"),
-        ("pipeline.pretrain.plan", "pipeline.configure"),
+        ("pipeline.pretrain.plan", "pipeline.workflow.configure"),
         ("pipeline.data.sources", "pipeline.data.sources.wikitext"),  # mwparserfromhell only when Wikipedia is read
         ("pipeline.data.sources", "pipeline.staging.mirror"),  # the readers read the mirror; rewriting configs is above them
         ("pipeline.data.sources", "pipeline.staging.stage"),
@@ -87,6 +87,26 @@ def test_the_registries_and_the_planner_import_without_torch(module: str) -> Non
 )
 def test_stages_stay_apart(module: str, forbidden: str) -> None:
     assert forbidden not in reachable(module)
+
+
+def members_of(package: str) -> list[str]:
+    return [module for module in GRAPH if module == package or module.startswith(package + ".")]
+
+
+def test_the_analysis_renders_nothing_and_the_readers_of_outside_results_stay_below_it() -> None:
+    """analysis/ computes what the report shows and never reaches rendering; external/ (readers
+    of the study's published and released results) reaches neither side."""
+    for module in members_of("pipeline.analysis"):
+        assert not [m for m in reachable(module) if m.startswith("pipeline.report")], module
+    for module in members_of("pipeline.external"):
+        assert not [m for m in reachable(module) if m.startswith(("pipeline.report", "pipeline.analysis"))], module
+
+
+def test_the_report_computes_no_statistic() -> None:
+    """report/ formats what the aggregate wrote: no module of it imports the statistics
+    (pipeline/analysis/stats.py: means, intervals, differences, power) to compute one itself."""
+    computing = [module for module in members_of("pipeline.report") if "pipeline.analysis.stats" in GRAPH[module]]
+    assert computing == []
 
 
 def registry_members() -> list[str]:

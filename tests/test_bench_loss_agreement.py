@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from pipeline.configure import REPOSITORY
+from pipeline.workflow.configure import REPOSITORY
 
 BENCH = REPOSITORY / "bench" / "pretrain_throughput.py"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pipeline.configure import load_config, read_configs, resolve_files
 from pipeline.errors import PipelineError
+from pipeline.workflow.configure import load_config, read_configs, resolve_files
 from tests.conftest import REPO, run_snakemake
 
 PROFILE = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
@@ -60,19 +60,21 @@ def planned_jobs(stdout: str) -> list[dict]:
 
 def test_every_paper_gpu_job_asks_for_its_estimate_within_the_cluster_s_limit(tmp_path):
     """The paper's dry run, read job by job: each GPU job's time limit, host memory, GPUs and cores
-    are its request (pipeline/job_resources.py), within max_job_hours and node_memory_gb; its
+    are its request (pipeline/workflow/job_resources.py), within max_job_hours and node_memory_gb; its
     attempts (retries + 1, each resuming) cover its estimate; the profile sets none of them."""
-    from pipeline.configure import resolve
-    from pipeline.job_resources import GPU_RULES, job_request
+    from pipeline.workflow.configure import resolve
+    from pipeline.workflow.job_resources import job_request
+    from pipeline.workflow.rule_params import gpu_jobs
 
     resolved = resolve(read_configs([PAPER]), "paper")
     config, hardware = resolved.config, resolved.config.hardware
-    assert not set(GPU_RULES) & set(PROFILE["set-resources"]) and not PROFILE.get("set-threads")
+    gpu_rules = gpu_jobs()
+    assert not set(gpu_rules) & set(PROFILE["set-resources"]) and not PROFILE.get("set-threads")
     planned = run_snakemake(tmp_path, (REPO / "config" / "paper.yaml",), "-n", "--cores", "1000")
     assert planned.returncode == 0, planned.stderr[-2000:]
     checked = {}
     for job in planned_jobs(planned.stdout):
-        asked = job_request(config, resolved.plans, job["rule"], job.get("wildcards", {}))
+        asked = job_request(config, resolved.plans, gpu_rules.get(job["rule"]), job.get("wildcards", {}))
         if asked is None:
             assert int(job.get("resources", {}).get("gpu", 0)) == 0, job
             continue

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from pipeline.__main__ import main
-from pipeline.configure import load_config, read_config
 from pipeline.errors import PipelineError
+from pipeline.workflow.configure import load_config, read_config
 from tests.conftest import REPO
 
 
@@ -265,8 +265,8 @@ def test_committed_schema_is_current_and_accepts_the_shipped_configs():
 
     import jsonschema
 
-    from pipeline.configure import with_task_files
     from pipeline.schema import config_schema
+    from pipeline.workflow.configure import with_task_files
 
     schema = json.loads((REPO / "config" / "schema.json").read_text())
     assert schema == config_schema(), "config/schema.json is stale: run python -m pipeline schema --out config/schema.json"

@@ -9,16 +9,16 @@ import sys
 import pytest
 
 from pipeline.config import SizeSpec
-from pipeline.configure import Resolved, read_configs, resolve
-from pipeline.cost import (
+from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
+from pipeline.workflow.configure import Resolved, read_configs, resolve
+from pipeline.workflow.cost import (
     data_stage_cost,
     over_memory,
     parameters,
     peak_memory,
     stage_costs,
 )
-from pipeline.measured_mfu import measured_for, measured_mfu, setting_of
-from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
+from pipeline.workflow.measured_mfu import measured_for, measured_mfu, setting_of
 from tests.conftest import REPO
 
 
@@ -63,7 +63,7 @@ def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper
     every = [(size, objective) for size in ("210m", "610m", "1b") for objective in head_shares]
     assert runs.flops == pytest.approx(sum(flops(size, objective) for size, objective in every), rel=1e-4)
     hardware = paper.hardware
-    # every size's CLM and MLM kinds at the MFU its records give the H100 (pipeline.measured_mfu)
+    # every size's CLM and MLM kinds at the MFU its records give the H100 (pipeline.workflow.measured_mfu)
     mfu = {(p.size, p.objective): measured_for(paper, p).mfu for p in resolved.plans.values() if p.study == "objectives"}
     seconds = sum(flops(size, objective) / mfu[size, objective] for size, objective in every)
     assert runs.gpu_hours == pytest.approx(seconds / (hardware.gpu_peak_tflops * 1e12) / 3600, rel=1e-4)
@@ -79,9 +79,9 @@ def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resol
     position would cost it ~1.4x that."""
     import json
 
-    from pipeline.configure import REPOSITORY
-    from pipeline.cost import pretraining_gpu_hours, pretraining_tokens
-    from pipeline.cost_printout import on_gpu
+    from pipeline.workflow.configure import REPOSITORY
+    from pipeline.workflow.cost import pretraining_gpu_hours, pretraining_tokens
+    from pipeline.workflow.cost_printout import on_gpu
 
     h200 = on_gpu(paper, "h200")
     plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == size and p.objective == objective)
@@ -136,7 +136,7 @@ def test_paper_dry_run_prints_the_estimate_and_starts_torchrun():
         assert sum(line.startswith(f"rule {rule}:") for line in output.splitlines()) == 64
     assert "-m torch.distributed.run --standalone --nproc-per-node 8 -m pipeline pretrain" in output and "--device cuda" in output
     assert "gpu=8, runtime=4320" in output  # the longest, 1B, run: 62 h x 1.25, capped at max_job_hours
-    assert "Job requests (pipeline/job_resources.py" in output
+    assert "Job requests (pipeline/workflow/job_resources.py" in output
     finetune_commands = [line for line in output.splitlines() if "-m pipeline finetune " in line]
     assert finetune_commands and all("--device cuda" in line for line in finetune_commands)  # hardware.finetune_gpus: 1
     assert "This was a dry-run" in output
@@ -148,7 +148,7 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
     measured on a GPU has no measurement of its own, and neither has a setting measured otherwise
     than the config's jobs run (another micro-batch, length, precision, vocabulary or attention kernel:
     every record so far ran SDPA)."""
-    from pipeline.measured_mfu import Setting, measured_mfu, setting_of
+    from pipeline.workflow.measured_mfu import Setting, measured_mfu, setting_of
 
     assert setting_of(paper, "210m") == Setting(micro_batch_size=16, sequence_length=2048, precision="bf16", vocab_size=128256)
     paper_210m = Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)
@@ -170,7 +170,7 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
 def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, resolved):
     """The paper's 1B fine-tuned 32 examples of 2,028 tokens at once would not fit an 80 GB GPU;
     its micro-batches of 8 (the study's 4 x 8) do."""
-    from pipeline.cost import finetune_peak_memory, over_memory
+    from pipeline.workflow.cost import finetune_peak_memory, over_memory
 
     assert all(finetune_peak_memory(paper, size).fits for size in ("210m", "610m", "1b"))
     whole = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, micro_batch_size=None))
@@ -184,7 +184,7 @@ def test_the_memory_estimate_agrees_with_every_measured_peak(paper, resolved, re
     when it counted every position's logits, which the chunked head never holds)."""
     import json
 
-    from pipeline.configure import REPOSITORY
+    from pipeline.workflow.configure import REPOSITORY
 
     measured = json.loads((REPOSITORY / "bench/records/gpu-speed-h200-2026-11-28" / f"{record}.json").read_text())
     args = measured["args"]

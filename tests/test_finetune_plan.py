@@ -5,8 +5,8 @@ from __future__ import annotations
 import yaml
 
 from pipeline.config import RANDOM_INIT
-from pipeline.configure import load_config
 from pipeline.finetune.plan import can_generate, finetunes
+from pipeline.workflow.configure import load_config
 from tests.conftest import REPO
 
 
@@ -41,9 +41,9 @@ def test_a_tasks_runs_are_named_with_or_without_the_size():
 
 
 def test_a_task_kept_off_the_learning_curves_keeps_its_final_models_and_is_not_costed_there():
-    from pipeline.configure import resolve
-    from pipeline.cost import stage_costs
-    from pipeline.targets import finetuned, finetuned_checkpoints
+    from pipeline.workflow.configure import resolve
+    from pipeline.workflow.cost import stage_costs
+    from pipeline.workflow.targets import finetuned, finetuned_checkpoints
 
     data = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
     data["finetuning"]["by_task"] = {"title_search": {"learning_curves": False}}

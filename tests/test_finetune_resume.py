@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from pipeline.files import read_json
 from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore
+from pipeline.finetune.run import command_line
 from tests.conftest import REPO
 from tests.test_finetune_task_types import make_task, spec_json, without_seconds
 
@@ -21,22 +21,7 @@ GRID = {"learning_rates": [3e-3, 1e-3], "seeds": [0, 1], "max_steps": 40}
 
 def finetune_command(init_dir: Path, task: Path, out: Path, work: Path) -> list[str]:
     spec = spec_json("sequence_classification", **GRID)
-    return [
-        sys.executable,
-        "-m",
-        "pipeline",
-        "finetune",
-        "--spec",
-        spec,
-        "--model",
-        str(init_dir),
-        "--task-dir",
-        str(task),
-        "--out",
-        str(out),
-        "--work-dir",
-        str(work),
-    ]
+    return command_line(spec, init_dir, task, out, "--work-dir", str(work))
 
 
 def test_a_killed_grid_resumes_at_its_next_point_with_identical_scores(init_dir, tmp_path):

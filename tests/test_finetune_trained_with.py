@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.__main__ import main
-from pipeline.configure import load_config, merge, read_configs
 from pipeline.errors import PipelineError
 from pipeline.files import read_json, write_json, write_jsonl
+from pipeline.workflow.configure import load_config, merge, read_configs
 from tests.conftest import REPO, record_task_splits
 from tests.test_finetune_task_types import make_task, spec_json, without_seconds
 
@@ -113,8 +113,8 @@ def test_the_paper_config_scores_nq_and_mldr_en_on_ms_marco_s_models():
 def test_an_evaluated_task_takes_exactly_its_trainer_s_models():
     """Every finetune_evaluated job reads a fine-tuning job the plan has, and no more models are
     scored than the trainer fine-tunes (a runs filter on msmarco filters nq and mldr_en too)."""
-    from pipeline.configure import resolve
-    from pipeline.targets import every_job
+    from pipeline.workflow.configure import resolve
+    from pipeline.workflow.targets import every_job
 
     data = merge(read_configs([str(REPO / "config" / "paper.yaml")]), {"finetuning": {"by_task": {"msmarco": {"runs": ["mlm"]}}}})
     jobs = list(every_job(resolve(data, "paper")))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.configure import REPOSITORY
+from pipeline.workflow.configure import REPOSITORY
 
 SCRIPT = REPOSITORY / "bench" / "gpu_acceptance.py"
 
@@ -75,7 +75,7 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
     import json
     from argparse import Namespace
 
-    from pipeline.configure import read_configs, resolve
+    from pipeline.workflow.configure import read_configs, resolve
 
     loaded = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
     acceptance = importlib.util.module_from_spec(loaded)

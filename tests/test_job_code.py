@@ -11,10 +11,9 @@ import pytest
 
 from pipeline.__main__ import STAGES
 from pipeline.code_graph import stage_code
-from pipeline.configure import Resolved, read_configs, resolve
-from pipeline.job_code import job_uses
-from pipeline.rule_params import PARAMS
-from pipeline.targets import Job, every_job, run_objective
+from pipeline.workflow.configure import Resolved, read_configs, resolve
+from pipeline.workflow.rule_params import RULES, job_uses
+from pipeline.workflow.targets import Job, every_job, run_objective
 from tests.test_code_graph import copy_of_the_package
 
 DEFAULT = resolve(read_configs([]), "default")
@@ -27,7 +26,7 @@ def job_codes(root: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], str]:
     by_uses: dict[tuple, str] = {}
     codes = {}
     for job in JOBS:
-        key = (PARAMS[job.rule][0], job_uses(DEFAULT, job.rule, job.wildcards))
+        key = (RULES[job.rule].stage, job_uses(DEFAULT, job.rule, job.wildcards))
         if key not in by_uses:
             by_uses[key] = stage_code(STAGES[key[0]][0], root, key[1])
         codes[(job.rule, tuple(sorted(job.wildcards.items())))] = by_uses[key]
@@ -96,3 +95,27 @@ def test_every_registered_name_is_found_in_its_member_s_source():
     for registry in (OBJECTIVES, LOSSES, TASK_TYPES, METRICS, TABLES, KINDS):
         for name in registry:
             assert name in registered_names(modules[registry.site(name)]), (registry.what, name)
+
+
+def rules_of(jobs: list[Job]) -> set[str]:
+    return {job.rule for job in jobs}
+
+
+def test_a_display_only_edit_reruns_the_report_alone(tmp_path):
+    """How a table looks (pipeline/report/) is the report's: the aggregate, which computes the
+    numbers, does not rerun (issue 57: tables.py used to be the aggregate's code too)."""
+    assert rules_of(rerun_by(tmp_path / "tables", "report/tables.py")) == {"report"}
+    assert rules_of(rerun_by(tmp_path / "displays", "report/displays.py")) == {"report"}
+    assert rules_of(rerun_by(tmp_path / "figures", "report/figures.py")) == {"report"}
+
+
+def test_a_warm_worker_edit_reruns_nothing(tmp_path):
+    """The warm worker changes where a CPU job's imports happen, not what it computes; the report
+    reads only its usage line's format (pipeline/worker_usage.py)."""
+    assert rerun_by(tmp_path, "warm_worker.py") == []
+
+
+def test_a_statistic_s_edit_reruns_the_aggregate_and_the_report(tmp_path):
+    """A statistic is computed by the aggregate and its numbers shown by the report; no training
+    or fine-tuning job depends on it."""
+    assert rules_of(rerun_by(tmp_path, "analysis/stats.py")) == {"aggregate", "report"}

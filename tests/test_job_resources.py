@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from pipeline.configure import Resolved, read_configs, resolve
-from pipeline.cost import GB, finetuning_job_hours, parameters, pretraining_job_hours
-from pipeline.job_resources import (
+from pipeline.workflow.configure import Resolved, read_configs, resolve
+from pipeline.workflow.cost import GB, finetuning_job_hours, parameters, pretraining_job_hours
+from pipeline.workflow.job_resources import (
     PROCESS_BASELINE_BYTES,
     TASK_DATA_BYTES,
     check_job_limits,
@@ -20,7 +20,8 @@ from pipeline.job_resources import (
     minimal_pairs_request,
     pretraining_request,
 )
-from pipeline.targets import every_job
+from pipeline.workflow.rule_params import gpu_jobs as gpu_jobs_of_rules
+from pipeline.workflow.targets import every_job
 from tests.conftest import REPO
 
 
@@ -47,14 +48,14 @@ def test_a_gpu_pretraining_job_asks_for_its_estimated_time_within_the_cluster_s_
     assert longest.size == "1b" and 68 < pretraining_job_hours(paper, longest) < 70
     assert pretraining_request(paper, longest).runtime == 60 * hardware.max_job_hours
     assert pretraining_request(paper, longest).attempts() == 2
-    check_job_limits(paper, resolved.plans, every_job(resolved))
+    check_job_limits(paper, resolved.plans, every_job(resolved), gpu_jobs_of_rules())
     tight = dataclasses.replace(paper, hardware=dataclasses.replace(hardware, max_job_hours=24.0, job_attempts=2))
     with pytest.raises(
         ValueError, match=r"pretraining run 'clm-610m' is estimated at 52 hours on 8 GPU\(s\) .* max_job_hours 24 x job_attempts 2"
     ):
-        check_job_limits(tight, resolved.plans, every_job(resolved))
+        check_job_limits(tight, resolved.plans, every_job(resolved), gpu_jobs_of_rules())
     cpus = dataclasses.replace(tight, hardware=dataclasses.replace(tight.hardware, gpus_per_run=0, finetune_gpus=0))
-    check_job_limits(cpus, resolved.plans, every_job(resolved))  # CPU jobs are not costed
+    check_job_limits(cpus, resolved.plans, every_job(resolved), gpu_jobs_of_rules())  # CPU jobs are not costed
 
 
 def test_host_memory_is_itemised_per_process_and_for_the_gathered_resume_state(paper, resolved):
@@ -70,7 +71,7 @@ def test_host_memory_is_itemised_per_process_and_for_the_gathered_resume_state(p
     assert (finetune.gpus, finetune.cpus) == (1, paper.hardware.cpus_per_gpu)
     small = dataclasses.replace(paper, hardware=dataclasses.replace(paper.hardware, node_memory_gb=64.0))
     with pytest.raises(ValueError, match=r"pretraining run '.*' is estimated to need \d+ GB of host memory, more than node_memory_gb 64"):
-        check_job_limits(small, resolved.plans, every_job(resolved))
+        check_job_limits(small, resolved.plans, every_job(resolved), gpu_jobs_of_rules())
 
 
 def test_a_fine_tuning_grid_and_a_minimal_pairs_job_ask_for_their_estimates(paper):
@@ -90,7 +91,8 @@ def test_a_fine_tuning_grid_and_a_minimal_pairs_job_ask_for_their_estimates(pape
 
 def test_every_gpu_rule_is_requested_and_the_plan_prints_the_requests(paper, resolved):
     jobs = list(every_job(resolved))
-    asked = {job.rule for job in jobs if job_request(paper, resolved.plans, job.rule, job.wildcards) is not None}
+    gpu_jobs = gpu_jobs_of_rules()
+    asked = {job.rule for job in jobs if job_request(paper, resolved.plans, gpu_jobs.get(job.rule), job.wildcards) is not None}
     assert asked == {
         "pretrain",
         "finetune",
@@ -100,8 +102,8 @@ def test_every_gpu_rule_is_requested_and_the_plan_prints_the_requests(paper, res
         "minimal_pairs_checkpoint",
         "minimal_pairs_outside",
     }
-    table = format_requests(paper, resolved.plans, jobs)
+    table = format_requests(paper, resolved.plans, jobs, gpu_jobs)
     pretrain_row = next(line for line in table.splitlines() if line.strip().startswith("pretrain "))
     assert pretrain_row.split()[1:2] == ["39"] and pretrain_row.split()[3] == "2"  # 39 jobs, the 1B ones in 2 attempts
     default = resolve(read_configs([]), "default")
-    assert format_requests(default.config, default.plans, every_job(default)) == ""  # a CPU config asks for no GPU
+    assert format_requests(default.config, default.plans, every_job(default), gpu_jobs) == ""  # a CPU config asks for no GPU

@@ -11,14 +11,14 @@ import pytest
 
 from pipeline.analysis.claims.curves import c04_verdict
 from pipeline.analysis.stats import Estimate
-from pipeline.configure import read_configs, resolve
-from pipeline.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
-from pipeline.cost_printout import GPU_MODELS, format_estimate, on_gpu
 from pipeline.errors import PipelineError
 from pipeline.finetune.lengths import padded_step_tokens
 from pipeline.finetune.task_types.retrieval import RetrievalExample
-from pipeline.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
 from pipeline.schedules import learning_rate
+from pipeline.workflow.configure import read_configs, resolve
+from pipeline.workflow.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
+from pipeline.workflow.cost_printout import GPU_MODELS, format_estimate, on_gpu
+from pipeline.workflow.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
 from tests.conftest import REPO
 
 TIER = [str(REPO / "config" / "paper.yaml"), str(REPO / "config" / "one_gpu.yaml")]
@@ -93,7 +93,7 @@ def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
 
 def test_an_attempt_off_the_jobs_path_is_not_their_speed():
     """The Liger head's record (210M, micro-batch 32) is an attempt the trainer does not take."""
-    from pipeline.measured_mfu import Setting, measurements
+    from pipeline.workflow.measured_mfu import Setting, measurements
 
     assert any(m.record.endswith("/mb32.json") for m in measurements())
     assert not any(m.record.endswith("/liger.json") for m in measurements())

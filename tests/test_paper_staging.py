@@ -12,9 +12,9 @@ import yaml
 
 from pipeline import strict
 from pipeline.__main__ import main
-from pipeline.configure import read_configs, resolve_files
 from pipeline.data.sources.mirror import local_source
 from pipeline.staging.references import references
+from pipeline.workflow.configure import read_configs, resolve_files
 from tests.conftest import REPO
 from tests.paper_hub import write_paper_hub, write_placeholder_models
 

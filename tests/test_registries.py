@@ -80,8 +80,8 @@ def test_every_family_is_loaded_by_the_one_loader_and_each_member_registers_from
         "pretrain.losses": LOSSES,
         "finetune.task_types": TASK_TYPES,
         "metrics": METRICS,
-        "report.catalog": TABLES,
-        "report.claims": KINDS,
+        "analysis.catalog": TABLES,
+        "analysis.claims": KINDS,
     }
     for package, registry in families.items():
         init = importlib.import_module(f"pipeline.{package}").__file__

@@ -12,10 +12,10 @@ import pytest
 from pipeline.analysis.replicates import pool_replicates
 from pipeline.analysis.stats import t_critical
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
-from pipeline.configure import load_config
 from pipeline.errors import PipelineError
 from pipeline.finetune.plan import finetunes
 from pipeline.pretrain.plan import curve_checkpoints, plan_runs
+from pipeline.workflow.configure import load_config
 from tests.test_config import default_data
 
 

@@ -53,6 +53,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "published_reference",
         "published_claims",
         "study_headline",
+        "lr_means",
     }
     assert set(tables) == expected
     assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given

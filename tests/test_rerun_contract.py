@@ -1,5 +1,5 @@
 """The rerun contract, without Snakemake: which jobs a config change reruns is which jobs'
-params (pipeline/rule_params.py) change, over every job of the DAG (pipeline/targets.py).
+params (pipeline/workflow/rule_params.py) change, over every job of the DAG (pipeline/workflow/targets.py).
 
 A job whose own params are unchanged still reruns when an input it reads was rebuilt; these
 tests pin the jobs a change reaches first, through params, which Snakemake cannot see past.
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from pipeline import rule_params
-from pipeline.configure import Resolved, read_configs, resolve_files
-from pipeline.targets import OUTPUTS, every_job
+from pipeline.workflow import rule_params
+from pipeline.workflow.configure import Resolved, read_configs, resolve_files
+from pipeline.workflow.targets import OUTPUTS, every_job
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = str(REPO / "config" / "default.yaml")
@@ -103,7 +103,7 @@ def test_every_rule_takes_its_params_from_the_contract() -> None:
     for path in sorted((REPO / "rules").glob("*.smk")):
         for name, body in re.findall(r"^[ ]*rule (\w+):\n((?:[ ]+\S.*\n|\n)*)", path.read_text(), flags=re.M):
             rules[name] = body
-    assert set(rules) == set(rule_params.PARAMS) == set(OUTPUTS)
+    assert set(rules) == set(rule_params.RULES) == set(OUTPUTS)
     missing = sorted(name for name, body in rules.items() if f'**rule_params("{name}")' not in body or f'OUTPUTS["{name}"]' not in body)
     assert missing == []
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from pipeline.__main__ import STAGES
-from pipeline.rule_params import PARAMS
+from pipeline.workflow.rule_params import RULES
 from tests.conftest import REPO, run_snakemake
 
 
@@ -34,4 +34,4 @@ def test_every_rule_runs_the_stage_its_code_hash_is_of(configs, tmp_path):
     found = stages_run(planned.stdout)
     assert found, "no shell command in the dry run"
     for rule, stages in sorted(found.items()):
-        assert stages == {PARAMS[rule][0]}, f"rule {rule} runs {sorted(stages)}, its params hash stage {PARAMS[rule][0]!r}"
+        assert stages == {RULES[rule].stage}, f"rule {rule} runs {sorted(stages)}, its params hash stage {RULES[rule].stage!r}"

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from pipeline.__main__ import main
-from pipeline.configure import read_configs, resolve_files
 from pipeline.data.sources.mirror import local_source
 from pipeline.errors import PipelineError
 from pipeline.staging.references import references
+from pipeline.workflow.configure import read_configs, resolve_files
 from tests.conftest import REPO
 
 CARD = """---

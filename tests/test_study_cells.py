@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from pipeline.analysis.study_cells import NOT_RUN, OUTSIDE, WITHIN, headline_gaps, our_cells, published_beside, study_keys, summary_line
-from pipeline.configure import read_configs, resolve
-from pipeline.cost import stage_costs
 from pipeline.external.published_tables import KEY, read_published_tables
 from pipeline.external.study_protocol import STUDY_PROTOCOL
+from pipeline.workflow.configure import read_configs, resolve
+from pipeline.workflow.cost import stage_costs
 from tests.conftest import REPO
 
 PAPER = str(REPO / "config" / "paper.yaml")

@@ -77,6 +77,7 @@ def test_the_grid_and_the_protocol_recomputed(results, tmp_path):
     assert (paired["dataset"], paired["examples"]) == ("sst2", 5)
     assert paired["difference_mean"] == pytest.approx(100 * (1 + 0.5 - 0.5 + 0 + 0.5) / 5)
     assert paired["difference_df"] == 4
+    assert paired["ahead"] == "no difference resolved"  # +30 points over 5 examples: its interval spans 0
 
 
 def test_with_seeds_missing_the_learning_rate_is_chosen_on_the_seeds_that_ran_every_one(tmp_path):

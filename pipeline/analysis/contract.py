@@ -34,7 +34,17 @@ STUDY_SCORE_COLUMNS = [
     "test_examples",
     *Estimate.column_names("test_"),
 ]
-STUDY_PAIRED_COLUMNS = ["first", "second", "family", "dataset", "training_set", "examples", *Estimate.column_names("difference_")]
+# ahead: the model the interval puts ahead, or "no difference resolved"
+STUDY_PAIRED_COLUMNS = [
+    "first",
+    "second",
+    "family",
+    "dataset",
+    "training_set",
+    "examples",
+    *Estimate.column_names("difference_"),
+    "ahead",
+]
 # An outside model fine-tuned here beside the study's own results for it (external/study_versus.py);
 # examples is 0 and the difference NaN where the two cannot be paired (not_paired_because says why).
 STUDY_VERSUS_COLUMNS = [
@@ -57,6 +67,8 @@ RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", 
 GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "num_steps", "seconds"]
 
 FINETUNE_GRID_COLUMNS = [*RUN_COLUMNS, *GRID_COLUMNS]
+# Per (task, run, learning rate): the test score's mean over the seeds there (the LR figure's points).
+LR_MEANS_COLUMNS = [*RUN_COLUMNS, "learning_rate", "n_seeds", *Estimate.column_names("test_")]
 # pretraining_seeds: 1 for a single run (CI over its fine-tuning seeds); N for an arm pooled
 # over N pretraining replicates (CI over replicate means, .replicates).
 SCORES_COLUMNS = [*RUN_COLUMNS, "best_learning_rate", "validation_mean", "n_seeds", *Estimate.column_names("test_"), "pretraining_seeds"]

@@ -33,7 +33,7 @@ import pandas as pd
 from pipeline.analysis.claims.spec import read_claims
 from pipeline.analysis.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_TASK_COLUMNS
 from pipeline.analysis.scoring import chosen_on_validation
-from pipeline.analysis.stats import mean_interval
+from pipeline.analysis.stats import ci_side, mean_interval
 from pipeline.analysis.study_claims import study_verdicts
 from pipeline.analysis.study_versus import read_ours, versus_table
 from pipeline.config import model_pair
@@ -135,13 +135,16 @@ def paired_table(grid: pd.DataFrame, scores: pd.DataFrame, pairs: list[tuple[str
             a, b = (POINTS * example_scores(by_model[name].loc[task, "paths"]) for name in (first, second))
             if len(a) != len(b):
                 raise PipelineError(f"{task[1]}: {first} has {len(a)} test examples and {second} {len(b)}: they cannot be paired")
+            difference = mean_interval(a - b, confidence)
+            ahead = {"above": first, "below": second, "spans": "no difference resolved"}.get(ci_side(difference), "—")
             rows.append(
                 {
                     "first": first,
                     "second": second,
                     **dict(zip(TASK[1:], task)),
                     "examples": len(a),
-                    **mean_interval(a - b, confidence).columns("difference_"),
+                    **difference.columns("difference_"),
+                    "ahead": ahead,
                 }
             )
     return pd.DataFrame(rows, columns=STUDY_PAIRED_COLUMNS)

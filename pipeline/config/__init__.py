@@ -9,7 +9,7 @@ that changing a value reruns exactly the affected jobs). Names carry their units
 
 Nothing here reads a file or imports another part of the pipeline: reading, merging
 overlays, the checks that need registries (metrics, objectives, claims) and the run plan
-live in :mod:`pipeline.configure`. A number's range is part of its type (:mod:`.bounds`).
+live in :mod:`pipeline.workflow.configure`. A number's range is part of its type (:mod:`.bounds`).
 """
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ class CorpusSpec:
     # slice of every source (of its rows, or of a hub dataset's files; pipeline/data/shards.py).
     num_shards: Count = 1
     # Tokens the sources hold (FineWeb-Edu sample-100BT: 1e11), for the data stage's CPU-hour
-    # and disk estimate (pipeline/cost.py); None: not estimated.
+    # and disk estimate (pipeline/workflow/cost.py); None: not estimated.
     expected_tokens: Positive | None = None
 
 

@@ -216,7 +216,7 @@ class HardwareSpec:
     # says whether it does and by how much it misses. None: no budget stated.
     budget_gpu_hours: Annotated[float, Bounds(low=0, high=10_000_000, low_open=True)] | None = None
     # A GPU job asks for its estimated wall time with a margin, at most the cluster's limit per job,
-    # its host memory and CPUs (pipeline/job_resources.py); one that would need more than the limit
+    # its host memory and CPUs (pipeline/workflow/job_resources.py); one that would need more than the limit
     # times the attempts it gets (each resumes the last: the SLURM profile's retries + 1), or more
     # memory than a node has, stops the plan.
     # Bounded by what any cluster the docs name grants (SLURM sites cap a job at days, not years;

@@ -308,7 +308,7 @@ TASK_TYPES: dict[str, TaskRows] = {
 
 def unmapped_fields(task_type: str, hub_fields: dict[str, str], templates: dict[str, str] | None) -> list[str]:
     """The fields of ``task_type`` a hub source gives no column for (``fields``) and no template
-    builds: each would fail the task's first row, so the plan refuses it (pipeline/configure.py)."""
+    builds: each would fail the task's first row, so the plan refuses it (pipeline/workflow/configure.py)."""
     return [name for name in TASK_TYPES[task_type].fields if name not in hub_fields and name not in (templates or {})]
 
 

@@ -1,5 +1,5 @@
 """What one fine-tuning run of a prepared task computes, in tokens, measured on its rows: for the
-cost estimate (:mod:`pipeline.cost`) in place of every example at the task's ``max_length``.
+cost estimate (:mod:`pipeline.workflow.cost`) in place of every example at the task's ``max_length``.
 
 A run's training steps are the sweep's (:func:`.sweep.num_finetune_steps`); each step computes its
 batch padded to the longest example of each micro-batch, as the sweep pads (both sides of a

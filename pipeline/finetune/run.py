@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import hashlib
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,13 @@ class FinetuneRunSpec:
     pretraining_step: int | None = None  # an intermediate checkpoint (learning curves); None for the final model
     # Tasks scored on this job's fine-tuned models besides its own (TaskSpec.trained_with), by name.
     evaluated: dict[str, TaskSpec] = field(default_factory=dict)
+
+
+def command_line(spec: str, model: str | Path, task_dir: str | Path, out: str | Path, *options: str) -> list[str]:
+    """One fine-tuning job's command, as its rule runs it (``python -m pipeline finetune``), for a
+    benchmark or a test that runs a job by hand; ``options``: the optional flags (``--work-dir``, ...)."""
+    stage = [sys.executable, "-m", "pipeline", "finetune", "--spec", spec, "--model", str(model)]
+    return [*stage, "--task-dir", str(task_dir), "--out", str(out), *options]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """How many positions the chunked LM head (:mod:`pipeline.model.linear_cross_entropy`) turns into
-logits at a time: what the head holds at its peak, which the memory estimate (:mod:`pipeline.cost`)
+logits at a time: what the head holds at its peak, which the memory estimate (:mod:`pipeline.workflow.cost`)
 counts without importing torch."""
 
 from __future__ import annotations

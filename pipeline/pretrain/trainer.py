@@ -51,7 +51,7 @@ from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
 STATE_FILE = "state.pt"
-PROGRESS_FILE = "progress.json"  # beside STATE_FILE: the step it holds, read without loading it (pipeline/progress.py)
+PROGRESS_FILE = "progress.json"  # beside STATE_FILE: the step it holds, read without loading it (pipeline/workflow/progress.py)
 
 
 def load_torch_file(path: Path, remedy: str, weights_only: bool) -> Any:

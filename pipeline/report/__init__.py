@@ -1,20 +1,11 @@
-"""The replication report: small result files in, tables, figures and verdicts out.
+"""The replication report's rendering: the CSVs the aggregate stage wrote
+(:mod:`pipeline.analysis`) in, one HTML page and its PDF out.
 
-Two stages, so that the numbers exist as plain CSV before anything is drawn:
-
-- ``aggregate`` (:mod:`.aggregate`) reads and validates every per-run JSON file
-  (:mod:`.inputs`, :mod:`.records`), derives the tables (:mod:`.scoring`,
-  :mod:`.comparisons`, :mod:`.curves`) and judges every claim of the claims file
-  (:mod:`.claims`), then writes them as CSV;
-- ``report`` (:mod:`.render`) reads those CSVs back and turns them into one HTML page
-  and its PDF, with one function per displayed table (:mod:`.tables`,
-  :mod:`.objective_sections`, :mod:`.appendix_tables`) and per figure (:mod:`.figures`),
-  every number written by :mod:`.text`.
-
-The two meet in the result-table registry (:mod:`.catalog`: one module per table, naming
-its columns, its build and where the report shows it) and the results contract
-(:mod:`.contract`: shared columns and :class:`.contract.Results`). Statistics
-(t-intervals, Welch differences) live in :mod:`.stats`; which run is the reference MLM or CLM run, and which section of the
-report shows each run of the objective zoo, in :mod:`.runs`. The report reads only
-JSON/CSV/TSV result files, never checkpoints.
+``report`` (:mod:`.render`) reads every registered table back (checking its columns), renders
+each display a table names (:mod:`.displays`: its section, its place, its tables), the
+objective-zoo sections (:mod:`.objective_sections`), the appendix (:mod:`.appendix_tables`) and
+one function per figure (:mod:`.figures`), every number written by
+:mod:`pipeline.analysis.text`. Nothing here computes a statistic or a verdict: an edit here
+reruns the report and not the aggregate. The report reads only JSON/CSV/TSV result files,
+never checkpoints.
 """

@@ -23,7 +23,6 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from pipeline.analysis.runs import MASKING, SECTIONS, TWO_STAGE  # noqa: E402
-from pipeline.analysis.stats import mean_interval  # noqa: E402
 from pipeline.analysis.text import replacement_text  # noqa: E402
 
 # Colour-blind-safe (ColorBrewer Dark2); objective kinds outside these three take
@@ -184,27 +183,27 @@ def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> P
     return panel_figure(families, draw, path)
 
 
-def score_vs_learning_rate(grid: pd.DataFrame, scores: pd.DataFrame, sizes: Sequence[str], confidence: float, path: Path) -> Path:
+def score_vs_learning_rate(means: pd.DataFrame, scores: pd.DataFrame, sizes: Sequence[str], path: Path) -> Path:
     """Test score against fine-tuning LR: one panel per task, one line per run.
 
-    Points are seed means with t-interval error bars, nudged sideways per run so that
-    bars do not hide each other; the ringed point is the LR chosen on validation.
+    Points are seed means with t-interval error bars (lr_means.csv), nudged sideways per run so
+    that bars do not hide each other; the ringed point is the LR chosen on validation.
     """
-    tasks = list(dict.fromkeys(grid["task"]))
+    tasks = list(dict.fromkeys(means["task"]))
 
     def draw(ax: plt.Axes, task: str) -> None:
-        at_task = grid[grid["task"] == task]
+        at_task = means[means["task"] == task]
         runs = list(dict.fromkeys(at_task["run"]))
         for index, run in enumerate(runs):
             points = at_task[at_task["run"] == run]
             first = points.iloc[0]
             nudge = 10 ** (0.03 * centred(index, len(runs)))
-            estimates = {rate: mean_interval(group["test"].to_numpy(), confidence) for rate, group in points.groupby("learning_rate")}
-            rates = sorted(estimates)
+            points = points.sort_values("learning_rate")
+            half_widths = (points["test_high"] - points["test_mean"]).fillna(0.0)  # NaN: one seed, no interval
             ax.errorbar(
-                [r * nudge for r in rates],
-                [estimates[r].mean for r in rates],
-                yerr=[0.0 if math.isnan(estimates[r].half_width) else estimates[r].half_width for r in rates],
+                points["learning_rate"] * nudge,
+                points["test_mean"],
+                yerr=half_widths,
                 color=kind_colour(first["objective_kind"]),
                 linestyle=size_style(first["size"], sizes),
                 marker="o",

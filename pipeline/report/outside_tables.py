@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipeline.analysis.stats import Estimate, ci_side
 from pipeline.analysis.text import interval_text
 from pipeline.report.tables import Table, claim_evidence, key, num, row, verdict_cell
 
@@ -72,22 +71,24 @@ def study_score_tables(scores: pd.DataFrame) -> list[Table]:
     return tables
 
 
+def difference_of(item: pd.Series) -> tuple[float, float, float]:
+    """A row's difference as written: its mean and interval."""
+    return item["difference_mean"], item["difference_low"], item["difference_high"]
+
+
 def study_paired_table(paired: pd.DataFrame, confidence: float) -> Table | None:
     """first − second on the same test examples, each averaged over its seeds at its chosen LR."""
     if paired.empty:
         return None
     rows = []
     for _, item in paired.iterrows():
-        estimate = Estimate.from_columns(item, confidence, "difference_")
-        side = ci_side(estimate)
-        verdict = {"above": item["first"], "below": item["second"], "spans": "no difference resolved"}.get(side, "—")
         rows.append(
             row(
                 key(f"{item['first']} − {item['second']}"),
                 dataset_name(item),
                 num(f"{int(item['examples']):,}"),
-                num(interval_text(estimate.mean, estimate.low, estimate.high, signed=True)),
-                verdict,
+                num(interval_text(*difference_of(item), signed=True)),
+                item["ahead"],
             )
         )
     return Table(
@@ -109,11 +110,8 @@ def study_versus_table(versus: pd.DataFrame, confidence: float) -> Table | None:
         return None
     rows = []
     for _, item in versus.iterrows():
-        difference = Estimate.from_columns(item, confidence, "difference_")
         paired = (
-            num(interval_text(difference.mean, difference.low, difference.high, signed=True))
-            if item["examples"] > 0
-            else f"not paired: {item['not_paired_because']}"
+            num(interval_text(*difference_of(item), signed=True)) if item["examples"] > 0 else f"not paired: {item['not_paired_because']}"
         )
         rows.append(
             row(

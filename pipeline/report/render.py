@@ -162,10 +162,10 @@ def data_uri(path: Path) -> str:
 
 
 def headline_grid(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The fine-tuning grid of the headline MLM and CLM runs and random init (their first
-    pretraining replicate): one line per run of the whole zoo, or per replicate, would make
+    """The seed means at each learning rate of the headline MLM and CLM runs and random init (their
+    first pretraining replicate): one line per run of the whole zoo, or per replicate, would make
     the learning-rate panels unreadable."""
-    grid, comparison = frames["finetune_grid"], frames["comparison"]
+    grid, comparison = frames["lr_means"], frames["comparison"]
     shown = set(comparison["mlm_run"]) | set(comparison["clm_run"]) | set(comparison["random_run"].dropna())
     return grid[grid["run"].isin(shown)]
 
@@ -197,7 +197,7 @@ def draw_figures(
         if len(frames["budget_trend"])
         else None,
         "study_curve": study_curve_figure(frames["budget_trend"], directory / "study_curve.png"),
-        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, confidence, directory / "learning_rates.png")
+        "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, directory / "learning_rates.png")
         if len(lr_grid)
         else None,
     }

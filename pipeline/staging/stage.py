@@ -24,7 +24,6 @@ from typing import Any
 
 from pipeline.config import Config
 from pipeline.config.data import leaves_its_folder
-from pipeline.configure import read_configs, resolve_files
 from pipeline.data.sources.mirror import mirror_dir
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, sha256_file, write_json
@@ -32,6 +31,7 @@ from pipeline.staging.card import CARD, card_configs, config_data_files
 from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
 from pipeline.staging.manifest import MANIFEST, read_manifest
 from pipeline.staging.references import HubReference, references
+from pipeline.workflow.configure import read_configs, resolve_files
 
 logger = logging.getLogger(__name__)
 

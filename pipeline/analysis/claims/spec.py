@@ -1,7 +1,7 @@
 """The claims file (``config/claims.yaml``): each claim's sentence and where it comes from,
 and its check, a registered kind with strict parameters.
 
-Read when the workflow is planned (:mod:`pipeline.configure`) and again by the aggregate
+Read when the workflow is planned (:mod:`pipeline.workflow.configure`) and again by the aggregate
 stage, so a typo in a claim's check stops ``snakemake -n`` with one line naming the
 file, the claim and the key.
 """

@@ -5,7 +5,7 @@ prints it before it resumes).
 Read from what the jobs leave, nothing run: a pretraining run is done when its ``summary.json``
 exists, part-way at the step its resume state last saved (``progress.json`` beside
 ``state.pt``); a fine-tuning job is done when its ``scores.json`` exists, part-way by the grid
-points its resume state holds. Hours are the cost estimate's (:mod:`pipeline.cost`) for what is
+points its resume state holds. Hours are the cost estimate's (:mod:`pipeline.workflow.cost`) for what is
 left of each: fine-tuning from the lengths measured on the tasks prepared there, the cap elsewhere.
 """
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.configure import Resolved, resolve_in
-from pipeline.cost import Lengths, finetuning_job_hours, pretraining_gpu_hours
 from pipeline.finetune.lengths import measured_lengths
 from pipeline.pretrain.trainer import PROGRESS_FILE
-from pipeline.rule_params import finetune_outputs, pretrain_work_dir
-from pipeline.targets import finetuned, output, pretrain_runs
+from pipeline.workflow.configure import Resolved, resolve_in
+from pipeline.workflow.cost import Lengths, finetuning_job_hours, pretraining_gpu_hours
+from pipeline.workflow.rule_params import finetune_outputs, pretrain_work_dir
+from pipeline.workflow.targets import finetuned, output, pretrain_runs
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``python -m pipeline cost``: the estimate of :mod:`pipeline.cost` as it is printed (GPU-hours per
+"""``python -m pipeline cost``: the estimate of :mod:`pipeline.workflow.cost` as it is printed (GPU-hours per
 stage, beside the study's own; the budget line; peak memory per size; the data stage), on the
 config's GPU or on the ones ``--gpu`` names, fine-tuning measured on the tasks prepared in
 ``--directory`` (:mod:`pipeline.finetune.lengths`). The Snakemake workflow prints the same text when
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.configure import DEFAULT_CONFIG, resolve_in
-from pipeline.cost import (
+from pipeline.workflow.configure import DEFAULT_CONFIG, resolve_in
+from pipeline.workflow.cost import (
     CurvePoints,
     Lengths,
     Plans,
@@ -25,7 +25,7 @@ from pipeline.cost import (
     peak_memory,
     stage_costs,
 )
-from pipeline.measured_mfu import mfu_sources
+from pipeline.workflow.measured_mfu import mfu_sources
 
 # The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
 # and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.

@@ -3,12 +3,12 @@ the job's wildcards.
 
 Snakemake reruns a job when one of its params changes, so a job's params are exactly what
 its result depends on besides its input files: its slice of the config (a spec from
-:mod:`pipeline.jobs`, or a value), the paths it is told to read and write, and ``code``,
+:mod:`pipeline.workflow.jobs`, or a value), the paths it is told to read and write, and ``code``,
 the hash of every file its job can run (:func:`pipeline.code_graph.stage_code`, narrowed to the
-registry members the job uses by :mod:`pipeline.job_code`). The
+registry members the job uses by :mod:`pipeline.workflow.job_code`). The
 rules take their params from here (``params: **rule_params("finetune")`` in
 ``rules/common.smk``), and the tests compare :func:`params` of every job
-(:func:`pipeline.targets.every_job`) between two configs to pin which jobs a change reruns.
+(:func:`pipeline.workflow.targets.every_job`) between two configs to pin which jobs a change reruns.
 Params that depend on a job's resources (its device, its launcher) stay in the rules: a
 resource changed reruns nothing.
 """
@@ -20,31 +20,54 @@ import functools
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pipeline import jobs, strict
+from pipeline import strict
 from pipeline.__main__ import STAGES
 from pipeline.code_graph import Uses, stage_code
 from pipeline.config import RANDOM_INIT, ReportSpec
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
-from pipeline.configure import Resolved
-from pipeline.job_code import job_uses
-from pipeline.targets import objective_kind, run_objective
+from pipeline.workflow import jobs
+from pipeline.workflow.configure import Resolved
+from pipeline.workflow.job_code import bag_of_words_uses, model_and_task_uses, model_uses
+from pipeline.workflow.job_resources import FINETUNING, MINIMAL_PAIRS, PRETRAINING, GpuJob
+from pipeline.workflow.targets import objective_kind, run_objective
 
 Wildcards = Mapping[str, str]
 ParamsOf = Callable[[Resolved, Wildcards], dict[str, Any]]
 
-PARAMS: dict[str, tuple[str, ParamsOf]] = {}  # rule -> (the stage it runs, its params but code)
+UsesOf = Callable[[Resolved, Wildcards], Uses]  # the registry members one job runs (pipeline/workflow/job_code.py)
 
 
-def rule(name: str, stage: str) -> Callable[[ParamsOf], ParamsOf]:
+@dataclass(frozen=True)
+class Rule:
+    """What the package knows of a rule: the stage it runs, its params but code, the registry
+    members its jobs run (None: every registry whole) and, for a rule computing on GPUs, its
+    kind of GPU job (what it asks the scheduler for)."""
+
+    stage: str
+    params_of: ParamsOf
+    uses: UsesOf | None = None
+    gpu: GpuJob | None = None
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(name: str, stage: str, uses: UsesOf | None = None, gpu: GpuJob | None = None) -> Callable[[ParamsOf], ParamsOf]:
     def register(params_of: ParamsOf) -> ParamsOf:
         if stage not in STAGES:
             raise ValueError(f"rule {name!r}: no stage {stage!r}")
-        PARAMS[name] = (stage, params_of)
+        RULES[name] = Rule(stage, params_of, uses, gpu)
         return params_of
 
     return register
+
+
+def gpu_jobs() -> dict[str, GpuJob]:
+    """Each rule computing on GPUs, with its kind of GPU job."""
+    return {name: spec.gpu for name, spec in RULES.items() if spec.gpu is not None}
 
 
 @functools.cache
@@ -52,11 +75,16 @@ def code_of(stage: str, uses: Uses = ()) -> str:
     return stage_code(STAGES[stage][0], uses=uses)
 
 
+def job_uses(resolved: Resolved, rule_name: str, wildcards: Wildcards) -> Uses:
+    uses = RULES[rule_name].uses
+    return () if uses is None else uses(resolved, wildcards)
+
+
 def params(resolved: Resolved, rule_name: str, wildcards: Wildcards) -> dict[str, Any]:
     """The params of one job of ``rule_name``: its own, then the hash of the code it runs (its
-    stage's, with only the registry members the job uses: pipeline/job_code.py)."""
-    stage, params_of = PARAMS[rule_name]
-    return {**params_of(resolved, wildcards), "code": code_of(stage, job_uses(resolved, rule_name, wildcards))}
+    stage's, with only the registry members the job uses: pipeline/workflow/job_code.py)."""
+    spec = RULES[rule_name]
+    return {**spec.params_of(resolved, wildcards), "code": code_of(spec.stage, job_uses(resolved, rule_name, wildcards))}
 
 
 # ------------------------------------------------------------------ data and tokens
@@ -164,7 +192,7 @@ def pretrain_tokens(resolved: Resolved, name: str, size: str) -> str:
     return f"results/outside/{start.run}/tokens" if start.kind == "outside" else "results/tokens"
 
 
-@rule("pretrain", "pretrain")
+@rule("pretrain", "pretrain", uses=model_uses, gpu=PRETRAINING)
 def pretrain(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size = w["name"], w["size"]
     return {
@@ -181,7 +209,7 @@ def pretrain_work_dir(name: str, size: str) -> str:
     return f"results/resume/pretrain/{name}-{size}"
 
 
-@rule("import_model", "import-model")
+@rule("import_model", "import-model", uses=model_uses)
 def import_model(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     config = resolved.config
     return {"spec": jobs.as_json(config.outside_model(w["name"])), "sentinels": config.tokenizer.num_sentinel_tokens}
@@ -212,7 +240,7 @@ def evaluated_task_dirs(resolved: Resolved, task: str) -> list[str]:
     ]
 
 
-@rule("finetune", "finetune")
+@rule("finetune", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
 def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     task, name, size = w["task"], w["name"], w["size"]
     spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), None)
@@ -225,7 +253,7 @@ def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     }
 
 
-@rule("finetune_checkpoint", "finetune")
+@rule("finetune_checkpoint", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
 def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     task, name, size, step = w["task"], w["name"], w["size"], w["step"]
     spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), int(step))
@@ -238,7 +266,7 @@ def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     }
 
 
-@rule("finetune_outside", "finetune")
+@rule("finetune_outside", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
 def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     config, task, name = resolved.config, w["task"], w["name"]
     return {
@@ -258,7 +286,7 @@ def finetune_evaluated(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     return {"trained": f"results/{finetuned}/{resolved.config.trainer_of(task)}/{model}", "out": f"results/{finetuned}/{task}/{model}"}
 
 
-@rule("bag_of_words", "bag-of-words")
+@rule("bag_of_words", "bag-of-words", uses=bag_of_words_uses)
 def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     # What the reference reads of the task's protocol (its example budget, the attention that
     # frames its inputs) and no more, so that a learning rate changed does not rerun it.
@@ -274,21 +302,21 @@ def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     return {"spec": jobs.as_json(spec), "task_dir": f"results/data/tasks/{task}", "out": f"results/baselines/{task}/bag_of_words"}
 
 
-@rule("minimal_pairs", "minimal-pairs")
+@rule("minimal_pairs", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
 def minimal_pairs(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size = w["name"], w["size"]
     spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), None)
     return {"spec": spec, "model": final_model(name, size), "out": f"results/zeroshot/minimal_pairs/{name}-{size}"}
 
 
-@rule("minimal_pairs_checkpoint", "minimal-pairs")
+@rule("minimal_pairs_checkpoint", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
 def minimal_pairs_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size, step = w["name"], w["size"], w["step"]
     spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), int(step))
     return {"spec": spec, "model": checkpoint(name, size, step), "out": f"results/zeroshot/minimal_pairs/{name}-{size}-step{step}"}
 
 
-@rule("minimal_pairs_outside", "minimal-pairs")
+@rule("minimal_pairs_outside", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
 def minimal_pairs_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     # An outside model is scored as the objective kind its entry names (which picks its score).
     name = w["name"]

@@ -3,7 +3,7 @@
 The rules give these as a job's ``resources:`` and ``threads:`` when the config computes on
 GPUs (a CPU run keeps Snakemake's defaults), so the SLURM profile names no per-rule number:
 
-* **time**: the job's estimated wall hours (:mod:`pipeline.cost`, at the measured MFU where
+* **time**: the job's estimated wall hours (:mod:`pipeline.workflow.cost`, at the measured MFU where
   one is recorded) with ``hardware.runtime_margin``, at most ``hardware.max_job_hours``. A job
   estimated beyond the limit is split over consecutive attempts, each resuming where the last
   stopped (pretraining at its last saved step, a fine-tuning grid at its next point); it
@@ -18,13 +18,13 @@ GPUs (a CPU run keeps Snakemake's defaults), so the SLURM profile names no per-r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from pipeline.config import Config, MinimalPairsSpec
-from pipeline.cost import GB, Plans, finetuning_job_hours, parameters, pretraining_job_hours, training_flops
 from pipeline.pretrain.plan import RunPlan
-from pipeline.targets import Job
+from pipeline.workflow.cost import GB, Plans, finetuning_job_hours, parameters, pretraining_job_hours, training_flops
+from pipeline.workflow.targets import Job
 
 # One Python process with torch, its CUDA libraries and the pipeline imported, before it loads a model
 # (~0.4 GB on a CPU here; the CUDA libraries add ~1-3 GB on a GPU node: an allowance, rounded up).
@@ -110,80 +110,82 @@ def minimal_pairs_request(config: Config, size: str | None) -> JobRequest:
     return request(config, hours, host, config.hardware.finetune_gpus)
 
 
-# The rules whose jobs compute on GPUs (the others prepare data, import, aggregate and report on CPUs).
-GPU_RULES = (
-    "pretrain",
-    "finetune",
-    "finetune_checkpoint",
-    "finetune_outside",
-    "minimal_pairs",
-    "minimal_pairs_checkpoint",
-    "minimal_pairs_outside",
-)
+def job_size(config: Config, wildcards: Mapping[str, str]) -> str | None:
+    """The size of the model a job reads: its wildcard, or an outside model's config size."""
+    return wildcards["size"] if "size" in wildcards else config.outside_model(wildcards["name"]).size
 
 
-def rule_gpus(config: Config, rule: str) -> int:
-    """GPUs each job of ``rule`` computes on: ``gpus_per_run`` for pretraining, ``finetune_gpus`` for
-    the other GPU rules, none for a rule that runs on CPUs."""
-    if rule not in GPU_RULES:
-        return 0
-    return config.hardware.gpus_per_run if rule == "pretrain" else config.hardware.finetune_gpus
+@dataclass(frozen=True)
+class GpuJob:
+    """What a rule whose jobs compute on GPUs declares (``@rule(..., gpu=...)`` in
+    :mod:`pipeline.workflow.rule_params`): which GPU count its jobs take, and their request."""
+
+    pretraining: bool  # hardware.gpus_per_run GPUs a job; else hardware.finetune_gpus
+    request: Callable[[Config, Plans, Mapping[str, str]], JobRequest]
+
+    def gpus(self, config: Config) -> int:
+        return config.hardware.gpus_per_run if self.pretraining else config.hardware.finetune_gpus
 
 
-def job_request(config: Config, plans: Plans, rule: str, wildcards: dict[str, str]) -> JobRequest | None:
-    """The request of one job of ``rule`` (None: a rule that runs on CPUs, or a CPU config)."""
-    if rule_gpus(config, rule) == 0:
+PRETRAINING = GpuJob(True, lambda config, plans, w: pretraining_request(config, plans[f"{w['name']}-{w['size']}"]))
+FINETUNING = GpuJob(False, lambda config, plans, w: finetuning_request(config, w["task"], job_size(config, w)))
+MINIMAL_PAIRS = GpuJob(False, lambda config, plans, w: minimal_pairs_request(config, job_size(config, w)))
+
+
+def job_request(config: Config, plans: Plans, gpu_job: GpuJob | None, wildcards: Mapping[str, str]) -> JobRequest | None:
+    """The request of one job of a rule declaring ``gpu_job`` (None: a rule that runs on CPUs, or a CPU config)."""
+    if gpu_job is None or gpu_job.gpus(config) == 0:
         return None
-    if rule == "pretrain":
-        return pretraining_request(config, plans[f"{wildcards['name']}-{wildcards['size']}"])
-    size = config.outside_model(wildcards["name"]).size if rule.endswith("_outside") else wildcards["size"]
-    return finetuning_request(config, wildcards["task"], size) if rule.startswith("finetune") else minimal_pairs_request(config, size)
+    return gpu_job.request(config, plans, wildcards)
 
 
-def job_requests(config: Config, plans: Plans, jobs: Iterable[Job]) -> list[tuple[Job, JobRequest]]:
-    """Every GPU job of ``jobs`` (:func:`pipeline.targets.every_job`) with its request."""
-    return [(job, asked) for job in jobs if (asked := job_request(config, plans, job.rule, job.wildcards)) is not None]
+def job_requests(config: Config, plans: Plans, jobs: Iterable[Job], gpu_jobs: Mapping[str, GpuJob]) -> list[tuple[Job, JobRequest]]:
+    """Every GPU job of ``jobs`` (:func:`pipeline.workflow.targets.every_job`) with its request;
+    ``gpu_jobs``: each GPU rule's declaration (:func:`pipeline.workflow.rule_params.gpu_jobs`)."""
+    found = ((job, job_request(config, plans, gpu_jobs.get(job.rule), job.wildcards)) for job in jobs)
+    return [(job, asked) for job, asked in found if asked is not None]
 
 
-def described(job: Job) -> str:
+def described(job: Job, gpu_job: GpuJob) -> str:
     """A GPU job in words, for a refusal: "pretraining run 'mlm-1b'", "fine-tuning clm-210m on 'sst2'"."""
     wildcards = job.wildcards
     model = "-".join(wildcards[key] for key in ("name", "size") if key in wildcards)
     model += f" at step {wildcards['step']}" if "step" in wildcards else ""
-    if job.rule == "pretrain":
+    if gpu_job.pretraining:
         return f"pretraining run {model!r}"
     return f"fine-tuning {model} on {wildcards['task']!r}" if "task" in wildcards else f"scoring the minimal pairs with {model}"
 
 
-def check_job_limits(config: Config, plans: Plans, jobs: Iterable[Job]) -> None:
+def check_job_limits(config: Config, plans: Plans, jobs: Iterable[Job], gpu_jobs: Mapping[str, GpuJob]) -> None:
     """A GPU job of the plan that would need more attempts than ``hardware.job_attempts``, or more
     host memory than ``hardware.node_memory_gb``, is refused at plan time, before anything is submitted."""
     hardware = config.hardware
-    for job, asked in job_requests(config, plans, jobs):
+    for job, asked in job_requests(config, plans, jobs, gpu_jobs):
+        job_text = described(job, gpu_jobs[job.rule])
         if asked.attempts() > hardware.job_attempts:
             raise ValueError(
-                f"hardware: {described(job)} is estimated at {asked.estimated_hours:,.0f} hours on {max(asked.gpus, 1)} GPU(s) (margin"
+                f"hardware: {job_text} is estimated at {asked.estimated_hours:,.0f} hours on {max(asked.gpus, 1)} GPU(s) (margin"
                 f" included), more than max_job_hours {hardware.max_job_hours:g} x job_attempts {hardware.job_attempts}: raise"
                 " job_attempts or max_job_hours, or gpus_per_run (pretraining), or shrink the task's grid (finetuning.by_task)"
             )
         if asked.mem_mb > 1000 * hardware.node_memory_gb:
             raise ValueError(
-                f"hardware: {described(job)} is estimated to need {asked.mem_mb / 1000:,.0f} GB of host memory, more than"
+                f"hardware: {job_text} is estimated to need {asked.mem_mb / 1000:,.0f} GB of host memory, more than"
                 f" node_memory_gb {hardware.node_memory_gb:g}: raise node_memory_gb to your nodes' memory, or lower gpus_per_run"
             )
 
 
-def format_requests(config: Config, plans: Plans, jobs: Iterable[Job]) -> str:
+def format_requests(config: Config, plans: Plans, jobs: Iterable[Job], gpu_jobs: Mapping[str, GpuJob]) -> str:
     """Each GPU rule's jobs and what they ask for, as the plan submits them (an empty string on CPUs)."""
     by_rule: dict[str, list[JobRequest]] = {}
-    for job, asked in job_requests(config, plans, jobs):
+    for job, asked in job_requests(config, plans, jobs, gpu_jobs):
         by_rule.setdefault(job.rule, []).append(asked)
     if not by_rule:
         return ""
     hardware = config.hardware
     lines = [
-        f"Job requests (pipeline/job_resources.py: time = estimate x {hardware.runtime_margin:g}, at most {hardware.max_job_hours:g} h"
-        f" per attempt; host memory itemised, x {MEMORY_MARGIN:g}):",
+        f"Job requests (pipeline/workflow/job_resources.py: time = estimate x {hardware.runtime_margin:g},"
+        f" at most {hardware.max_job_hours:g} h per attempt; host memory itemised, x {MEMORY_MARGIN:g}):",
         f"  {'rule':<26}{'jobs':>6}{'time per attempt (h)':>22}{'attempts':>10}{'GPU-h, margin':>17}{'host GB':>9}{'GPUs':>6}{'CPUs':>6}",
     ]
     for rule, requests in by_rule.items():

@@ -7,7 +7,7 @@ size (``--size``: 210m by default; ``--size 1b --sections throughput`` measures 
 config's jobs of that size compute (:func:`setting_of`: micro-batch, sequence length, precision,
 vocabulary, written in the record's batch line by :func:`batch_line`), against the GPU's datasheet
 peak (6N model FLOPs, the LM head counted at the positions with a loss, as
-:func:`pipeline.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by
+:func:`pipeline.workflow.cost.pretraining_flops` counts them). Where a record matches the config's GPU (by
 model: H100, H200, ...), the size, the objective kind and the setting, its MFU replaces
 ``hardware.assumed_mfu`` for that run, and the estimate names the record; elsewhere the assumption
 stands and is printed as one. Of several matching records the newest is taken: the one whose
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pipeline.config import Config
     from pipeline.pretrain.plan import RunPlan
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 RECORDS = REPOSITORY / "bench" / "records"
 
 

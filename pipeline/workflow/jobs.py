@@ -1,6 +1,6 @@
 """The ``--spec`` of the model jobs (pretrain, finetune, minimal-pairs), built from a resolved config.
 
-The rules (through ``pipeline/rule_params.py``) and anything that runs a job outside Snakemake (the GPU
+The rules (through ``pipeline/workflow/rule_params.py``) and anything that runs a job outside Snakemake (the GPU
 acceptance run, ``bench/gpu_acceptance.py``) build a job's spec here, so both run exactly
 what the workflow would run. A spec is the job's own slice of the config as canonical JSON:
 it is a Snakemake param, so a change in it (and only in it) reruns the job.

@@ -1,5 +1,5 @@
 """What a configuration will cost on GPUs, before anything runs (``python -m pipeline cost`` prints
-it: :mod:`pipeline.cost_printout`).
+it: :mod:`pipeline.workflow.cost_printout`).
 
 Three estimates, all from the config alone (no data, no GPU):
 
@@ -39,20 +39,20 @@ from typing import TYPE_CHECKING, get_args
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.finetune.plan import finetunes, finetunes_outside
-from pipeline.measured_mfu import measured_for
 from pipeline.model.head_chunks import chunk_rows
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
+from pipeline.workflow.measured_mfu import measured_for
 
 if TYPE_CHECKING:  # measuring imports torch; the workflow's estimate at parse time does not need it
     from pipeline.finetune.lengths import RunTokens
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
-Plans = dict[str, RunPlan]  # pipeline.configure.Resolved.plans
+Plans = dict[str, RunPlan]  # pipeline.workflow.configure.Resolved.plans
 Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured (pipeline.finetune.lengths)
-CurvePoints = list[tuple[RunPlan, int]]  # pipeline.configure.Resolved.curve_points
+CurvePoints = list[tuple[RunPlan, int]]  # pipeline.workflow.configure.Resolved.curve_points
 LOGIT_BYTES = 14  # dense head, per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, its gradient 4
 CHUNK_ENTRY_BYTES = 6  # chunked head, per (chunk row x vocabulary entry): float32 logits (exponentiated in place) 4 + bf16 gradient 2
 
@@ -129,7 +129,7 @@ def head_share(config: Config, plan: RunPlan) -> float:
 
 def pretraining_mfu(config: Config, plan: RunPlan) -> float:
     """The MFU a run is costed at: measured on the config's GPU at its size and objective kind
-    where a record exists (:mod:`pipeline.measured_mfu`), else ``hardware.assumed_mfu``."""
+    where a record exists (:mod:`pipeline.workflow.measured_mfu`), else ``hardware.assumed_mfu``."""
     measured = measured_for(config, plan)
     return measured.mfu if measured is not None else config.hardware.assumed_mfu
 

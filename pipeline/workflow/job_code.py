@@ -3,8 +3,9 @@ not their siblings (:func:`pipeline.code_graph.job_graph`).
 
 A pretraining or minimal-pairs job runs its model's objective and that objective's loss; a
 fine-tuning job its model's objective (parsed, never run), its task's type and metrics, and
-those of the tasks scored on its models (``trained_with``). Random init uses no objective. Every
-other job takes its registries whole (aggregate and report read every table and claim kind).
+those of the tasks scored on its models (``trained_with``). Random init uses no objective. A rule
+names the function its jobs take (``@rule(..., uses=...)`` in :mod:`pipeline.workflow.rule_params`);
+every other job takes its registries whole (aggregate and report read every table and claim kind).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Iterable, Mapping
 
 from pipeline.code_graph import Uses
 from pipeline.config import RANDOM_INIT
-from pipeline.configure import Resolved
 from pipeline.objectives import kind_of
-from pipeline.targets import objective_kind
+from pipeline.workflow.configure import Resolved
+from pipeline.workflow.targets import objective_kind
 
 OBJECTIVES, LOSSES = "pipeline.objectives", "pipeline.pretrain.losses"
 TASK_TYPES, METRICS = "pipeline.finetune.task_types", "pipeline.metrics"
@@ -46,12 +47,16 @@ def frozen(uses: Mapping[str, Iterable[str]]) -> Uses:
     return tuple(sorted((package, frozenset(names)) for package, names in uses.items()))
 
 
-def job_uses(resolved: Resolved, rule: str, wildcards: Mapping[str, str]) -> Uses:
-    """The registry members one job of ``rule`` runs (empty: every registry whole)."""
-    if rule in ("pretrain", "minimal_pairs", "minimal_pairs_checkpoint", "minimal_pairs_outside", "import_model"):
-        return frozen(objective_uses(model_kind(resolved, wildcards)))
-    if rule in ("finetune", "finetune_checkpoint", "finetune_outside"):
-        return frozen({**objective_uses(model_kind(resolved, wildcards)), **task_uses(resolved, wildcards["task"])})
-    if rule == "bag_of_words":
-        return frozen({**objective_uses(RANDOM_INIT), **task_uses(resolved, wildcards["task"])})
-    return ()
+def model_uses(resolved: Resolved, wildcards: Mapping[str, str]) -> Uses:
+    """A pretraining, import or minimal-pairs job: its model's objective and that objective's loss."""
+    return frozen(objective_uses(model_kind(resolved, wildcards)))
+
+
+def model_and_task_uses(resolved: Resolved, wildcards: Mapping[str, str]) -> Uses:
+    """A fine-tuning job: its model's objective (parsed, never run), its task's type and metrics."""
+    return frozen({**objective_uses(model_kind(resolved, wildcards)), **task_uses(resolved, wildcards["task"])})
+
+
+def bag_of_words_uses(resolved: Resolved, wildcards: Mapping[str, str]) -> Uses:
+    """The bag-of-words reference: no objective, its task's type and metrics."""
+    return frozen({**objective_uses(RANDOM_INIT), **task_uses(resolved, wildcards["task"])})

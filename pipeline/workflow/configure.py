@@ -32,7 +32,7 @@ from pipeline.pretrain.samples import SPLIT_KINDS
 from pipeline.staging.mirror import mirrored
 from pipeline.tokenization.special_tokens import special_token_list
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = "config/default.yaml"  # what every overlay is merged over, as the Snakefile's configfile
 
 logger = logging.getLogger(__name__)

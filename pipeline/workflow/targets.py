@@ -3,7 +3,7 @@ templates) and the lists of outputs the workflow asks for.
 
 The rules (``rules/*.smk``) take their outputs from :data:`OUTPUTS` and their targets from
 here, and :func:`every_job` lists the same jobs without Snakemake, so the rerun contract
-(``pipeline/jobs.py``) can be tested in milliseconds: build every job's params for two
+(``pipeline/workflow/jobs.py``) can be tested in milliseconds: build every job's params for two
 configs and compare.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import is_random_init, replicate_name
-from pipeline.configure import Resolved
 from pipeline.data.task_rows import TASK_TYPES
 from pipeline.finetune.plan import finetunes, finetunes_outside
+from pipeline.workflow.configure import Resolved
 
 # The main output of every job, by rule; its wildcards name the job.
 OUTPUTS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.configure import read_configs, resolve_files
+from pipeline.workflow.configure import read_configs, resolve_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
