@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.workflow import job_code, job_resources
-from pipeline.workflow.rule_params import RULES, gpu_jobs
-from pipeline.workflow.targets import OUTPUTS
+from pipeline.workflow.rule_params import RULES
 from tests.conftest import REPO
 
 PLACES = {"pipeline/workflow/targets.py", "pipeline/workflow/rule_params.py", "pipeline/__main__.py", "rules/<stage>.smk"}
@@ -33,16 +32,3 @@ def test_no_module_beside_the_registration_lists_rules() -> None:
         source = open(module.__file__).read()
         named = [rule for rule in RULES if re.search(rf"""["']{rule}["']""", source)]
         assert named == [], f"{module.__name__} names rules {named}"
-
-
-def test_every_rule_has_outputs_and_the_gpu_rules_are_the_computing_ones() -> None:
-    assert set(RULES) == set(OUTPUTS)
-    assert set(gpu_jobs()) == {
-        "pretrain",
-        "finetune",
-        "finetune_checkpoint",
-        "finetune_outside",
-        "minimal_pairs",
-        "minimal_pairs_checkpoint",
-        "minimal_pairs_outside",
-    }

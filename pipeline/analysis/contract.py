@@ -4,7 +4,7 @@ verdict words they share, and :class:`Results`, the tables in memory.
 Each table is registered once in :mod:`.catalog` with its columns (named here where its
 builder also uses them); the aggregate stage builds them (:mod:`.aggregate`), the claim
 checks read :class:`Results` (:mod:`.claims`), and the report stage reads the CSVs back
-(:mod:`.render`) checking every registered column. The claim checks reach neither stage.
+(:mod:`pipeline.report.render`) checking every registered column. The claim checks reach neither stage.
 
 Scores are in points (0-100). An ``Estimate`` is five columns, ``{prefix}mean``,
 ``std_error``, ``df``, ``low`` and ``high`` (:meth:`.stats.Estimate.columns`): a
@@ -45,7 +45,7 @@ STUDY_PAIRED_COLUMNS = [
     *Estimate.column_names("difference_"),
     "ahead",
 ]
-# An outside model fine-tuned here beside the study's own results for it (external/study_versus.py);
+# An outside model fine-tuned here beside the study's own results for it (analysis/study_versus.py);
 # examples is 0 and the difference NaN where the two cannot be paired (not_paired_because says why).
 STUDY_VERSUS_COLUMNS = [
     "model",

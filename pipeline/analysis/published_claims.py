@@ -1,4 +1,4 @@
-"""The write-ups' claims judged on the study's published tables (:mod:`.published_tables`),
+"""The write-ups' claims judged on the study's published tables (:mod:`pipeline.external.published_tables`),
 which are always at hand: the study's own numbers at its own scale, 210M-1B.
 
 Each published cell is a mean over 5 fine-tuning seeds with its 95% half-width, read as a

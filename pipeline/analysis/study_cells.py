@@ -1,5 +1,5 @@
 """This run's results set cell by cell beside the study's published ones (its Tables 2-17,
-:mod:`.published_tables`): which of the study's 800 cells this run produced, and whether its
+:mod:`pipeline.external.published_tables`): which of the study's 800 cells this run produced, and whether its
 number falls within the study's interval.
 
 A run is matched to the study's models by its role, not its scale, so that a shrunk config (the

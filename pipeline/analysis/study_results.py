@@ -1,7 +1,7 @@
 """``python -m pipeline study-results``: the study's released fine-tuning results, recomputed
 with this harness's protocol.
 
-From EncodEval's per-run files (:mod:`.encodeval`), three tables in ``--out``:
+From EncodEval's per-run files (:mod:`pipeline.external.encodeval`), three tables in ``--out``:
 
 * ``grid.csv``: every (model, dataset, LR, seed) point with its validation and test score
   (in points, x100, as this harness's tables);

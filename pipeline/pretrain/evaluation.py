@@ -45,34 +45,29 @@ YARDSTICKS = {
 }
 
 
-def heldout_batches(
-    objective: Objective,
-    blocks: list[np.ndarray],
-    special: SpecialIds,
-    seed: int,
-    batch_size: int,
-    device: torch.device = torch.device("cpu"),
-) -> Iterator[Batch]:
-    """``blocks`` as batches of ``objective`` on ``device``, each block with its own fixed held-out RNG."""
-    for start in range(0, len(blocks), batch_size):
-        chunk = blocks[start : start + batch_size]
-        yield make_batch(objective, chunk, [heldout_rng(seed, start + i) for i in range(len(chunk))], special).to(device)
+@dataclass(frozen=True)
+class HeldOut:
+    """The held-out blocks and how every evaluation batches them: each block with its own fixed
+    held-out RNG, ``batch_size`` blocks a batch, on ``device``."""
+
+    blocks: list[np.ndarray]
+    special: SpecialIds
+    seed: int
+    batch_size: int
+    device: torch.device = torch.device("cpu")
+
+    def batches(self, objective: Objective) -> Iterator[Batch]:
+        for start in range(0, len(self.blocks), self.batch_size):
+            chunk = self.blocks[start : start + self.batch_size]
+            rngs = [heldout_rng(self.seed, start + i) for i in range(len(chunk))]
+            yield make_batch(objective, chunk, rngs, self.special).to(self.device)
 
 
 @torch.no_grad()
-def objective_loss(
-    loss_fn,
-    model,
-    objective: Objective,
-    blocks: list[np.ndarray],
-    special: SpecialIds,
-    seed: int,
-    batch_size: int,
-    device: torch.device = torch.device("cpu"),
-) -> float:
+def objective_loss(loss_fn, model, objective: Objective, heldout: HeldOut) -> float:
     """Mean of ``loss_fn`` over held-out batches of ``objective``, weighted by their labelled positions."""
     total, count = 0.0, 0
-    for batch in heldout_batches(objective, blocks, special, seed, batch_size, device):
+    for batch in heldout.batches(objective):
         n = batch.num_loss_positions
         total += float(loss_fn(model, batch)) * n
         count += n
@@ -80,20 +75,12 @@ def objective_loss(
 
 
 @torch.no_grad()
-def yardstick(
-    model,
-    attention: str,
-    blocks: list[np.ndarray],
-    special: SpecialIds,
-    seed: int,
-    batch_size: int,
-    device: torch.device = torch.device("cpu"),
-) -> tuple[str, float]:
+def yardstick(model, attention: str, heldout: HeldOut) -> tuple[str, float]:
     stick = YARDSTICKS[attention]
     if stick.name == "next_token_perplexity":
-        return stick.name, math.exp(objective_loss(language_model_loss, model, stick.objective, blocks, special, seed, batch_size, device))
+        return stick.name, math.exp(objective_loss(language_model_loss, model, stick.objective, heldout))
     correct, count = 0, 0
-    for batch in heldout_batches(stick.objective, blocks, special, seed, batch_size, device):
+    for batch in heldout.batches(stick.objective):
         hidden = encode(model, batch)
         carries = batch.labels != IGNORE
         predicted = model.get_output_embeddings()(hidden[carries]).argmax(-1)

@@ -41,7 +41,7 @@ from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.pretrain import distributed
 from pipeline.pretrain.distributed import Processes
-from pipeline.pretrain.evaluation import objective_loss, yardstick
+from pipeline.pretrain.evaluation import HeldOut, objective_loss, yardstick
 from pipeline.pretrain.losses import PretrainingLoss, build_loss
 from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.samples import cut_point
@@ -266,12 +266,13 @@ class Trainer:
         the numbers without communicating; held-out sets are small beside training.
         """
         inputs, device = self.inputs, self.processes.device
-        args = (inputs.heldout_blocks, inputs.special, inputs.seed, self.compute.micro_batch_size or inputs.spec.batch_size, device)
+        batch_size = self.compute.micro_batch_size or inputs.spec.batch_size
+        heldout = HeldOut(inputs.heldout_blocks, inputs.special, inputs.seed, batch_size, device)
         self.trained.eval()
         with distributed.gathered(self.trained, self.processes), self._autocast():
-            loss = objective_loss(self.loss, self.model, inputs.objective, *args)
+            loss = objective_loss(self.loss, self.model, inputs.objective, heldout)
             # Read through the LM head, the yardstick means nothing when the loss never trains that head.
-            metric = yardstick(self.model, inputs.objective.attention, *args)[1] if self.loss.measures_language_model else None
+            metric = yardstick(self.model, inputs.objective.attention, heldout)[1] if self.loss.measures_language_model else None
         self.trained.train()
         return loss, metric
 

@@ -1,9 +1,9 @@
 """``python -m pipeline report``: the aggregated tables into one HTML page and its PDF.
 
 One Jinja2 template (``templates/replication.html.j2``) lays out the sections; each result
-table's displays (:mod:`.catalog`) fill their section, and the objective zoo
-(:mod:`.objective_sections`), the appendix inputs (:mod:`.appendix_tables`) and the figures
-(:mod:`.figures`) the rest. Figures are written as PNG
+table's displays (:mod:`.displays`, named by :mod:`pipeline.analysis.catalog`) fill their
+section, and the objective zoo (:mod:`.objective_sections`), the appendix inputs
+(:mod:`.appendix_tables`) and the figures (:mod:`.figures`) the rest. Figures are written as PNG
 files into ``--figures-dir`` and also embedded as base64 data URIs, so the HTML stands
 alone; WeasyPrint prints the same HTML to PDF. Every output is written atomically.
 

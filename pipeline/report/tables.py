@@ -1,6 +1,6 @@
 """The report's result tables: one function per table, CSV rows in, text cells out.
 
-Each function returns a :class:`Table` of already-formatted strings (:mod:`.text`), so
+Each function returns a :class:`Table` of already-formatted strings (:mod:`pipeline.analysis.text`), so
 the template only lays out cells and every number's rounding is decided once. Rows keep
 the order of the aggregated CSVs (sizes by parameter count). The objective-zoo sections
 are :mod:`.objective_sections`, the provenance and cost tables :mod:`.appendix_tables`.
