@@ -135,10 +135,11 @@ def test_learning_curve_section_has_the_table_and_figure(rendered: tuple[FakeTre
     curves = section((rendered[1] / "replication.html").read_text(), "learning-curves")
     assert ">Pretraining step (share of the budget)</th>" in curves and '>CLM</th><th class="num">MLM</th>' in curves
     # the fake's curves: MLM − CLM −4.5 at 25% and −2 at 50% of the 600 steps, +3 for the final models
+    # (each interval on one line: a no-break space after its comma)
     for step, gap, winner in (
-        ("150 (25%)", "−4.5 [−5.2, −3.8]", "CLM"),
-        ("300 (50%)", "−2.0 [−2.7, −1.3]", "CLM"),
-        ("600 (final model)", "+3.0 [+2.3, +3.7]", "MLM"),
+        ("150 (25%)", "−4.5 [−5.2,\u00a0−3.8]", "CLM"),
+        ("300 (50%)", "−2.0 [−2.7,\u00a0−1.3]", "CLM"),
+        ("600 (final model)", "+3.0 [+2.3,\u00a0+3.7]", "MLM"),
     ):
         assert re.search(
             f'<td class="num">{re.escape(step)}</td>.*<td class="num">{re.escape(gap)}</td><td class="winner-{winner}">', curves

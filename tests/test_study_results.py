@@ -296,8 +296,9 @@ def test_the_report_shows_them_in_their_own_section(results, tmp_path):
     study = html[html.index('<section id="study">') :].split("</section>", 1)[0]
     assert "The study&#39;s released results, recomputed" in study and "SC: the study&#39;s released results, recomputed" in study
     # 210m-clm-42k on SST-2: seeds at 80 and 60 points, t(0.975, 1) x 10 = 127.1 either side
-    assert '<td class="key">210m-clm-42k</td><td class="num">70.0 [−57.1, 197.1]</td>' in study
-    assert '<td class="num">+30.0 [−40.8, +100.8]</td><td class="">no difference resolved</td>' in study  # 5 examples resolve nothing
+    # (an interval is kept on one line with a no-break space after its comma)
+    assert '<td class="key">210m-clm-42k</td><td class="num">70.0 [−57.1,\u00a0197.1]</td>' in study
+    assert '<td class="num">+30.0 [−40.8,\u00a0+100.8]</td><td class="">no difference resolved</td>' in study  # 5 examples resolve nothing
     assert '<a href="#study">' in html
 
 
