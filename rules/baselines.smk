@@ -4,7 +4,7 @@
 
 rule bag_of_words:
     input:
-        task=task_split_inputs,
+        task=INPUTS.task_split_inputs,
         tokenizer="results/tokenizer",
     output:
         update(OUTPUTS["bag_of_words"]),

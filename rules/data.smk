@@ -19,7 +19,7 @@ rule fetch:
 
 rule prepare_task:
     input:
-        task_source_inputs,
+        INPUTS.task_source_inputs,
     output:
         **{name: update(f"results/data/tasks/{{task}}/{name}.jsonl") for name in TASK_FILES},
         stats=update(OUTPUTS["prepare_task"]),
@@ -36,7 +36,7 @@ rule prepare_task:
 
 rule prepare_corpus:
     input:
-        sources=corpus_source_inputs,
+        sources=INPUTS.corpus_source_inputs,
         tasks=targets.task_stats(RESOLVED),
     output:
         directory(OUTPUTS["prepare_corpus"]),

@@ -14,12 +14,12 @@ FINETUNE_COMMAND = (
 
 rule finetune:
     input:
-        model=finetune_model,
-        task=task_split_inputs,
+        model=INPUTS.finetune_model,
+        task=INPUTS.task_split_inputs,
     output:
         update(OUTPUTS["finetune"]),
     wildcard_constraints:
-        task=FINE_TUNED_TASKS,
+        task=INPUTS.fine_tuned_tasks,
     params:
         **rule_params("finetune"),
         device=job_device,
@@ -38,11 +38,11 @@ rule finetune:
 rule finetune_checkpoint:
     input:
         checkpoints="results/pretrain/{name}-{size}/checkpoints",
-        task=task_split_inputs,
+        task=INPUTS.task_split_inputs,
     output:
         update(OUTPUTS["finetune_checkpoint"]),
     wildcard_constraints:
-        task=FINE_TUNED_TASKS,
+        task=INPUTS.fine_tuned_tasks,
     params:
         **rule_params("finetune_checkpoint"),
         device=job_device,
@@ -59,7 +59,7 @@ rule finetune_checkpoint:
 
 # A task scored on another task's fine-tuned models (the study's nq and mldr_en on MS MARCO's):
 # its scores.json, written out of that task's job on the same model. Nothing is trained.
-if EVALUATED_TASKS:
+if INPUTS.evaluated_tasks:
 
     rule finetune_evaluated:
         input:
@@ -68,7 +68,7 @@ if EVALUATED_TASKS:
             update(OUTPUTS["finetune_evaluated"]),
         wildcard_constraints:
             finetuned="finetune|finetune_outside",
-            task=EVALUATED_TASKS,
+            task=INPUTS.evaluated_tasks,
             model=r"[A-Za-z0-9_-]+",
         params:
             **rule_params("finetune_evaluated"),

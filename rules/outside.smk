@@ -4,7 +4,7 @@
 
 rule import_model:
     input:
-        outside_model_inputs,
+        INPUTS.outside_model_inputs,
     output:
         directory(OUTPUTS["import_model"]),
     params:
@@ -21,11 +21,11 @@ rule import_model:
 rule finetune_outside:
     input:
         model="results/outside/{name}/model",
-        task=task_split_inputs,
+        task=INPUTS.task_split_inputs,
     output:
         update(OUTPUTS["finetune_outside"]),
     wildcard_constraints:
-        task=FINE_TUNED_TASKS,
+        task=INPUTS.fine_tuned_tasks,
     params:
         **rule_params("finetune_outside"),
         device=job_device,

@@ -74,8 +74,8 @@ rule initialize:
 
 rule pretrain:
     input:
-        tokens=pretrain_tokens,
-        start=pretrain_start,
+        tokens=INPUTS.pretrain_tokens,
+        start=INPUTS.pretrain_start,
     output:
         model=directory("results/pretrain/{name}-{size}/model"),
         checkpoints=directory("results/pretrain/{name}-{size}/checkpoints"),

@@ -4,7 +4,7 @@
 
 rule train_tokenizer:
     input:
-        tokenizer_inputs(),
+        INPUTS.tokenizer_inputs(),
     output:
         update(directory(OUTPUTS["train_tokenizer"])),
     params:

@@ -29,7 +29,7 @@ rule prepare_minimal_pairs:
 
 rule minimal_pairs:
     input:
-        model=finetune_model,
+        model=INPUTS.finetune_model,
         pairs="results/data/minimal_pairs/pairs.jsonl",
     output:
         update(OUTPUTS["minimal_pairs"]),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pipeline.config import Config, MinimalPairsSpec
 from pipeline.pretrain.plan import RunPlan
@@ -137,6 +138,29 @@ def job_request(config: Config, plans: Plans, gpu_job: GpuJob | None, wildcards:
     if gpu_job is None or gpu_job.gpus(config) == 0:
         return None
     return gpu_job.request(config, plans, wildcards)
+
+
+def rule_resources(config: Config, plans: Plans, gpu_job: GpuJob | None) -> dict[str, Any]:
+    """A rule's Snakemake resources: its GPUs and, when it has any, each job's time limit and host
+    memory from its request; on CPUs Snakemake's defaults. Like any resource, changing them reruns nothing."""
+    gpus = 0 if gpu_job is None else gpu_job.gpus(config)
+    if gpus == 0:
+        return {"gpu": 0}
+
+    def estimated(field: str) -> Callable[[Mapping[str, str]], int]:
+        return lambda wildcards: getattr(job_request(config, plans, gpu_job, dict(wildcards.items())), field)
+
+    return {"gpu": gpus, "runtime": estimated("runtime"), "mem_mb": estimated("mem_mb")}
+
+
+def rule_threads(config: Config, plans: Plans, gpu_job: GpuJob | None, on_cpus: int = 1) -> Callable[[Mapping[str, str]], int]:
+    """A rule's cores per job: hardware.cpus_per_gpu per GPU on GPUs, else ``on_cpus``."""
+
+    def threads(wildcards: Mapping[str, str]) -> int:
+        request = job_request(config, plans, gpu_job, dict(wildcards.items()))
+        return on_cpus if request is None else request.cpus
+
+    return threads
 
 
 def job_requests(config: Config, plans: Plans, jobs: Iterable[Job], gpu_jobs: Mapping[str, GpuJob]) -> list[tuple[Job, JobRequest]]:
