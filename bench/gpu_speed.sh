@@ -5,7 +5,8 @@
 # vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
 # (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
 #   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
-#   then, at the fastest micro-batch: trainer (the Trainer there, for the ratio), flex (FlexAttention's block mask
+#   then, at the fastest micro-batch: trainer-mbN (the Trainer beside it at its own largest micro-batch that fits,
+#   for the ratio), flex (FlexAttention's block mask
 #   for the split samples: pretraining.compute.attention flex; kept if faster), packed (whole blocks: what split costs),
 #   liger (Liger Kernel's fused linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
 #   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
@@ -94,7 +95,11 @@ size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
     for name in mb16 mb32; do beats "$name" "$best" && best=$name; done
     micro=${micro_of[$best]}
     echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
-    attempt trainer "$size" --micro-batch-size "$micro"  # the Trainer there, before the riskier attempts: a ratio in any case
+    # The Trainer at its own largest micro-batch that fits (ours at our fastest), before the riskier attempts:
+    # the ratio each at its best (the Trainer ran out of memory at 32 on 2026-11-28: 31.3 GiB of logits)
+    for mb in "$batch" $((batch / 2)) $((batch / 4)); do
+        attempt "trainer-mb$mb" "$size" --micro-batch-size "$micro" --trainer-micro-batch-size "$mb" && break
+    done
     # Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
     # flex first: split samples under FlexAttention's block mask (pretraining.compute.attention: flex), the study's
     # varlen saving; then packed, the same run on whole blocks, which split samples should cost at most 5% over.
@@ -129,9 +134,9 @@ preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batc
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): 11 at SIZE, then 610M and 1B
+# attempts still to run (for each one's fair share of the budget): up to 13 at SIZE, then 610M and 1B
 remaining=0 kept=()
-[ "$part" = presets ] || remaining=$((remaining + 11))
+[ "$part" = presets ] || remaining=$((remaining + 13))
 [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2))
 [ "$part" = presets ] || size_attempts
 [ "$part" = attempts ] || preset_attempts

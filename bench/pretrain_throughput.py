@@ -124,6 +124,11 @@ def compile_for_attempt(trainer: Trainer, scope: str, mode: str) -> None:
         layer.compile(mode=mode)
 
 
+def trainer_micro_batch(args: argparse.Namespace) -> int:
+    """The Trainer's sequences per forward pass: --trainer-micro-batch-size, else ours."""
+    return args.trainer_micro_batch_size or args.micro_batch_size or args.batch_size
+
+
 def attention_backends(choice: str):
     """``flash``: SDPA may use the flash kernel only, so a run that completes took it (for its
     masks, in its precision); one that cannot raises "No available kernel"."""
@@ -230,9 +235,9 @@ class Bench:
         with tempfile.TemporaryDirectory() as out:
             training = TrainingArguments(
                 output_dir=out,
-                # the same micro-batches as ours, accumulated to the same optimizer step
-                per_device_train_batch_size=args.micro_batch_size or args.batch_size,
-                gradient_accumulation_steps=args.batch_size // (args.micro_batch_size or args.batch_size),
+                # its micro-batches (ours by default), accumulated to the same optimizer step
+                per_device_train_batch_size=trainer_micro_batch(args),
+                gradient_accumulation_steps=args.batch_size // trainer_micro_batch(args),
                 max_steps=self.total_steps,
                 learning_rate=PEAK_LR,
                 weight_decay=0.1,
@@ -304,6 +309,9 @@ def main() -> None:
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--micro-batch-size", type=int, help="sequences per forward pass, both trainers (default: the whole batch)")
+    parser.add_argument(
+        "--trainer-micro-batch-size", type=int, help="the Trainer's own micro-batch (its fastest that fits; default: --micro-batch-size)"
+    )
     parser.add_argument("--steps", type=int, default=20, help="timed steps per measurement")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before them")
     parser.add_argument("--repeats", type=int, default=5)
@@ -333,8 +341,9 @@ def main() -> None:
         parser.error("--attention flex: FlexAttention has no backward on the CPU; give --device cuda")
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
-    if args.micro_batch_size and args.batch_size % args.micro_batch_size:
-        parser.error(f"--micro-batch-size {args.micro_batch_size} must divide --batch-size {args.batch_size}")
+    for flag, micro in (("--micro-batch-size", args.micro_batch_size), ("--trainer-micro-batch-size", args.trainer_micro_batch_size)):
+        if micro and args.batch_size % micro:
+            parser.error(f"{flag} {micro} must divide --batch-size {args.batch_size}")
     baseline = read_baseline(args.compare_losses, args) if args.compare_losses else None
     datasheet = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["hardware"]["gpu_peak_tflops"] * 1e12
     torch.set_num_threads(args.threads)
@@ -449,7 +458,7 @@ def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: floa
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"
-        f" (micro-batches of {args.micro_batch_size or args.batch_size}); ours: {attempt}",
+        f" (micro-batches of {args.micro_batch_size or args.batch_size}; the Trainer's {trainer_micro_batch(args)}); ours: {attempt}",
         "MFU = tokens/s x 6 x (non-embedding parameters + LM head parameters x share of positions with a loss) / peak;"
         " +attn adds 12 x layers x hidden x sequence length per token; 'datasheet' divides by"
         f" hardware.gpu_peak_tflops ({datasheet / 1e12:.0f} TFLOP/s), the rest by the matmul peak measured here",
