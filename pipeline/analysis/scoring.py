@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.contract import DETAIL_COLUMNS, RUN_COLUMNS, RUN_FAMILY_SCORES_COLUMNS, RUN_SCORES_COLUMNS
+from pipeline.analysis.contract import DETAIL_COLUMNS, LR_MEANS_COLUMNS, RUN_COLUMNS, RUN_FAMILY_SCORES_COLUMNS, RUN_SCORES_COLUMNS
 from pipeline.analysis.stats import Estimate, average, mean_interval
 from pipeline.finetune.selection import best_on_validation
 
@@ -60,6 +60,21 @@ def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=RUN_SCORES_COLUMNS)
+
+
+def lr_means_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Per (task, run, learning rate): the test score's mean over the seeds there, in the grid's
+    order (the learning-rate figure's points)."""
+    rows = []
+    for _, group in grid.groupby(["task", "run", "learning_rate"], sort=False):
+        rows.append(
+            {
+                **group.iloc[0][[*RUN_COLUMNS, "learning_rate"]].to_dict(),
+                "n_seeds": len(group),
+                **mean_interval(group["test"].to_numpy(), confidence).columns("test_"),
+            }
+        )
+    return pd.DataFrame(rows, columns=LR_MEANS_COLUMNS)
 
 
 def detail_table(grid: pd.DataFrame, scores: pd.DataFrame, confidence: float) -> pd.DataFrame:

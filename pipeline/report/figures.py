@@ -195,10 +195,9 @@ def score_vs_learning_rate(means: pd.DataFrame, scores: pd.DataFrame, sizes: Seq
         at_task = means[means["task"] == task]
         runs = list(dict.fromkeys(at_task["run"]))
         for index, run in enumerate(runs):
-            points = at_task[at_task["run"] == run]
+            points = at_task[at_task["run"] == run].sort_values("learning_rate")
             first = points.iloc[0]
             nudge = 10 ** (0.03 * centred(index, len(runs)))
-            points = points.sort_values("learning_rate")
             half_widths = (points["test_high"] - points["test_mean"]).fillna(0.0)  # NaN: one seed, no interval
             ax.errorbar(
                 points["learning_rate"] * nudge,
