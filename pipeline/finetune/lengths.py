@@ -62,6 +62,29 @@ def encoded_tokens(examples: Sequence) -> int:
     return sum(sum(example_tokens(example)) for example in examples)
 
 
+def task_encoder(name: str, tasks: Mapping[str, TaskSpec], task_dirs: Mapping[str, Path], tokenizer, protocol: FinetuningSpec):
+    """The task type of ``name`` that encodes its rows as a job under ``protocol`` does, with the rows and documents."""
+    stats, rows = read_task(task_dirs[name])
+    documents = read_documents(task_dirs[name])
+    context = TaskContext(tasks[name], stats, tokenizer, protocol.attention, "mlm", protocol.input_format, documents)
+    return get_task_type(tasks[name].type)(context), rows, documents
+
+
+def scored_tokens(encoder, rows: Mapping[str, list], documents: list) -> int:
+    """Tokens a grid point's scoring of one task puts through the encoder: validation, test and a judged corpus's documents."""
+    scored = sum(encoded_tokens(encoder.encode(rows[split])) for split in EVALUATION_SPLITS)
+    if documents:
+        scored += sum(len(ids) for ids in encoder.evaluated([document["document"] for document in documents]))
+    return scored
+
+
+def train_tokens(examples: Sequence, steps: int, protocol: FinetuningSpec, seed: int) -> int:
+    """Padded tokens of the ``steps`` batches the sweep draws from ``examples`` with ``seed`` (epochs repeat)."""
+    lengths = [max(example_tokens(e)) for e in examples]
+    batches = batch_order(lengths, steps, protocol.batch_size, seed, protocol.group_by_length)
+    return sum(padded_step_tokens(examples, batch.tolist(), protocol.micro_batch_size) for batch in batches)
+
+
 def run_tokens(
     task: str,
     tasks: Mapping[str, TaskSpec],
@@ -73,29 +96,16 @@ def run_tokens(
     """Measure one grid point of ``task`` (its prepared rows in ``task_dirs[task]``) under
     ``finetuning``'s protocol for it; ``scored_with``: the tasks scored on its models."""
     protocol = finetuning.for_task(task)
-    scored = 0
-    train_examples: list = []
-    train_rows = 0
-    for name in (task, *scored_with):
-        stats, rows = read_task(task_dirs[name])
-        documents = read_documents(task_dirs[name])
-        context = TaskContext(tasks[name], stats, tokenizer, protocol.attention, "mlm", protocol.input_format, documents)
-        encoder = get_task_type(tasks[name].type)(context)
-        for split in EVALUATION_SPLITS:
-            scored += encoded_tokens(encoder.encode(rows[split]))
-        if documents:
-            scored += sum(len(ids) for ids in encoder.evaluated([document["document"] for document in documents]))
-        if name == task:
-            train_rows = len(rows["train"])
-            sample = random.Random(SAMPLE_SEED).sample(rows["train"], min(SAMPLE_ROWS, train_rows))
-            train_examples = encoder.encode(sample)
+    scored = sum(scored_tokens(*task_encoder(name, tasks, task_dirs, tokenizer, protocol)) for name in scored_with)
+    encoder, rows, documents = task_encoder(task, tasks, task_dirs, tokenizer, protocol)
+    scored += scored_tokens(encoder, rows, documents)
+    train_rows = len(rows["train"])
+    sample = random.Random(SAMPLE_SEED).sample(rows["train"], min(SAMPLE_ROWS, train_rows))
+    train_examples = encoder.encode(sample)
     steps = num_finetune_steps(train_rows, protocol.budget)
-    lengths = [max(example_tokens(e)) for e in train_examples]
-    # the sweep's batches over the sample, as many steps as a run takes (epochs of the sample repeat)
-    batches = batch_order(lengths, steps, protocol.batch_size, SAMPLE_SEED, protocol.group_by_length)
-    train_tokens = sum(padded_step_tokens(train_examples, batch.tolist(), protocol.micro_batch_size) for batch in batches)
     mean_tokens = encoded_tokens(train_examples) / max(len(train_examples), 1)
-    return RunTokens(task, train_rows, steps, mean_tokens, train_tokens, scored)
+    # the sweep's batches over the sample, as many steps as a run takes (epochs of the sample repeat)
+    return RunTokens(task, train_rows, steps, mean_tokens, train_tokens(train_examples, steps, protocol, SAMPLE_SEED), scored)
 
 
 def measured_lengths(config: Config, directory: Path) -> dict[str, RunTokens]:
