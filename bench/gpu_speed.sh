@@ -18,7 +18,9 @@
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
 # The call's budget: no attempt starts after BUDGET_SECONDS (450: a device call of under 8 minutes with start-up),
 # and none runs past it; what did not fit is written as skipped, so the results of what ran come back.
-# PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone: two device calls where one is too short.
+# PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone: two device calls where one is too short;
+# PART=finetune (not in all) the fine-tuning MFU at 210M and 610M (bench/finetune_throughput.py; results/ must hold the stand-in
+# tasks: snakemake ... results/data/tasks/{sentiment,proper_nouns,news_qa,title_search}/stats.json).
 # Every attempt trains the samples config/paper.yaml trains (SAMPLES=split: the study's cut samples; packed for
 # 2,048-token blocks, as until 2026-11-28), shares one inductor cache (INDUCTOR_CACHE, default OUT_DIR/inductor-cache:
 # carry it back in and the next call compiles nothing it compiled before), and gets a fair share of what is left
@@ -37,7 +39,7 @@ samples="${SAMPLES:-split}"  # what config/paper.yaml trains (the study's cut sa
 # One inductor cache for every attempt (and, carried back in, for the next call): a graph compiled
 # once is not compiled again, which took most of 2026-11-28's 390 seconds.
 export TORCHINDUCTOR_CACHE_DIR="${INDUCTOR_CACHE:-$out/inductor-cache}" TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
-case "$part" in all | attempts | presets) ;; *) echo "error: bench/gpu_speed.sh: PART=$part: give all, attempts or presets" >&2; exit 2 ;; esac
+case "$part" in all | attempts | presets | finetune) ;; *) echo "error: bench/gpu_speed.sh: PART=$part: give all, attempts, presets or finetune" >&2; exit 2 ;; esac
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
 if [ "$device" = cuda ] && ! "$python" -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
@@ -50,12 +52,10 @@ if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/
 fi
 
 compare=()  # after mb8: --compare-losses mb8.json, each 210M attempt's last-step losses against today's path
-attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appended to summary.md
-    local name="$1" run_size="$2" against=()
-    shift 2
-    [ "$run_size" = "$size" ] && against=("${compare[@]}")
-    echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
-    local left=$((budget - SECONDS))  # bash's SECONDS: seconds since this script started
+timed() {  # timed NAME COMMAND...: COMMAND under its fair share of the call's budget, its output in OUT/NAME.log
+    # (exit 3: not started, the budget is spent)
+    local name="$1" left=$((budget - SECONDS))  # bash's SECONDS: seconds since this script started
+    shift
     if [ $left -lt 20 ]; then
         echo "skipped: the call's ${budget}-second budget is spent" | tee -a "$out/summary.md"
         return 3
@@ -64,13 +64,25 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     local cap=$((left / (remaining > 0 ? remaining : 1)))
     cap=$((cap < 60 ? (left < 60 ? left : 60) : cap))
     remaining=$((remaining - 1))
-    timeout "$cap" "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
+    timeout "$cap" "$@" > "$out/$name.log" 2>&1
+}
+
+summarize() {  # summarize NAME STATUS: NAME's table into summary.md, or why it failed
+    if [ "$2" -eq 0 ]; then sed -n '/^| /,$p' "$out/$1.log" >> "$out/summary.md"
+    elif [ "$2" -ne 3 ]; then echo "failed (exit $2): $(grep -m1 -E 'Error|error' "$out/$1.log" | cut -c1-300)" >> "$out/summary.md"; fi
+}
+
+attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appended to summary.md
+    local name="$1" run_size="$2" against=()
+    shift 2
+    [ "$run_size" = "$size" ] && against=("${compare[@]}")
+    echo "== $name ($run_size): $*" | tee -a "$out/summary.md"
+    timed "$name" "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
         --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile --samples "$samples" \
         --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
-        --json "$out/$name.json" "${against[@]}" "$@" > "$out/$name.log" 2>&1
+        --json "$out/$name.json" "${against[@]}" "$@"
     local status=$?
-    if [ $status -eq 0 ]; then sed -n '/^| objective/,$p' "$out/$name.log" >> "$out/summary.md"; else
-        echo "failed (exit $status): $(grep -m1 -E 'Error|error' "$out/$name.log" | cut -c1-300)" >> "$out/summary.md"; fi
+    summarize "$name" $status
     return $status
 }
 
@@ -134,11 +146,29 @@ preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batc
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): up to 13 at SIZE, then 610M and 1B
+finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the stand-ins of SST-2, CoNLL, SQuAD and MS MARCO
+    # (bench/finetune_throughput.py: config/paper.yaml's protocol, bf16 weights, micro-batches of 8), at 210M and 610M
+    local presets=(210m 610m) options=()
+    [ "$device" = cpu ] && presets=("$size") options=(--precision fp32 --steps 4 --points 2 --max-length 128)
+    for preset in "${presets[@]}"; do
+        echo "== finetune-$preset" | tee -a "$out/summary.md"
+        timed "finetune-$preset" "$python" bench/finetune_throughput.py --inputs results --size "$preset" --vocab-size "$vocab" \
+            --device "$device" --threads "$threads" --json "$out/finetune-$preset.json" "${options[@]}"
+        summarize "finetune-$preset" $?
+    done
+}
+
+# attempts still to run (for each one's fair share of the budget): up to 13 at SIZE, then 610M and 1B, or fine-tuning's 2
 remaining=0 kept=()
-[ "$part" = presets ] || remaining=$((remaining + 13))
-[ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2))
-[ "$part" = presets ] || size_attempts
-[ "$part" = attempts ] || preset_attempts
+case "$part" in
+    finetune) remaining=2 ;;
+    *) [ "$part" = presets ] || remaining=$((remaining + 13))
+       [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2)) ;;
+esac
+case "$part" in
+    finetune) finetune_attempts ;;
+    *) [ "$part" = presets ] || size_attempts
+       [ "$part" = attempts ] || preset_attempts ;;
+esac
 touch "$out/summary.md"
 echo "summary: $out/summary.md"

@@ -67,6 +67,10 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     env["PART"] = "presets"  # the 610M and 1B alone: a GPU's, so on a CPU nothing at all
     done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "presets")], env=env, timeout=120)
     assert done.returncode == 0 and (tmp_path / "presets" / "summary.md").read_text() == ""
+    env["PART"] = "finetune"  # the fine-tuning MFU: on a CPU at SIZE (the GPU's 210M and 610M), skipped here too
+    done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "finetune")], env=env, timeout=120)
+    summary = (tmp_path / "finetune" / "summary.md").read_text().splitlines()
+    assert done.returncode == 0 and summary == ["== finetune-210m", "skipped: the call's 0-second budget is spent"]
 
 
 def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
@@ -107,7 +111,7 @@ def test_the_speed_attempts_refuse_an_unknown_part_in_one_line(tmp_path):
         ["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: bench/gpu_speed.sh: PART=everything: give all, attempts or presets"
+    assert done.stderr.strip() == "error: bench/gpu_speed.sh: PART=everything: give all, attempts, presets or finetune"
 
 
 @pytest.mark.parametrize("size", ["210m", "610m", "1b"])

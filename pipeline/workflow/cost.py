@@ -43,7 +43,7 @@ from pipeline.model.head_chunks import chunk_rows
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
-from pipeline.workflow.measured_mfu import measured_for
+from pipeline.workflow.measured_mfu import measured_finetune_for, measured_for
 
 if TYPE_CHECKING:  # measuring imports torch; the workflow's estimate at parse time does not need it
     from pipeline.finetune.lengths import RunTokens
@@ -156,18 +156,23 @@ def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None
     return protocol.num_runs * training_flops(matmul, run_tokens)
 
 
+def finetune_mfu(config: Config, task: str, size: str) -> float:
+    """The MFU ``task``'s fine-tuning jobs at ``size`` are costed at: measured for its task type where a
+    record exists (:func:`pipeline.workflow.measured_mfu.measured_finetune_mfu`), else ``hardware.assumed_finetune_mfu``."""
+    measured = measured_finetune_for(config, task, size)
+    return measured.mfu if measured is not None else config.hardware.assumed_finetune_mfu
+
+
 def finetuning_job_hours(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
-    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at the assumed
-    fine-tuning MFU: each run's ``measured`` tokens, or the cap (:func:`grid_flops`)."""
-    hardware = config.hardware
-    return grid_flops(config, task, size, measured) / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
+    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at its fine-tuning
+    MFU (:func:`finetune_mfu`): each run's ``measured`` tokens, or the cap (:func:`grid_flops`)."""
+    rate = config.hardware.gpu_peak_tflops * 1e12 * finetune_mfu(config, task, size)
+    return grid_flops(config, task, size, measured) / rate / 3600
 
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:
     """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs);
     fine-tuning at the ``lengths`` measured for a task, the cap for any other."""
-    hardware = config.hardware
-    finetuning_rate = hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu
     costs = []
     for study in get_args(Study):
         runs = [p for p in plans.values() if p.study == study]
@@ -185,12 +190,10 @@ def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths
         ("finetune_checkpoint", checkpoints, config.finetuning.curve_tasks),
     ):
         if runs:
-            costs.append(finetuning_cost(stage, runs, tasks, config, finetuning_rate, lengths=lengths or {}))
+            costs.append(finetuning_cost(stage, runs, tasks, config, lengths=lengths or {}))
     outside = [(model.name, model.size, model.objective) for model in config.outside_models if model.size is not None]
     if outside:  # a model without a size is not costed (the note under the table says how many)
-        costs.append(
-            finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, finetuning_rate, True, lengths or {})
-        )
+        costs.append(finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, True, lengths or {}))
     return costs
 
 
@@ -199,7 +202,6 @@ def finetuning_cost(
     models: list[tuple[str, str, str]],
     tasks: Sequence[str],
     config: Config,
-    flops_per_second: float,
     outside: bool = False,
     lengths: Lengths | None = None,
 ) -> StageCost:
@@ -208,7 +210,7 @@ def finetuning_cost(
     size they name. Training only: a task scored on another's models (``trained_with``) adds
     no job, and scoring (every task's) is not counted."""
     jobs = runs = 0
-    tokens = flops = 0.0
+    tokens = flops = hours = 0.0
     for task in tasks:
         if config.tasks[task].trained_with is not None:  # scored in its trainer's jobs, on models trained there
             continue
@@ -223,7 +225,8 @@ def finetuning_cost(
             runs += grid
             tokens += grid * run_tokens
             flops += grid_flops(config, task, size, measured)
-    return StageCost(stage, jobs, runs, tokens, flops, flops / flops_per_second / 3600)
+            hours += finetuning_job_hours(config, task, size, measured)
+    return StageCost(stage, jobs, runs, tokens, flops, hours)
 
 
 # ------------------------------------------------------------------------ peak memory

@@ -25,7 +25,7 @@ from pipeline.workflow.cost import (
     peak_memory,
     stage_costs,
 )
-from pipeline.workflow.measured_mfu import mfu_sources
+from pipeline.workflow.measured_mfu import finetune_mfu_sources, mfu_sources
 
 # The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
 # and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.
@@ -123,6 +123,12 @@ def full_grid_text(config: Config, plans: Plans, curve_points: CurvePoints, leng
     ]
 
 
+def finetuned_jobs(config: Config, plans: Plans) -> list[tuple[str, str]]:
+    """(task, size) of the fine-tuning jobs' kinds: every trained task at every size a run is pretrained at."""
+    trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
+    return [(task, size) for task in trained for size in sorted({plan.size for plan in plans.values()})]
+
+
 def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str, lengths: Lengths | None = None) -> str:
     lengths = lengths or {}
     hardware = config.hardware
@@ -134,7 +140,7 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         "  FLOPs = 6 x N x tokens (N = non-embedding parameters + LM-head parameters x the share of positions the head runs on:"
         " those with a loss under sparse prediction, as bench/pretrain_throughput.py's MFU counts them);"
         f" pretraining at {mfu_sources(config, plans)},"
-        f" fine-tuning at {hardware.assumed_finetune_mfu:.0%} assumed",
+        f" fine-tuning at {finetune_mfu_sources(config, finetuned_jobs(config, plans))}",
         *lengths_text(config, lengths),
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]

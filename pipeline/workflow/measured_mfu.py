@@ -25,7 +25,7 @@ import functools
 import json
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,7 +68,7 @@ def batch_line(setting: Setting, size: str) -> str:
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
     record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
-    samples: str  # what the record trained on (packed blocks or split samples)
+    samples: str = ""  # pretraining: what the record trained on (packed blocks or split samples)
     scaled_by: str = ""  # a transfer's (transferred_mfu): the ratio and the two records it comes from
 
 
@@ -128,7 +128,8 @@ def measurements() -> tuple[Measurement, ...]:
 
 
 def relative(path: Path) -> str:
-    return path.relative_to(REPOSITORY).as_posix()
+    """A record's path as the estimate names it: bench/records/..."""
+    return path.relative_to(RECORDS.parents[1]).as_posix()
 
 
 def gpu_model(gpu_name: str) -> str:
@@ -145,29 +146,122 @@ def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Measu
     return MeasuredMfu(newest.mfu, newest.record, newest.samples) if newest else None
 
 
+def gpu_ratio(gpu_name: str, other_gpu: str, kind: str, exclude: tuple[str, Setting] | None = None) -> tuple[float, str] | None:
+    """The MFU of the GPU model ``gpu_name`` names over ``other_gpu``'s (a record's GPU) for ``kind``,
+    at the newest size and setting both were measured at (other than ``exclude``), and how it was
+    found; None where they share none."""
+    model = gpu_model(gpu_name)
+    pairs = []
+    for mine in (m for m in measurements() if model and model in m.gpu and m.kind == kind and (m.size, m.setting) != exclude):
+        theirs = [m for m in measurements() if m.gpu == other_gpu and m.kind == kind and m.size == mine.size and m.setting == mine.setting]
+        if theirs:
+            pairs.append((mine, max(theirs, key=lambda m: m.order)))
+    if not pairs:
+        return None
+    mine, reference = max(pairs, key=lambda pair: pair[0].order)
+    gpus = f"{model.upper()}/{other_gpu.split()[-1].upper()}"
+    how = f"the {gpus} ratio at {mine.size} micro-batch {mine.setting.micro_batch_size} ({mine.record} / {reference.record})"
+    return mine.mfu / reference.mfu, how
+
+
 def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
     """For a GPU never measured at ``size`` in ``setting``: another GPU's MFU there, times the ratio
     of the two GPUs' MFUs measured for ``kind`` at one other size or setting both ran (the H100's
     610M from the H200's 610M and both at 210M). An estimate from three records, named in
     ``record``; None where no other GPU and common measurement give one."""
     model = gpu_model(gpu_name)
-    candidates = []
-    for there in (m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu):
-        ours = [m for m in measurements() if model and model in m.gpu and m.kind == kind and (m.size, m.setting) != (size, setting)]
-        for mine in ours:
-            theirs = [
-                m for m in measurements() if m.gpu == there.gpu and m.kind == kind and m.size == mine.size and m.setting == mine.setting
-            ]
-            if theirs:
-                reference = max(theirs, key=lambda m: m.order)
-                candidates.append((there.order, mine.order, there, mine, reference))
-    if not candidates:
-        return None
-    _, _, there, mine, reference = max(candidates, key=lambda c: c[:2])
-    ratio = mine.mfu / reference.mfu
-    gpus = f"{gpu_model(gpu_name).upper()}/{there.gpu.split()[-1].upper()}"
-    how = f"the {gpus} ratio at {mine.size} micro-batch {mine.setting.micro_batch_size} ({mine.record} / {reference.record})"
-    return MeasuredMfu(there.mfu * ratio, there.record, there.samples, f"{kind} x {ratio:.2f}, {how}")
+    elsewhere = [m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu]
+    for there in sorted(elsewhere, key=lambda m: m.order, reverse=True):  # the newest record that a ratio carries over
+        ratio = gpu_ratio(gpu_name, there.gpu, kind, exclude=(size, setting))
+        if ratio is not None:
+            return MeasuredMfu(there.mfu * ratio[0], there.record, there.samples, f"{kind} x {ratio[0]:.2f}, {ratio[1]}")
+    return None
+
+
+# ----------------------------------------------------------------------------- fine-tuning
+
+FINETUNE_BENCH = "finetune_throughput"  # the "bench" of bench/finetune_throughput.py's records
+
+
+@dataclass(frozen=True)
+class FinetuneSetting:
+    """How a fine-tuning job computes, as far as its MFU depends on it (besides its task's lengths)."""
+
+    precision: str  # finetuning.precision: fp32, bf16 (autocast) or bf16_weights (the study's)
+    batch_size: int
+    micro_batch_size: int | None
+
+
+@dataclass(frozen=True)
+class FinetuneMeasurement:
+    """One GPU's MFU for fine-tuning one task type at one size, as a bench/finetune_throughput.py record holds it."""
+
+    gpu: str
+    size: str
+    task_type: str
+    setting: FinetuneSetting
+    mfu: float  # a grid point's FLOPs (6N trained + 2N scored) over its seconds, against the datasheet peak
+    task: str  # the stand-in measured, and its mean padded training length
+    mean_padded_length: float
+    record: str
+    order: tuple[int, str]
+
+
+@functools.cache
+def finetune_measurements() -> tuple[FinetuneMeasurement, ...]:
+    """Every fine-tuning MFU in bench/records: bench/finetune_throughput.py's records of a paper
+    size (``--size``) on a GPU, task by task."""
+    found = []
+    for path in sorted(RECORDS.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
+        if record.get("bench") != FINETUNE_BENCH or not gpu or args.get("device") != "cuda" or not args.get("size"):
+            continue
+        protocol = record["protocol"]
+        setting = FinetuneSetting(protocol["precision"], protocol["batch_size"], protocol["micro_batch_size"])
+        order = (history_position(record.get("git_commit")), path.name)
+        for task, row in record["tasks"].items():
+            found.append(
+                FinetuneMeasurement(
+                    gpu[1].lower(),
+                    args["size"],
+                    row["type"],
+                    setting,
+                    row["mfu_datasheet"],
+                    task,
+                    row["mean_padded_length"],
+                    relative(path),
+                    order,
+                )
+            )
+    return tuple(found)
+
+
+def measured_finetune_mfu(gpu_name: str, size: str, task_type: str, setting: FinetuneSetting) -> MeasuredMfu | None:
+    """The newest record's fine-tuning MFU for ``task_type`` at ``size`` in ``setting`` on the GPU model
+    ``gpu_name`` names; else another GPU's, scaled by the two GPUs' pretraining ratio (:func:`gpu_ratio`,
+    CLM); None without either."""
+    model = gpu_model(gpu_name)
+    found = [m for m in finetune_measurements() if m.size == size and m.task_type == task_type and m.setting == setting]
+    here = [m for m in found if model and model in m.gpu]
+    if here:
+        newest = max(here, key=lambda m: m.order)
+        return MeasuredMfu(newest.mfu, newest.record)
+    for there in sorted(found, key=lambda m: m.order, reverse=True):
+        ratio = gpu_ratio(gpu_name, there.gpu, "clm")
+        if ratio is not None:
+            return MeasuredMfu(there.mfu * ratio[0], there.record, scaled_by=f"x {ratio[0]:.2f}, {ratio[1]}")
+    return None
+
+
+def finetune_setting(config: Config, task: str) -> FinetuneSetting:
+    protocol = config.finetuning.for_task(task)
+    return FinetuneSetting(protocol.precision, protocol.batch_size, protocol.micro_batch_size)
+
+
+def measured_finetune_for(config: Config, task: str, size: str) -> MeasuredMfu | None:
+    """The measured fine-tuning MFU of ``task``'s jobs at config size ``size`` (by its task type)."""
+    return measured_finetune_mfu(config.hardware.gpu_name, size, config.tasks[task].type, finetune_setting(config, task))
 
 
 def history_position(commit: str | None) -> int:
@@ -206,3 +300,22 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
     if any(found.samples != trained for found in measured.values()):  # the split samples' mask is slower (CPU: 0.74x CLM)
         said += [f"measured on packed blocks where this config trains {trained} samples, whose attention mask no record timed"]
     return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
+
+
+def finetune_mfu_sources(config: Config, jobs: Iterable[tuple[str, str]]) -> str:
+    """Which MFU the fine-tuning hours of ``jobs`` ((task, size) pairs) rest on: each measured task
+    type and size with its record, then the assumption."""
+    by_record: dict[str, set[str]] = {}
+    scaled = set()
+    for task, size in sorted(set(jobs)):
+        found = measured_finetune_for(config, task, size)
+        if found is not None:
+            by_record.setdefault(found.record, set()).add(f"{size} {config.tasks[task].type} {found.mfu:.1%}")
+            if found.scaled_by:
+                scaled.add((found.record, found.scaled_by))
+    said = [
+        f"{', '.join(sorted(runs))} {'scaled from' if any(r == record for r, _ in scaled) else 'measured'} ({record})"
+        for record, runs in by_record.items()
+    ]
+    said += [f"scaled {how}" for how in sorted({how for _, how in scaled})]
+    return "; ".join([*said, f"{config.hardware.assumed_finetune_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])

@@ -1,0 +1,195 @@
+"""Fine-tuning throughput and MFU of the real ``finetune`` job, task by task, for the cost estimate.
+
+    # one GPU, the paper's protocol at 210M (fresh weights, vocabulary 128,256) on the embedded
+    # stand-ins of SST-2, CoNLL, SQuAD and MS MARCO (results/ from the smoke config, see below):
+    python bench/finetune_throughput.py --inputs results --size 210m --device cuda --json OUT/finetune-210m.json
+    # the plumbing on a CPU (the default's tiny weights, float32):
+    python bench/finetune_throughput.py --inputs results --init results/init/random-tiny --precision fp32 --steps 8
+
+Each task runs as a pipeline job runs it (``python -m pipeline finetune``, :func:`pipeline.finetune.run.command_line`)
+under config/paper.yaml's fine-tuning protocol (batch 32 in micro-batches of 8, the study's pure-bf16
+weights, random batches) cut to ``--steps`` steps, one learning rate and ``--points`` seeds. A grid
+point's ``seconds`` in the job's scores.json (its training and its scoring of validation and test) is
+what is timed; the first point is the warm-up (CUDA context, kernels' first launches) and the median
+of the others is reported. Its FLOPs are counted as :func:`pipeline.workflow.cost.grid_flops` counts a
+point: 6 x non-embedding parameters per padded training token of the batches that seed draws, 2 x per
+scored token (:mod:`pipeline.finetune.lengths`). So MFU = FLOPs / seconds / datasheet peak turns back
+into the measured time under the estimate, which takes it per task type in place of
+``hardware.assumed_finetune_mfu`` (:func:`pipeline.workflow.measured_mfu.measured_finetune_mfu`).
+
+The stand-ins are this project's embedded tasks of the study's four families (sentiment: short reviews;
+proper_nouns: news sentences; news_qa: a question over a news passage; title_search: titles against
+articles), at ``--max-length`` (2,028, the study's), so each keeps its own length mix; the record
+says each task's mean padded length beside its MFU, since short tasks use a GPU least well.
+Inputs: ``snakemake --cores 2 --configfile config/smoke.yaml results/tokenizer results/data/tasks/<task>/stats.json ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pretrain_throughput import machine, prepare_init  # a sibling script
+
+from pipeline.finetune.lengths import scored_tokens, task_encoder, train_tokens
+from pipeline.finetune.run import command_line
+from pipeline.model.backbone import read_backbone_spec
+from pipeline.provenance import code_version
+from pipeline.tokenization.saved import load_saved_tokenizer
+from pipeline.tokenization.special_tokens import SpecialIds
+from pipeline.workflow import jobs
+from pipeline.workflow.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
+from pipeline.workflow.cost import parameters, training_flops
+
+STAND_INS = ("sentiment", "proper_nouns", "news_qa", "title_search")  # SST-2, CoNLL, SQuAD, MS MARCO
+PAPER = REPOSITORY / "config" / "paper.yaml"
+
+
+def bench_config(args: argparse.Namespace):
+    """config/paper.yaml with the stand-in tasks at ``--max-length`` as its only fine-tuning tasks, cut to
+    ``--steps`` steps of one learning rate and ``--points`` seeds (and ``--precision`` if given)."""
+    tasks = read_task_files("config/tasks", "config")
+    budget = {"max_steps": args.steps, "learning_rates": [args.learning_rate], "seeds": list(range(args.points))}
+    overlay = {
+        "tasks": {name: {**tasks[name], "max_length": args.max_length, "trained_with": None} for name in args.tasks},
+        "finetuning": {
+            "tasks": list(args.tasks),
+            **budget,
+            "selection_seeds": None,
+            # over what a config under paper.yaml budgets a task (the default's title_search: 25 steps)
+            "by_task": {name: budget for name in args.tasks},
+            **({"precision": args.precision} if args.precision else {}),
+        },
+    }
+    return resolve(merge(read_configs([str(PAPER)]), overlay)).config
+
+
+def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, work: Path, matmul: int, datasheet: float) -> dict:
+    """One task's job run on ``--device``; each grid point's seconds, FLOPs and MFU, and their medians after the first."""
+    task_dir = args.inputs / "data" / "tasks" / task
+    out, log = work / task, work / f"{task}.log"
+    spec = jobs.finetune_spec(config, task, "bench", "bench", "random", None)
+    command = command_line(spec, model_dir, task_dir, out, "--device", args.device, "--threads", str(args.threads))
+    with log.open("w") as stream:
+        done = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT, cwd=REPOSITORY, check=False)
+    if done.returncode != 0:
+        lines = log.read_text().strip().splitlines() or ["(no output)"]
+        raise SystemExit(f"error: the finetune job on {task} failed (exit {done.returncode}): {lines[-1]}")
+    grid = json.loads((out / "scores.json").read_text())["grid"]
+    protocol = config.finetuning.for_task(task)
+    encoder, rows, documents = task_encoder(task, config.tasks, {task: task_dir}, load_saved_tokenizer(model_dir), protocol)
+    examples = encoder.encode(rows["train"])
+    scored = scored_tokens(encoder, rows, documents)
+    points = []
+    for point in grid:
+        steps = point["num_steps"]
+        trained = train_tokens(examples, steps, protocol, point["seed"])  # the batches this seed's point drew
+        flops = training_flops(matmul, trained) + 2.0 * matmul * scored
+        seconds = point["seconds"]
+        points.append(
+            {
+                "seed": point["seed"],
+                "seconds": seconds,
+                "train_tokens": trained,
+                "scored_tokens": scored,
+                "tokens_per_second": (trained + scored) / seconds,
+                "mfu_datasheet": flops / seconds / datasheet,
+            }
+        )
+        row = points[-1]
+        print(f"{task} seed {row['seed']}: {seconds:.2f} s, {row['tokens_per_second']:,.0f} tokens/s, MFU {row['mfu_datasheet']:.1%}")
+    timed = points[1:] or points  # the first point pays the device's warm-up
+    return {
+        "type": config.tasks[task].type,
+        "steps": steps,
+        "mean_padded_length": statistics.mean(p["train_tokens"] for p in points) / (steps * protocol.batch_size),
+        "points": points,
+        "tokens_per_second": statistics.median(p["tokens_per_second"] for p in timed),
+        "mfu_datasheet": statistics.median(p["mfu_datasheet"] for p in timed),
+    }
+
+
+def fresh_model(args: argparse.Namespace, directory: Path) -> Path:
+    """Fresh weights of paper size ``--size`` in ``directory``, with --inputs' tokenizer beside them, as a job reads a model."""
+    tokenizer = load_saved_tokenizer(args.inputs / "tokenizer")
+    args.sequence_length = args.max_length + 20  # room for the longest input and its special tokens
+    prepare_init(args, tokenizer, SpecialIds.from_tokenizer(tokenizer), directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def report(args: argparse.Namespace, config, measured: dict) -> str:
+    protocol = config.finetuning
+    lines = [
+        f"\n{machine()}; {args.size or args.init}; {protocol.precision}, batch {protocol.batch_size} in micro-batches of"
+        f" {protocol.micro_batch_size}, {'grouped' if protocol.group_by_length else 'random'} batches; medians of"
+        f" {max(args.points - 1, 1)} grid point(s) of {args.steps} steps after a warm-up point",
+        "MFU = non-embedding parameters x (6 x padded training tokens + 2 x scored tokens) / seconds / datasheet peak",
+        "",
+        "| task | type | steps | mean padded length | tokens/s | MFU, datasheet |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for task, row in measured.items():
+        lines.append(
+            f"| {task} | {row['type']} | {row['steps']} | {row['mean_padded_length']:.0f} | {row['tokens_per_second']:,.0f}"
+            f" | {row['mfu_datasheet']:.1%} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=Path, required=True, help="results/ holding data/tasks/<task> (and tokenizer/ with --size)")
+    parser.add_argument("--tasks", nargs="+", default=list(STAND_INS), help="embedded tasks (config/tasks) prepared in --inputs")
+    parser.add_argument("--init", help="initial weights + tokenizer (results/init/random-tiny); or --size")
+    parser.add_argument("--size", help="a size of config/paper.yaml (210m, 610m, 1b), built fresh")
+    parser.add_argument("--vocab-size", type=int, default=128256, help="model vocabulary with --size (the study's)")
+    parser.add_argument("--max-length", type=int, default=2028, help="every task's max_length (the study's: 0.99 x 2,048)")
+    parser.add_argument("--steps", type=int, default=60, help="training steps per grid point")
+    parser.add_argument("--points", type=int, default=3, help="grid points (seeds) per task; the first is the warm-up")
+    parser.add_argument("--learning-rate", type=float, default=5e-5)
+    parser.add_argument("--precision", choices=("fp32", "bf16", "bf16_weights"), help="default: config/paper.yaml's (bf16_weights)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", help="write the record here")
+    args = parser.parse_args()
+    if bool(args.init) == bool(args.size):
+        parser.error("give exactly one of --init and --size")
+    if args.points < 1 or args.steps < 1:
+        parser.error("--points and --steps must be at least 1")
+    config = bench_config(args)
+    datasheet = config.hardware.gpu_peak_tflops * 1e12
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        model_dir = Path(args.init) if args.init else fresh_model(args, work / "init")
+        backbone = read_backbone_spec(model_dir)
+        matmul = parameters(backbone.size, backbone.vocab_size).non_embedding  # as the estimate counts a grid point
+        print(f"machine: {machine()}", flush=True)
+        measured = {task: measure_task(args, config, task, model_dir, work, matmul, datasheet) for task in args.tasks}
+    print(report(args, config, measured))
+    if args.json:
+        record = {
+            "bench": "finetune_throughput",
+            "args": {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()},
+            "command": sys.argv,
+            **code_version(),
+            "machine": machine(),
+            "datasheet_peak_flops": datasheet,
+            "protocol": {
+                "precision": config.finetuning.precision,
+                "batch_size": config.finetuning.batch_size,
+                "micro_batch_size": config.finetuning.micro_batch_size,
+                "group_by_length": config.finetuning.group_by_length,
+            },
+            "tasks": measured,
+        }
+        Path(args.json).write_text(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()

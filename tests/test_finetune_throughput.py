@@ -1,0 +1,139 @@
+"""Fine-tuning MFU (issue 55, item 5): bench/finetune_throughput.py times the real finetune job and
+counts its FLOPs as the cost estimate counts a grid point; a GPU record of it replaces the assumed
+fine-tuning MFU for its task type and size, on its GPU and (scaled) on another."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.config import FinetuningSpec, TaskSpec
+from pipeline.finetune import sweep as sweep_module
+from pipeline.finetune.lengths import padded_step_tokens, train_tokens
+from pipeline.finetune.sweep import Sweep
+from pipeline.finetune.task_data import read_task
+from pipeline.finetune.task_types import TaskContext, get_task_type
+from pipeline.metrics import get_metric
+from pipeline.workflow import cost, measured_mfu
+from pipeline.workflow.configure import REPOSITORY, read_configs, resolve
+from tests.test_finetune import make_task
+
+BENCH = REPOSITORY / "bench" / "finetune_throughput.py"
+TASK = TaskSpec(family="SC", type="sequence_classification", metric="accuracy", data=None, description="test", max_length=64)
+
+
+def test_the_counted_training_tokens_are_the_padded_tokens_a_grid_point_computes(init_dir, tokenizer, tmp_path, monkeypatch):
+    """The bench's FLOPs rest on train_tokens: the sweep's own batches for that seed, each micro-batch padded to its longest."""
+    stats, rows = read_task(make_task(tmp_path / "task"))
+    task_type = get_task_type(TASK.type)(TaskContext(TASK, stats, tokenizer, "bidirectional", "mlm"))
+    splits = {name: task_type.encode_split(split_rows) for name, split_rows in rows.items()}
+    spec = FinetuningSpec(
+        tasks=("t",), learning_rates=(1e-3,), seeds=(0,), batch_size=8, max_steps=5, micro_batch_size=4, group_by_length=False
+    )
+    computed = []
+    accumulate = type(task_type).accumulate
+
+    def counting(self, model, examples, micro_batch_size, autocast):
+        for start in range(0, len(examples), micro_batch_size):
+            micro = examples[start : start + micro_batch_size]
+            computed.append(len(micro) * max(len(e.input_ids) for e in micro))
+        return accumulate(self, model, examples, micro_batch_size, autocast)
+
+    monkeypatch.setattr(type(task_type), "accumulate", counting)
+    runner = Sweep(task_type, task_type.load_pretrained(str(init_dir)), splits, spec, get_metric("accuracy"))
+    for seed in (0, 3):
+        computed.clear()
+        runner.run_point(1e-3, seed, "test")
+        steps = sweep_module.num_finetune_steps(len(splits["train"]), spec.budget)
+        assert sum(computed) == train_tokens(splits["train"].examples, steps, spec, seed) > 0
+    assert padded_step_tokens(splits["train"].examples, [0, 1, 2], None) == 3 * max(
+        len(splits["train"].examples[i].input_ids) for i in range(3)
+    )
+
+
+@pytest.fixture(scope="module")
+def bench_record(init_dir, tmp_path_factory) -> dict:
+    """The bench on the CPU: the micro model fine-tuned on a sentiment-shaped task, two points of two steps."""
+    inputs = tmp_path_factory.mktemp("inputs")
+    make_task(inputs / "data" / "tasks" / "sentiment")
+    out = inputs / "finetune.json"
+    command = [sys.executable, str(BENCH), "--inputs", str(inputs), "--init", str(init_dir), "--tasks", "sentiment"]
+    command += ["--steps", "2", "--points", "2", "--precision", "fp32", "--max-length", "32", "--threads", "1", "--json", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPOSITORY)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| sentiment | sequence_classification | 2 |" in done.stdout
+    return json.loads(out.read_text())
+
+
+def test_the_bench_times_each_grid_point_of_the_real_job_and_counts_its_flops(bench_record):
+    row = bench_record["tasks"]["sentiment"]
+    assert [p["seed"] for p in row["points"]] == [0, 1] and row["steps"] == 2
+    assert bench_record["protocol"] == {"precision": "fp32", "batch_size": 32, "micro_batch_size": 8, "group_by_length": False}
+    for point in row["points"]:
+        assert point["seconds"] > 0 and point["train_tokens"] > 0 and point["scored_tokens"] > 0
+        assert point["tokens_per_second"] == pytest.approx((point["train_tokens"] + point["scored_tokens"]) / point["seconds"])
+    assert row["mfu_datasheet"] == row["points"][1]["mfu_datasheet"]  # the median of the points after the warm-up
+
+
+def gpu_record(record: dict, gpu: str, size: str, mfu: float) -> dict:
+    """The CPU record as a GPU run of paper size ``size`` would have written it."""
+    changed = json.loads(json.dumps(record))
+    changed["machine"] = f"AMD EPYC, 8 threads, GPU NVIDIA {gpu}; torch 2.11.0"
+    changed["args"] |= {"device": "cuda", "size": size, "init": None}
+    changed["protocol"] |= {"precision": "bf16_weights"}  # config/paper.yaml's
+    changed["tasks"]["sentiment"]["mfu_datasheet"] = mfu
+    return changed
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch):
+    """bench/records as it is, in a scratch copy a test may add to."""
+    copy = tmp_path / "bench" / "records"
+    shutil.copytree(measured_mfu.RECORDS, copy)
+    monkeypatch.setattr(measured_mfu, "RECORDS", copy)
+    measured_mfu.measurements.cache_clear()
+    measured_mfu.finetune_measurements.cache_clear()
+    yield copy
+    measured_mfu.measurements.cache_clear()
+    measured_mfu.finetune_measurements.cache_clear()
+
+
+def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, records):
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    assumed = paper.hardware.assumed_finetune_mfu
+    assert cost.finetune_mfu(paper, "sst2", "210m") == assumed  # no record yet
+    (records / "finetune-test").mkdir()
+    (records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
+    measured_mfu.finetune_measurements.cache_clear()
+    assert measured_mfu.finetune_measurements() == ()
+    (records / "finetune-test" / "h100.json").write_text(json.dumps(gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)))
+    measured_mfu.finetune_measurements.cache_clear()
+    found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")  # SST-2 is a sequence classification, as the stand-in
+    assert found.mfu == 0.123 and found.record == "bench/records/finetune-test/h100.json" and not found.scaled_by
+    assert cost.finetune_mfu(paper, "mnli", "210m") == 0.123
+    hours = cost.finetuning_job_hours(paper, "sst2", "210m")
+    assert hours == pytest.approx(cost.grid_flops(paper, "sst2", "210m") / (989e12 * 0.123) / 3600)
+    for task, size in (("squad", "210m"), ("sst2", "610m")):  # another task type, another size: still assumed
+        assert cost.finetune_mfu(paper, task, size) == assumed
+    fp32 = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, precision="fp32"))
+    assert cost.finetune_mfu(fp32, "sst2", "210m") == assumed  # measured in another precision
+    sources = measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m"), ("squad", "210m")])
+    assert sources.startswith("210m sequence_classification 12.3% measured (bench/records/finetune-test/h100.json)")
+    assert sources.endswith("20% MFU assumed elsewhere")
+
+
+def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, records):
+    """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    (records / "finetune-test").mkdir()
+    (records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2)))
+    ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
+    found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
+    assert found.mfu == pytest.approx(0.2 * ratio) and 0.5 < ratio < 1.5
+    assert found.record.endswith("h200.json") and how in found.scaled_by
+    assert "scaled from (bench/records/finetune-test/h200.json)" in measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
