@@ -8,7 +8,7 @@
 #   then, at the fastest micro-batch: trainer-mbN (the Trainer beside it at its own largest micro-batch that fits,
 #   for the ratio), flex (FlexAttention's block mask
 #   for the split samples: pretraining.compute.attention flex; kept if faster), packed (whole blocks: what split costs),
-#   liger (Liger Kernel's fused linear cross-entropy), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
+#   liger (Liger Kernel's fused linear cross-entropy), liger-layers (its RMSNorm, SwiGLU and RoPE), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
 #   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
 #   best: those of the levers >= 2% faster than the fastest micro-batch with agreeing losses, together, beside the Trainer;
 #   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
@@ -115,7 +115,7 @@ size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
     # Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
     # flex first: split samples under FlexAttention's block mask (pretraining.compute.attention: flex), the study's
     # varlen saving; then packed, the same run on whole blocks, which split samples should cost at most 5% over.
-    declare -A options_of=([flex]="--attention flex" [liger]="--lm-head liger" [model]="--compile-scope model"
+    declare -A options_of=([flex]="--attention flex" [liger]="--lm-head liger" [liger-layers]="--liger-layers" [model]="--compile-scope model"
         [flash]="--sdpa-backend flash" [graphs]="--compile-mode reduce-overhead")
     kept=()
     if [ "$device" = cpu ]; then
@@ -126,7 +126,7 @@ size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
     fi
     # its losses differ from mb8's by design (other samples): the comparison printed is not a check here
     attempt packed "$size" --micro-batch-size "$micro" --no-trainer --samples packed "${kept[@]}"
-    for name in liger model flash graphs; do
+    for name in liger liger-layers model flash graphs; do
         read -ra options <<< "${options_of[$name]}"
         attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
         beats "$name" "$best" && kept+=("${options[@]}")
@@ -158,11 +158,11 @@ finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): up to 13 at SIZE, then 610M and 1B, or fine-tuning's 2
+# attempts still to run (for each one's fair share of the budget): up to 14 at SIZE, then 610M and 1B, or fine-tuning's 2
 remaining=0 kept=()
 case "$part" in
     finetune) remaining=2 ;;
-    *) [ "$part" = presets ] || remaining=$((remaining + 13))
+    *) [ "$part" = presets ] || remaining=$((remaining + 14))
        [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2)) ;;
 esac
 case "$part" in

@@ -145,6 +145,36 @@ def use_liger_head() -> None:
     backbone.linear_cross_entropy = lambda hidden, weight, labels, chunk_rows=None: liger(weight, hidden, labels)
 
 
+@contextlib.contextmanager
+def liger_layers(model: torch.nn.Module, enabled: bool):
+    """With ``enabled``: Liger Kernel's Triton RMSNorm, SwiGLU and RoPE in ``model``'s layers (Llama's and
+    EuroBERT's have the same modules), the RMSNorm and MLP modules patched in place and the RoPE function
+    swapped while the block runs (so the ``Trainer`` beside it keeps transformers' own)."""
+    if not enabled:
+        yield
+        return
+    from liger_kernel.transformers.monkey_patch import _patch_rms_norm_module, _patch_swiglu_module  # liger-kernel 0.8.5
+    from liger_kernel.transformers.rope import liger_rotary_pos_emb
+    from liger_kernel.transformers.swiglu import LigerSwiGLUMLP
+    from transformers.models.eurobert import modeling_eurobert
+    from transformers.models.llama import modeling_llama
+
+    for module in model.modules():
+        if type(module).__name__.endswith("RMSNorm"):
+            _patch_rms_norm_module(module, eps=module.variance_epsilon)
+        elif type(module).__name__.endswith("MLP"):
+            _patch_swiglu_module(module, LigerSwiGLUMLP)
+    modules = (modeling_llama, modeling_eurobert)
+    originals = [module.apply_rotary_pos_emb for module in modules]
+    for module in modules:
+        module.apply_rotary_pos_emb = liger_rotary_pos_emb
+    try:
+        yield
+    finally:
+        for module, original in zip(modules, originals):
+            module.apply_rotary_pos_emb = original
+
+
 class Bench:
     def __init__(self, args: argparse.Namespace, init_dir: Path, special: SpecialIds, tokenizer):
         self.args, self.init_dir, self.special, self.tokenizer = args, init_dir, special, tokenizer
@@ -196,7 +226,7 @@ class Bench:
         )
         inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench")
         model = load_language_model(self.init_dir, objective.attention)
-        with tempfile.TemporaryDirectory() as work_dir:
+        with tempfile.TemporaryDirectory() as work_dir, liger_layers(model, args.liger_layers):
             trainer = TimedTrainer(model, inputs, Path(work_dir), Processes(0, 1, self.device))
             trainer.warmup_steps = args.warmup
             if args.compile and not trainer_compiles:
@@ -326,6 +356,7 @@ def main() -> None:
     parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers", help="with --compile: what is compiled")
     parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
     parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
+    parser.add_argument("--liger-layers", action="store_true", help="ours: Liger Kernel's RMSNorm, SwiGLU and RoPE in the layers")
     parser.add_argument(
         "--attention", choices=("sdpa", "flex"), default="sdpa", help="ours: the kernel (pretraining.compute.attention; flex: GPU only)"
     )
@@ -453,8 +484,10 @@ def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: floa
     version = code_version()
     commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
     attempt = (
-        f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager"
-    ) + f", attention {args.attention}, LM head {args.lm_head}, SDPA {args.sdpa_backend}, {args.samples} samples"
+        (f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager")
+        + f", attention {args.attention}, LM head {args.lm_head}{', Liger layers' if args.liger_layers else ''}"
+        + f", SDPA {args.sdpa_backend}, {args.samples} samples"
+    )
     lines = [
         f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"

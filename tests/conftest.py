@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -275,3 +276,18 @@ def job_counts(stdout: str) -> dict[str, int]:
         elif in_table and parts and parts[0] == "total":
             break
     return counts
+
+
+@pytest.fixture
+def scratch_records(tmp_path, monkeypatch) -> Path:
+    """bench/records as it is, in a scratch copy a test may add to, read in its place by the cost estimate."""
+    from pipeline.workflow import measured_mfu
+
+    copy = tmp_path / "bench" / "records"
+    shutil.copytree(measured_mfu.RECORDS, copy)
+    monkeypatch.setattr(measured_mfu, "RECORDS", copy)
+    measured_mfu.measurements.cache_clear()
+    measured_mfu.finetune_measurements.cache_clear()
+    yield copy
+    measured_mfu.measurements.cache_clear()
+    measured_mfu.finetune_measurements.cache_clear()

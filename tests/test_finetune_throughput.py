@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 import sys
 
@@ -90,28 +89,15 @@ def gpu_record(record: dict, gpu: str, size: str, mfu: float) -> dict:
     return changed
 
 
-@pytest.fixture
-def records(tmp_path, monkeypatch):
-    """bench/records as it is, in a scratch copy a test may add to."""
-    copy = tmp_path / "bench" / "records"
-    shutil.copytree(measured_mfu.RECORDS, copy)
-    monkeypatch.setattr(measured_mfu, "RECORDS", copy)
-    measured_mfu.measurements.cache_clear()
-    measured_mfu.finetune_measurements.cache_clear()
-    yield copy
-    measured_mfu.measurements.cache_clear()
-    measured_mfu.finetune_measurements.cache_clear()
-
-
-def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, records):
+def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, scratch_records):
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     assumed = paper.hardware.assumed_finetune_mfu
     assert cost.finetune_mfu(paper, "sst2", "210m") == assumed  # no record yet
-    (records / "finetune-test").mkdir()
-    (records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
+    (scratch_records / "finetune-test").mkdir()
+    (scratch_records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
     measured_mfu.finetune_measurements.cache_clear()
     assert measured_mfu.finetune_measurements() == ()
-    (records / "finetune-test" / "h100.json").write_text(json.dumps(gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)))
+    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)))
     measured_mfu.finetune_measurements.cache_clear()
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")  # SST-2 is a sequence classification, as the stand-in
     assert found.mfu == 0.123 and found.record == "bench/records/finetune-test/h100.json" and not found.scaled_by
@@ -127,11 +113,11 @@ def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and
     assert sources.endswith("20% MFU assumed elsewhere")
 
 
-def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, records):
+def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records):
     """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
-    (records / "finetune-test").mkdir()
-    (records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2)))
+    (scratch_records / "finetune-test").mkdir()
+    (scratch_records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2)))
     ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
     assert found.mfu == pytest.approx(0.2 * ratio) and 0.5 < ratio < 1.5

@@ -60,7 +60,20 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     summary = (tmp_path / "out" / "summary.md").read_text().splitlines()
     attempts = [line.split()[1] for line in summary if line.startswith("== ")]
     # the Trainer from its largest micro-batch down (each skipped here), then the levers; none kept: no "best"
-    assert attempts == ["mb8", "mb16", "mb32", "trainer-mb32", "trainer-mb16", "trainer-mb8", "packed", "liger", "model", "flash", "graphs"]
+    assert attempts == [
+        "mb8",
+        "mb16",
+        "mb32",
+        "trainer-mb32",
+        "trainer-mb16",
+        "trainer-mb8",
+        "packed",
+        "liger",
+        "liger-layers",
+        "model",
+        "flash",
+        "graphs",
+    ]
     assert "flex: skipped on the CPU (FlexAttention has no backward there)" in summary
     assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
     assert not list((tmp_path / "out").glob("*.json")) and not list((tmp_path / "out").glob("*.log"))

@@ -87,10 +87,11 @@ class Measurement:
 
 
 # The options of bench/pretrain_throughput.py under which it computes as a pretraining job does; a
-# record measured with another (the Liger head, whole-model compile, CUDA graphs) is an attempt,
-# not the jobs' speed, until the trainer takes it.
-JOB_PATH = {"lm_head": "chunked", "compile_scope": "layers", "compile_mode": "default", "sdpa_backend": "any"}
+# record measured with another (the Liger head or layers, whole-model compile, CUDA graphs) is an attempt,
+# not the jobs' speed, until the trainer takes it. A record older than an option ran without it (the value here).
+JOB_PATH = {"lm_head": "chunked", "liger_layers": False, "compile_scope": "layers", "compile_mode": "default", "sdpa_backend": "any"}
 THROUGHPUT_GPU = re.compile(r"GPU ([^;]+)")  # pretrain_throughput's machine line: "..., GPU NVIDIA H200; torch ..."
+FINETUNE_BENCH = "finetune_throughput"  # the "bench" of bench/finetune_throughput.py's records (the same machine line)
 
 
 @functools.cache
@@ -115,7 +116,9 @@ def measurements() -> tuple[Measurement, ...]:
     for path in sorted(RECORDS.glob("*/*.json")):
         record = json.loads(path.read_text())
         args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
-        if not gpu or args.get("device") != "cuda" or not args.get("size") or any(args.get(k) != v for k, v in JOB_PATH.items()):
+        if record.get("bench") == FINETUNE_BENCH or not gpu or args.get("device") != "cuda" or not args.get("size"):
+            continue
+        if any(args.get(k, v) != v for k, v in JOB_PATH.items()):
             continue
         micro = args["micro_batch_size"] or args["batch_size"]
         setting = Setting(micro, args["sequence_length"], args["precision"], args["vocab_size"], args.get("attention", "sdpa"))
@@ -179,8 +182,6 @@ def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> Me
 
 
 # ----------------------------------------------------------------------------- fine-tuning
-
-FINETUNE_BENCH = "finetune_throughput"  # the "bench" of bench/finetune_throughput.py's records
 
 
 @dataclass(frozen=True)
