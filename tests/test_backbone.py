@@ -73,3 +73,25 @@ def test_sparse_loss_equals_dense_loss():
     sparse = language_model_loss(model, Batch(ids, labels, "bidirectional"))
     dense = F.cross_entropy(model(ids).logits.reshape(-1, SPECIAL.vocab_size), labels.reshape(-1), ignore_index=IGNORE)
     torch.testing.assert_close(sparse, dense)
+
+
+def test_a_whole_model_compile_is_compiled_once_whatever_the_batch_s_labelled_count():
+    """The sparse head stays eager under torch.compile (backbone.sparse_head_loss): MLM's masks label
+    another number of positions in every batch, and a compiled head was recompiled at each (the H200's
+    whole-model attempt never finished its first steps). Same loss and gradients as eager."""
+    spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
+    model = build_language_model(spec, "bidirectional", seed=0)
+    compiled = torch.compile(lambda batch: language_model_loss(model, batch), backend="aot_eager")
+    generator = torch.Generator().manual_seed(0)
+    with torch._dynamo.config.patch(error_on_recompile=True):  # a second compile of any frame raises
+        for labelled in (3, 7, 12):
+            ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 10), generator=generator)
+            labels = torch.full_like(ids, IGNORE).view(-1)
+            where = torch.randperm(ids.numel(), generator=generator)[:labelled]
+            labels[where] = ids.view(-1)[where]
+            batch = Batch(ids, labels.view(2, 10), "bidirectional")
+            loss = compiled(batch)
+            gradient = torch.autograd.grad(loss, model.model.embed_tokens.weight)[0]
+            eager = language_model_loss(model, batch)
+            torch.testing.assert_close(loss, eager)
+            torch.testing.assert_close(gradient, torch.autograd.grad(eager, model.model.embed_tokens.weight)[0])

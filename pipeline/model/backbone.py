@@ -17,7 +17,6 @@ of the harness reaches any of them through transformers' generic accessors:
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 from dataclasses import dataclass
@@ -166,9 +165,9 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
     return model
 
 
-@functools.cache
 def builds_cache(model_class: type) -> bool:
-    """Whether the model's forward takes ``use_cache`` (decoders); EuroBERT's does not."""
+    """Whether the model's forward takes ``use_cache`` (decoders); EuroBERT's does not. Not memoised:
+    torch.compile traces the signature lookup as it is (a cache wrapper it would skip, with a warning)."""
     return "use_cache" in inspect.signature(model_class.forward).parameters
 
 
@@ -228,9 +227,19 @@ def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Te
     path of :func:`labelled_logits`. Same numbers up to float rounding.
     """
     if sparse:
-        carries_loss = labels != IGNORE  # (B, T)
-        return linear_cross_entropy(hidden[carries_loss], model.get_output_embeddings().weight, labels[carries_loss])
+        return sparse_head_loss(hidden, model.get_output_embeddings().weight, labels)
     return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse))
+
+
+# Left to eager under torch.compile: the labelled positions' count changes every batch (MLM's random
+# masks, split samples' cuts), so a compiled head would be recompiled at each new count (measured on
+# the CPU: 8 of 8 steps) and the whole-model compile would never settle; the chunked head is
+# already one fused pass, and the graph before it has the batch's fixed shape.
+@torch.compiler.disable
+def sparse_head_loss(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The chunked head + loss (:mod:`linear_cross_entropy`) on the positions of ``hidden`` (B, T, H) whose ``labels`` (B, T) count."""
+    carries_loss = labels != IGNORE  # (B, T)
+    return linear_cross_entropy(hidden[carries_loss], weight, labels[carries_loss])
 
 
 def count_parameters(model: PreTrainedModel) -> tuple[int, int]:
