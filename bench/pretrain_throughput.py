@@ -46,7 +46,6 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
-from pipeline.model import backbone
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
@@ -137,14 +136,6 @@ def attention_backends(choice: str):
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION]) if choice == "flash" else contextlib.nullcontext()
 
 
-def use_liger_head() -> None:
-    """Liger Kernel's fused linear cross-entropy (a Triton kernel) in place of our chunked one, for ours."""
-    from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
-
-    liger = LigerFusedLinearCrossEntropyLoss()
-    backbone.linear_cross_entropy = lambda hidden, weight, labels, chunk_rows=None: liger(weight, hidden, labels)
-
-
 @contextlib.contextmanager
 def liger_layers(model: torch.nn.Module, enabled: bool):
     """With ``enabled``: Liger Kernel's Triton RMSNorm, SwiGLU and RoPE in ``model``'s layers (Llama's and
@@ -197,6 +188,7 @@ class Bench:
             compile=trainer_compiles,
             fused_optimizer=args.fused_optimizer,
             sparse_prediction=not args.dense_lm_head,
+            lm_head=args.lm_head,
             attention=args.attention,
         )
         spec = PretrainingSpec(
@@ -355,7 +347,7 @@ def main() -> None:
     parser.add_argument("--no-trainer", action="store_true", help="ours alone (an attempt measured against a baseline run)")
     parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers", help="with --compile: what is compiled")
     parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
-    parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the fused head + loss used")
+    parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the sparse head + loss (compute.lm_head)")
     parser.add_argument("--liger-layers", action="store_true", help="ours: Liger Kernel's RMSNorm, SwiGLU and RoPE in the layers")
     parser.add_argument(
         "--attention", choices=("sdpa", "flex"), default="sdpa", help="ours: the kernel (pretraining.compute.attention; flex: GPU only)"
@@ -370,6 +362,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.attention == "flex" and args.device != "cuda":
         parser.error("--attention flex: FlexAttention has no backward on the CPU; give --device cuda")
+    if args.lm_head == "liger" and (args.device != "cuda" or args.dense_lm_head):
+        parser.error("--lm-head liger: a sparse head and a Triton kernel; give --device cuda, without --dense-lm-head")
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
     for flag, micro in (("--micro-batch-size", args.micro_batch_size), ("--trainer-micro-batch-size", args.trainer_micro_batch_size)):
@@ -378,8 +372,6 @@ def main() -> None:
     baseline = read_baseline(args.compare_losses, args) if args.compare_losses else None
     datasheet = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["hardware"]["gpu_peak_tflops"] * 1e12
     torch.set_num_threads(args.threads)
-    if args.lm_head == "liger":
-        use_liger_head()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.init)

@@ -223,6 +223,17 @@ def test_shipped_configs_parse():
             "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1)",
         ),
         (
+            lambda c: c["pretraining"].setdefault("compute", {}).update(lm_head="liger"),
+            "pretraining.compute.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'",
+        ),
+        (
+            lambda c: (
+                c["pretraining"].setdefault("compute", {}).update(lm_head="liger", sparse_prediction=False),
+                c.setdefault("hardware", {}).update(gpus_per_run=1),
+            ),
+            "pretraining.compute.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true",
+        ),
+        (
             lambda c: c["tokenizer"].update(vocab_size=1),
             "cfg.tokenizer.vocab_size: 1 is below the 296 tokens a trained byte-level BPE starts with (256 bytes + 40 special tokens)",
         ),

@@ -140,9 +140,9 @@ def test_sparse_prediction_equals_the_dense_lm_head(kind, tokens_dir, init_dir, 
     blocks = TokenBlocks(tokens_dir, "train", 32, seed=0).blocks_for_step(0, 4)
     batch = make_batch(objective, blocks, [example_rng(0, 0, i) for i in range(4)], special)
     results = []
-    for sparse in (True, False):
+    for head in ("chunked", "dense"):
         model = load_language_model(init_dir, objective.attention)
-        loss = language_model_loss(model, batch, sparse=sparse)
+        loss = language_model_loss(model, batch, head)
         loss.backward()
         results.append((loss.item(), {name: p.grad.clone() for name, p in model.named_parameters()}))
     (sparse_loss, sparse_grads), (dense_loss, dense_grads) = results

@@ -92,8 +92,9 @@ def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
 
 
 def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
-    """The Liger head's record (210M, micro-batch 32) is an attempt the trainer does not take, and so is one
-    with Liger's layers; a record from before --liger-layers (mb32's: no such key) ran without them."""
+    """The Liger head's record (210M, micro-batch 32) is the speed of a config that trains with that head
+    (pretraining.compute.lm_head: liger), never of one with the chunked head; Liger's layers are an attempt
+    the trainer does not take; a record from before --liger-layers (mb32's: no such key) ran without them."""
     from pipeline.workflow.measured_mfu import Setting, measurements
 
     record = json.loads((scratch_records / "gpu-speed-h200-2026-11-28" / "mb32.json").read_text())
@@ -101,8 +102,10 @@ def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
     record["args"]["liger_layers"] = True
     (scratch_records / "gpu-speed-h200-2026-11-28" / "zz-layers.json").write_text(json.dumps(record))
     assert any(m.record.endswith("/mb32.json") for m in measurements())
-    assert not any(m.record.endswith(("/liger.json", "/zz-layers.json")) for m in measurements())
+    assert not any(m.record.endswith("/zz-layers.json") for m in measurements())
     assert measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256)).record.endswith("/mb32.json")
+    liger = measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256, lm_head="liger"))
+    assert liger.record.endswith("/liger.json") and liger.mfu == pytest.approx(0.352, abs=5e-4)
 
 
 def test_the_estimate_says_whether_the_tier_fits_its_day(tier):

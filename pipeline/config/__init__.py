@@ -256,11 +256,7 @@ class Config:
             for name in names:
                 if name not in known:
                     raise ValueError(f"{where}: {name!r} is not defined (defined: {', '.join(sorted(known))})")
-        if self.pretraining.compute.attention == "flex" and self.hardware.gpus_per_run == 0:
-            raise ValueError(
-                "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
-                "on the CPU; use 'sdpa'"
-            )
+        self._check_compute_kernels()
         self._check_trained_with()
         self._check_curve_families()
         used_artifacts = [s.artifact for s in self.corpus.documents] + [t.data.artifact for t in self.tasks.values()]
@@ -295,6 +291,21 @@ class Config:
     def trainer_of(self, task: str) -> str:
         """The task whose fine-tuning job scores ``task``: its ``trained_with``, else itself."""
         return self.tasks[task].trained_with or task
+
+    def _check_compute_kernels(self) -> None:
+        """The GPU-only kernels of ``pretraining.compute`` are refused where they cannot run."""
+        compute, on_cpu = self.pretraining.compute, self.hardware.gpus_per_run == 0
+        if compute.attention == "flex" and on_cpu:
+            raise ValueError(
+                "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
+                "on the CPU; use 'sdpa'"
+            )
+        if compute.lm_head == "liger" and on_cpu:
+            raise ValueError(
+                "pretraining.compute.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'"
+            )
+        if compute.lm_head == "liger" and not compute.sparse_prediction:
+            raise ValueError("pretraining.compute.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true")
 
     def evaluated_with(self, trainer: str) -> tuple[str, ...]:
         """The tasks of ``finetuning.tasks`` that ``trainer``'s fine-tuned models are scored on besides it."""

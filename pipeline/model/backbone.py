@@ -21,6 +21,7 @@ import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +36,7 @@ from pipeline.errors import PipelineError
 from pipeline.example import IGNORE, Attention
 from pipeline.integrity import verify_recorded
 from pipeline.model.attention import prefix_attention_mask, segment_positions, split_sample_mask
+from pipeline.model.liger_head import liger_linear_cross_entropy
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -214,32 +216,35 @@ def labelled_logits(
     return head(hidden).float()[carries_loss], labels[carries_loss]
 
 
-def language_model_loss(model: PreTrainedModel, batch: Batch, sparse: bool = True) -> torch.Tensor:
+def language_model_loss(model: PreTrainedModel, batch: Batch, head: LmHead = "chunked") -> torch.Tensor:
     """Mean cross-entropy over the batch's positions that carry a label."""
-    return labelled_loss(model, encode(model, batch), batch.labels, sparse)
+    return labelled_loss(model, encode(model, batch), batch.labels, head)
 
 
-def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, sparse: bool = True) -> torch.Tensor:
-    """Mean cross-entropy of the LM head over the positions of ``hidden`` (B, T, H) that carry a label.
+# How the LM head and its loss compute (pretraining.compute: sparse_prediction and lm_head): on the
+# labelled positions only, as one pass that never holds their logits (chunked: ours; liger: Liger
+# Kernel's, a GPU's), or on every position with their logits held ("dense", :func:`labelled_logits`).
+LmHead = Literal["chunked", "liger", "dense"]
+SPARSE_HEADS = {"chunked": linear_cross_entropy, "liger": liger_linear_cross_entropy}
 
-    ``sparse``: the head and the loss run on those positions only, chunked
-    (:mod:`linear_cross_entropy`), never materialising their logits; otherwise the dense
-    path of :func:`labelled_logits`. Same numbers up to float rounding.
-    """
-    if sparse:
-        return sparse_head_loss(hidden, model.get_output_embeddings().weight, labels)
-    return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse))
+
+def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, head: LmHead = "chunked") -> torch.Tensor:
+    """Mean cross-entropy of the LM head over the positions of ``hidden`` (B, T, H) that carry a label,
+    computed as ``head`` says (:data:`LmHead`). Same numbers up to float rounding."""
+    if head == "dense":
+        return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse=False))
+    return sparse_head_loss(hidden, model.get_output_embeddings().weight, labels, head)
 
 
 # Left to eager under torch.compile: the labelled positions' count changes every batch (MLM's random
 # masks, split samples' cuts), so a compiled head would be recompiled at each new count (measured on
-# the CPU: 8 of 8 steps) and the whole-model compile would never settle; the chunked head is
-# already one fused pass, and the graph before it has the batch's fixed shape.
+# the CPU: every step) and the whole-model compile would never settle; the sparse heads are already
+# one fused pass, and the graph before them has the batch's fixed shape.
 @torch.compiler.disable
-def sparse_head_loss(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The chunked head + loss (:mod:`linear_cross_entropy`) on the positions of ``hidden`` (B, T, H) whose ``labels`` (B, T) count."""
+def sparse_head_loss(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, head: LmHead = "chunked") -> torch.Tensor:
+    """The sparse ``head`` + loss on the positions of ``hidden`` (B, T, H) whose ``labels`` (B, T) count."""
     carries_loss = labels != IGNORE  # (B, T)
-    return linear_cross_entropy(hidden[carries_loss], weight, labels[carries_loss])
+    return SPARSE_HEADS[head](hidden[carries_loss], weight, labels[carries_loss])
 
 
 def count_parameters(model: PreTrainedModel) -> tuple[int, int]:

@@ -120,7 +120,7 @@ class Trainer:
             self.model.set_attn_implementation("flex_attention")
         # The objective's loss may own trainable parts (NSP head, ELECTRA generator): they are
         # optimised, saved and resumed with the backbone; only the backbone is exported.
-        self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.sparse_prediction).to(device)
+        self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.head).to(device)
         self.trained = TrainedModules(self.model, self.loss)
         layer_classes = tuple(getattr(self.model, "_no_split_modules", None) or ())  # the transformer layer class
         self.wrapped = distributed.wrap(self.trained, self.processes, layer_classes, self.compute.precision == "bf16")

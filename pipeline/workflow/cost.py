@@ -32,6 +32,7 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
@@ -287,7 +288,7 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
     per_layer = activation_bytes_per_token_layer(size, bf16, compute.compile)
     activations = tokens * (size.num_layers * per_layer + 3 * 4 * size.hidden_size)
     fraction = max(loss_fractions(config, plans, size_name)) if compute.sparse_prediction else 1.0
-    logits = head_bytes(compute.sparse_prediction, tokens * fraction, vocab, size.hidden_size)
+    logits = head_bytes(compute.head, tokens * fraction, vocab, size.hidden_size)
     total = states + activations + logits + CUDA_OVERHEAD_BYTES
     hardware = config.hardware
     return MemoryEstimate(
@@ -303,13 +304,18 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
     )
 
 
-def head_bytes(chunked: bool, positions: float, vocab: int, hidden: int) -> float:
-    """What the LM head and its loss hold at their peak for ``positions`` with a loss: the dense
-    head's logits and their gradient at every position; the chunked head's (sparse prediction,
-    :mod:`pipeline.model.linear_cross_entropy`) one chunk of them, with its float32 gradient of
-    the (V, H) head and a bf16 copy of it."""
-    if not chunked:
+def head_bytes(head: str, positions: float, vocab: int, hidden: int) -> float:
+    """What the LM head and its loss hold at their peak for ``positions`` with a loss, computed as
+    ``head`` (pretraining.compute.head) says: the dense head's logits and their gradient at every
+    position; the chunked head's (:mod:`pipeline.model.linear_cross_entropy`) one chunk of them, with
+    its float32 gradient of the (V, H) head and a bf16 copy of it; Liger's (:mod:`pipeline.model.liger_head`)
+    one chunk of float32 logits (rows: the positions over ceil(V / H), to a power of two), the float32
+    gradients of the hidden states and of the head."""
+    if head == "dense":
         return LOGIT_BYTES * positions * vocab
+    if head == "liger":
+        rows = min(positions, 2 ** math.ceil(math.log2(max(math.ceil(positions / math.ceil(vocab / hidden)), 1))))
+        return 4 * (rows * vocab + positions * hidden + vocab * hidden)
     return min(positions, chunk_rows(vocab, "cuda")) * vocab * CHUNK_ENTRY_BYTES + (4 + 2) * vocab * hidden
 
 

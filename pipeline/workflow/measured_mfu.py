@@ -51,12 +51,13 @@ class Setting:
     precision: str
     vocab_size: int
     attention: str = "sdpa"  # the kernel (pretraining.compute.attention); records from before it had none: SDPA
+    lm_head: str = "chunked"  # the sparse head (pretraining.compute.lm_head; bench --lm-head); before it: chunked
 
 
 def setting_of(config: Config, size: str) -> Setting:
     pretraining, compute = config.pretraining, config.pretraining.compute.for_size(size)
     micro = compute.micro_batch_size or pretraining.batch_size
-    return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size, compute.attention)
+    return Setting(micro, pretraining.sequence_length, compute.precision, config.tokenizer.vocab_size, compute.attention, compute.lm_head)
 
 
 def batch_line(setting: Setting, size: str) -> str:
@@ -87,9 +88,10 @@ class Measurement:
 
 
 # The options of bench/pretrain_throughput.py under which it computes as a pretraining job does; a
-# record measured with another (the Liger head or layers, whole-model compile, CUDA graphs) is an attempt,
-# not the jobs' speed, until the trainer takes it. A record older than an option ran without it (the value here).
-JOB_PATH = {"lm_head": "chunked", "liger_layers": False, "compile_scope": "layers", "compile_mode": "default", "sdpa_backend": "any"}
+# record measured with another (Liger's layers, whole-model compile, CUDA graphs) is an attempt, not the
+# jobs' speed, until the trainer takes it (as it took the Liger head: a Setting's lm_head). A record older
+# than an option ran without it (the value here).
+JOB_PATH = {"liger_layers": False, "compile_scope": "layers", "compile_mode": "default", "sdpa_backend": "any"}
 THROUGHPUT_GPU = re.compile(r"GPU ([^;]+)")  # pretrain_throughput's machine line: "..., GPU NVIDIA H200; torch ..."
 FINETUNE_BENCH = "finetune_throughput"  # the "bench" of bench/finetune_throughput.py's records (the same machine line)
 
@@ -121,7 +123,8 @@ def measurements() -> tuple[Measurement, ...]:
         if any(args.get(k, v) != v for k, v in JOB_PATH.items()):
             continue
         micro = args["micro_batch_size"] or args["batch_size"]
-        setting = Setting(micro, args["sequence_length"], args["precision"], args["vocab_size"], args.get("attention", "sdpa"))
+        kernels = (args.get("attention", "sdpa"), args.get("lm_head", "chunked"))
+        setting = Setting(micro, args["sequence_length"], args["precision"], args["vocab_size"], *kernels)
         for kind, sides in record.get("summary", {}).items():
             if "mfu_datasheet" in sides.get("ours", {}):
                 order = (history_position(record.get("git_commit")), path.name)

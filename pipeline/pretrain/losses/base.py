@@ -9,7 +9,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from pipeline.batch import Batch
-from pipeline.model.backbone import BackboneSpec
+from pipeline.model.backbone import BackboneSpec, LmHead
 from pipeline.objectives import Objective
 from pipeline.registry import Registry
 
@@ -25,8 +25,8 @@ class PretrainingLoss(nn.Module):
     # masked-token / next-token yardstick read through that head means something.
     # False for ELECTRA, whose exported backbone is a discriminator with an untrained LM head.
     measures_language_model: bool = True
-    # Whether the LM head runs only on loss-carrying positions (ComputeSpec.sparse_prediction); set by build_loss.
-    sparse_prediction: bool = True
+    # How the LM head and its loss compute (ComputeSpec.head: dense, or a sparse head); set by build_loss.
+    head: LmHead = "chunked"
 
     def __init__(self, backbone: BackboneSpec, objective: Objective, seed: int):
         super().__init__()
@@ -45,7 +45,7 @@ def register_loss(name: str) -> Callable[[type[PretrainingLoss]], type[Pretraini
     return decorate
 
 
-def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, sparse_prediction: bool = True) -> PretrainingLoss:
+def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, head: LmHead = "chunked") -> PretrainingLoss:
     loss = LOSSES[objective.loss](backbone, objective, seed)  # an unknown name: one line listing the known ones
-    loss.sparse_prediction = sparse_prediction
+    loss.head = head
     return loss

@@ -15,4 +15,4 @@ class LanguageModelLoss(PretrainingLoss):
     """Mean cross-entropy over labelled positions; no parameters beyond the backbone."""
 
     def forward(self, model: PreTrainedModel, batch: Batch) -> torch.Tensor:
-        return language_model_loss(model, batch, self.sparse_prediction)
+        return language_model_loss(model, batch, self.head)

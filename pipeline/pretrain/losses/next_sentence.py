@@ -31,7 +31,7 @@ class MaskedLMNextSentenceLoss(PretrainingLoss):
     def parts(self, model: PreTrainedModel, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(MLM loss, NSP loss), from one pass of the encoder."""
         hidden = encode(model, batch)  # (B, L, H)
-        masked_lm = labelled_loss(model, hidden, batch.labels, self.sparse_prediction)
+        masked_lm = labelled_loss(model, hidden, batch.labels, self.head)
         scores = self.next_sentence_head(mean_pool(hidden, batch.padding_mask)).float()  # (B, 2)
         next_sentence = F.cross_entropy(scores, batch.extras["is_next"])
         return masked_lm, next_sentence

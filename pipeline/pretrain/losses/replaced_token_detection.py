@@ -84,7 +84,7 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
         """(generator MLM loss, discriminator BCE, replaced (B, L) bool: the discriminator's targets)."""
         masked = batch.labels != IGNORE  # (B, L); every labelled position is <mask> in the input
         logits, originals = labelled_logits(
-            self.generator, encode(self.generator, batch), batch.labels, self.sparse_prediction
+            self.generator, encode(self.generator, batch), batch.labels, self.head != "dense"
         )  # (N, V), (N,)
         generator_loss = F.cross_entropy(logits, originals)
         with torch.no_grad():
