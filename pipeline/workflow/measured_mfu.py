@@ -1,5 +1,5 @@
-"""The MFU pretraining reached where it was measured, for the cost estimate in place of the
-assumed one.
+"""The MFU pretraining and fine-tuning reached where they were measured, for the cost estimate in
+place of the assumed ones.
 
 ``bench/gpu_acceptance.sh`` writes a record of each GPU it ran on
 (``bench/records/gpu_acceptance-<gpu>-<date>[...].json``): tokens/s and MFU of the trainer at a
@@ -17,6 +17,10 @@ commit comes latest in this repository's history (a record without a commit rank
 e.g. the H200's of 2026-11-28) count the same way where they measured the jobs' path (:data:`JOB_PATH`).
 A GPU never measured at a size is costed from another GPU's measurement there, scaled by the two
 GPUs' ratio at a size both were measured at (:func:`transferred_mfu`), and the estimate says so.
+
+Fine-tuning: ``bench/finetune_throughput.py``'s records (``"bench": "finetune_throughput"``, in a
+record folder) give each task type's MFU at a size and protocol (:func:`measured_finetune_mfu`), in
+place of ``hardware.assumed_finetune_mfu``; another GPU's is scaled by the two GPUs' pretraining ratio.
 """
 
 from __future__ import annotations
