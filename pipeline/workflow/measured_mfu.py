@@ -297,13 +297,7 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
         found = measured_for(config, plan)
         if found is not None:
             measured[f"{plan.size} {config.objectives[plan.objective]['kind']}"] = found
-    by_record: dict[str, list[str]] = {}
-    for key, found in sorted(measured.items()):
-        by_record.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
-    scaled = {found.record for found in measured.values() if found.scaled_by}
-    said = [f"{', '.join(runs)} {'scaled from' if record in scaled else 'measured'} ({record})" for record, runs in by_record.items()]
-    # each ratio once, after the runs it scales
-    said += [f"scaled {how}" for how in sorted({found.scaled_by for found in measured.values() if found.scaled_by})]
+    said = by_record(measured)
     trained = config.pretraining.samples
     if any(found.samples != trained for found in measured.values()):  # the split samples' mask is slower (CPU: 0.74x CLM)
         said += [f"measured on packed blocks where this config trains {trained} samples, whose attention mask no record timed"]
@@ -313,17 +307,22 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
 def finetune_mfu_sources(config: Config, jobs: Iterable[tuple[str, str]]) -> str:
     """Which MFU the fine-tuning hours of ``jobs`` ((task, size) pairs) rest on: each measured task
     type and size with its record, then the assumption."""
-    by_record: dict[str, set[str]] = {}
-    scaled = set()
-    for task, size in sorted(set(jobs)):
+    measured = {}
+    for task, size in set(jobs):
         found = measured_finetune_for(config, task, size)
         if found is not None:
-            by_record.setdefault(found.record, set()).add(f"{size} {config.tasks[task].type} {found.mfu:.1%}")
-            if found.scaled_by:
-                scaled.add((found.record, found.scaled_by))
-    said = [
-        f"{', '.join(sorted(runs))} {'scaled from' if any(r == record for r, _ in scaled) else 'measured'} ({record})"
-        for record, runs in by_record.items()
-    ]
-    said += [f"scaled {how}" for how in sorted({how for _, how in scaled})]
+            measured[f"{size} {config.tasks[task].type}"] = found  # the tasks of one type share it
+    said = by_record(measured)
     return "; ".join([*said, f"{config.hardware.assumed_finetune_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
+
+
+def by_record(measured: Mapping[str, MeasuredMfu]) -> list[str]:
+    """What ``measured`` (what was measured -> its MFU) rests on: its keys with their MFU, record by
+    record ("measured", or "scaled from" another GPU's), then each scaling ratio once."""
+    keys_of: dict[str, list[str]] = {}
+    for key, found in sorted(measured.items()):
+        keys_of.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
+    scaled = {found.record for found in measured.values() if found.scaled_by}
+    said = [f"{', '.join(keys)} {'scaled from' if record in scaled else 'measured'} ({record})" for record, keys in keys_of.items()]
+    # each ratio once, after the runs it scales
+    return said + [f"scaled {how}" for how in sorted({found.scaled_by for found in measured.values() if found.scaled_by})]
