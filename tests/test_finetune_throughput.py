@@ -8,6 +8,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,9 +90,18 @@ def gpu_record(record: dict, gpu: str, size: str, mfu: float) -> dict:
     return changed
 
 
+def without_finetune_records(records: Path) -> None:
+    """The scratch copy of bench/records with no fine-tuning record (the pretraining ones stay, for the GPU ratio)."""
+    for path in records.glob("*/*.json"):
+        if json.loads(path.read_text()).get("bench") == measured_mfu.FINETUNE_BENCH:
+            path.unlink()
+    measured_mfu.finetune_measurements.cache_clear()
+
+
 def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, scratch_records):
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     assumed = paper.hardware.assumed_finetune_mfu
+    without_finetune_records(scratch_records)
     assert cost.finetune_mfu(paper, "sst2", "210m") == assumed  # no record yet
     (scratch_records / "finetune-test").mkdir()
     (scratch_records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
@@ -110,12 +120,13 @@ def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and
     assert cost.finetune_mfu(fp32, "sst2", "210m") == assumed  # measured in another precision
     sources = measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m"), ("squad", "210m")])
     assert sources.startswith("210m sequence_classification 12.3% measured (bench/records/finetune-test/h100.json)")
-    assert sources.endswith("20% MFU assumed elsewhere")
+    assert "timed on grid points of 2 steps" in sources and sources.endswith("20% MFU assumed elsewhere")
 
 
 def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records):
     """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    without_finetune_records(scratch_records)
     (scratch_records / "finetune-test").mkdir()
     (scratch_records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2)))
     ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
@@ -123,3 +134,19 @@ def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_
     assert found.mfu == pytest.approx(0.2 * ratio) and 0.5 < ratio < 1.5
     assert found.record.endswith("h200.json") and how in found.scaled_by
     assert "scaled from (bench/records/finetune-test/h200.json)" in measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
+
+
+def test_the_h200_s_records_cost_the_paper_s_210m_fine_tuning_of_every_stand_in_s_type():
+    """bench/records/gpu-speed-h200-2026-11-28b: the stand-ins at 210M on one H200 give the H100 estimate of
+    their task types there (scaled by the two GPUs' CLM ratio), and the printout says how short their points
+    were. SQuAD is not among them: the paper fine-tunes it as qa_token_tagging (EncodEval's), the stand-in
+    news_qa is extractive_qa."""
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    assert measured_mfu.measured_finetune_for(paper, "squad", "210m") is None
+    jobs = [("sst2", "210m"), ("conll2003", "210m"), ("msmarco", "210m")]
+    for task, size in jobs:
+        found = measured_mfu.measured_finetune_for(paper, task, size)
+        assert found.record.startswith("bench/records/gpu-speed-h200-2026-11-28b/finetune-210m-") and found.scaled_by, task
+        assert 0.001 < found.mfu < 0.05 and found.steps == 8
+    sources = measured_mfu.finetune_mfu_sources(paper, [*jobs, ("sst2", "610m")])
+    assert "timed on grid points of 8 steps" in sources and sources.endswith("20% MFU assumed elsewhere")  # no 610M record

@@ -75,6 +75,7 @@ class MeasuredMfu:
     record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
     samples: str = ""  # pretraining: what the record trained on (packed blocks or split samples)
     scaled_by: str = ""  # a transfer's (transferred_mfu): the ratio and the two records it comes from
+    steps: int | None = None  # fine-tuning: the steps of the grid points it timed (a short point's set-up and scoring weigh more)
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ class FinetuneMeasurement:
     mean_padded_length: float
     record: str
     order: tuple[int, str]
+    steps: int  # of each timed grid point
 
 
 @functools.cache
@@ -240,6 +242,7 @@ def finetune_measurements() -> tuple[FinetuneMeasurement, ...]:
                     row["mean_padded_length"],
                     relative(path),
                     order,
+                    row["steps"],
                 )
             )
     return tuple(found)
@@ -254,11 +257,11 @@ def measured_finetune_mfu(gpu_name: str, size: str, task_type: str, setting: Fin
     here = [m for m in found if model and model in m.gpu]
     if here:
         newest = max(here, key=lambda m: m.order)
-        return MeasuredMfu(newest.mfu, newest.record)
+        return MeasuredMfu(newest.mfu, newest.record, steps=newest.steps)
     for there in sorted(found, key=lambda m: m.order, reverse=True):
         ratio = gpu_ratio(gpu_name, there.gpu, "clm")
         if ratio is not None:
-            return MeasuredMfu(there.mfu * ratio[0], there.record, scaled_by=f"x {ratio[0]:.2f}, {ratio[1]}")
+            return MeasuredMfu(there.mfu * ratio[0], there.record, scaled_by=f"x {ratio[0]:.2f}, {ratio[1]}", steps=there.steps)
     return None
 
 
@@ -313,6 +316,9 @@ def finetune_mfu_sources(config: Config, jobs: Iterable[tuple[str, str]]) -> str
         if found is not None:
             measured[f"{size} {config.tasks[task].type}"] = found  # the tasks of one type share it
     said = by_record(measured)
+    steps = sorted({found.steps for found in measured.values() if found.steps})
+    if steps:  # a point's set-up (weights restored, head, optimizer) and its scoring are spread over fewer steps than a job's
+        said += [f"timed on grid points of {', '.join(map(str, steps))} steps, whose set-up and scoring weigh more than in longer points"]
     return "; ".join([*said, f"{config.hardware.assumed_finetune_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
 
 
