@@ -395,24 +395,34 @@ def main() -> None:
                         f"  final loss {final_loss:.4f}  load {load}",
                         flush=True,
                     )
+                    # after each measurement, so that a run stopped at its time limit keeps what it measured
+                    write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False)
         peak_after = matmul_peak(bench.device, dtype)
         print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
         summary = summarize(bench, results, max(peak, peak_after), datasheet)
         if baseline is not None:
             compare_losses(summary, baseline, args)
         print(report(args, summary, max(peak, peak_after), datasheet))
-    if args.json:
-        record = {
-            "args": vars(args),
-            "command": sys.argv,
-            **code_version(),  # git_commit only from this project's own checkout; source_sha256 always
-            "machine": machine(),
-            "peak_flops": max(peak, peak_after),
-            "datasheet_peak_flops": datasheet,
-            "results": results,
-            "summary": summary,
-        }
-        Path(args.json).write_text(json.dumps(record, indent=2))
+    write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True)
+
+
+def write_record(args: argparse.Namespace, results: dict, summary: dict, peak: float, datasheet: float, complete: bool) -> None:
+    """The ``--json`` record: ``complete`` false while measurements remain (its summary the medians of
+    those made, against the peak measured before them)."""
+    if not args.json:
+        return
+    record = {
+        "args": vars(args),
+        "command": sys.argv,
+        **code_version(),  # git_commit only from this project's own checkout; source_sha256 always
+        "machine": machine(),
+        "complete": complete,
+        "peak_flops": peak,
+        "datasheet_peak_flops": datasheet,
+        "results": results,
+        "summary": summary,
+    }
+    Path(args.json).write_text(json.dumps(record, indent=2))
 
 
 def summarize(bench: Bench, results: dict, peak: float, datasheet: float) -> dict:
@@ -420,9 +430,13 @@ def summarize(bench: Bench, results: dict, peak: float, datasheet: float) -> dic
     attention) and against the ``datasheet`` peak (6N: what the cost estimate takes), peak memory."""
     summary = {}
     for kind, measured in results.items():
+        if not measured.get("ours"):  # not measured yet (a record written along the way)
+            continue
         flops, flops_attention = bench.model_flops_per_token(kind)
         summary[kind] = {}
         for who, rows in measured.items():
+            if not rows:
+                continue
             median = statistics.median(r["tokens_per_second"] for r in rows)
             summary[kind][who] = {
                 "tokens_per_second": median,

@@ -38,8 +38,9 @@ def test_micro_batches_agree_with_the_whole_batch_and_a_moved_baseline_does_not(
     moved_path.write_text(json.dumps(moved))
     done = throughput(tokens_dir, init_dir, tmp_path / "mb2.json", "--micro-batch-size", "2", "--compare-losses", str(moved_path))
     assert done.returncode == 0, done.stderr
-    summary = json.loads((tmp_path / "mb2.json").read_text())["summary"]
-    base = json.loads(baseline.read_text())["summary"]
+    record = json.loads((tmp_path / "mb2.json").read_text())
+    assert record["complete"]  # written after each measurement along the way (complete false), then whole
+    summary, base = record["summary"], json.loads(baseline.read_text())["summary"]
     assert summary["clm"]["ours"]["final_loss"] == pytest.approx(base["clm"]["ours"]["final_loss"], abs=1e-4)
     assert summary["mlm"]["ours"]["final_loss"] == pytest.approx(base["mlm"]["ours"]["final_loss"], abs=1e-4)
     clm, mlm = (summary[kind]["ours"]["loss_versus_baseline"] for kind in ("clm", "mlm"))
