@@ -215,7 +215,7 @@ def pretrain(args: argparse.Namespace, spec: str, init: Path, out: Path, device:
 
 def section_throughput(args: argparse.Namespace, record: dict) -> None:
     out = args.work / "throughput.json"
-    # One micro-batch of the size's (paper.yaml: 8 at 210M, 4 at 610M and 1B) per step, in its precision and vocabulary:
+    # One micro-batch of the size's per step, in its precision, vocabulary, attention kernel, head and samples:
     # what a pipeline job's forward passes are, so that the cost estimate may take the MFU measured (pipeline/workflow/measured_mfu.py).
     setting = setting_of(args.paper, args.size)
     command = [
@@ -247,6 +247,12 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
         "3",
         "--threads",
         str(args.threads),
+        "--attention",
+        setting.attention,
+        "--lm-head",
+        setting.lm_head,
+        "--samples",
+        args.paper.pretraining.samples,
         "--json",
         str(out),
     ]
@@ -259,6 +265,7 @@ def section_throughput(args: argparse.Namespace, record: dict) -> None:
     record["matmul_peak_tflops"] = measured["peak_flops"] / 1e12
     record["datasheet_peak_tflops"] = measured["datasheet_peak_flops"] / 1e12
     record["batch"] = batch_line(setting, args.size)
+    record["samples"] = args.paper.pretraining.samples
     for kind, by_who in measured["summary"].items():
         by_who["ours_over_trainer"] = by_who["ours"]["tokens_per_second"] / by_who["trainer"]["tokens_per_second"]
         record[kind] = by_who

@@ -110,11 +110,12 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
 
     monkeypatch.setattr(acceptance.subprocess, "run", measured)
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), "paper").config
-    for size, micro in (("210m", 16), ("1b", 8)):
+    for size, micro, kernels in (("210m", 32, "flex, liger head"), ("1b", 8, "sdpa, chunked head")):
         record = {}
         args = Namespace(work=tmp_path, inputs=tmp_path, size=size, device="cpu", sequence_length=2048, threads=1, paper=paper)
         acceptance.section_throughput(args, record)
-        assert asked[-1] == str(micro) and record["batch"] == f"{micro} x 2048 tokens, bf16, {size}, vocabulary 128,256"
+        assert asked[-1] == str(micro) and record["batch"] == f"{micro} x 2048 tokens, bf16, {size}, vocabulary 128,256, {kernels}"
+        assert record["samples"] == "split"
         assert record["clm"]["ours_over_trainer"] == 2.0
 
 

@@ -287,6 +287,12 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
     # + the float32 embedding output, final norm input and output, outside the layers
     per_layer = activation_bytes_per_token_layer(size, bf16, compute.compile)
     activations = tokens * (size.num_layers * per_layer + 3 * 4 * size.hidden_size)
+    if spec.samples == "split" and compute.attention == "sdpa":
+        # SDPA takes the split samples' boolean (B, 1, L, L) mask as an additive bias in the activations'
+        # dtype, one per layer kept for its backward: 3.2 GB at 210M, micro-batch 32, where the H200
+        # measured 3.3 GB over packed blocks (bench/records/gpu-speed-h200-2026-11-28b); FlexAttention's
+        # block mask holds a few bytes per 128 x 128 tile
+        activations += size.num_layers * micro * spec.sequence_length**2 * (2 if bf16 else 4)
     fraction = max(loss_fractions(config, plans, size_name)) if compute.sparse_prediction else 1.0
     logits = head_bytes(compute.head, tokens * fraction, vocab, size.hidden_size)
     total = states + activations + logits + CUDA_OVERHEAD_BYTES

@@ -42,8 +42,9 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 RECORDS = REPOSITORY / "bench" / "records"
 
 
-# A record's batch line (:func:`batch_line`): "8 x 2048 tokens, bf16, 210m, vocabulary 128,256".
-BATCH_LINE = re.compile(r"(\d+) x (\d+) tokens, (\w+), (\S+), vocabulary ([\d,]+)")
+# A record's batch line (:func:`batch_line`): "8 x 2048 tokens, bf16, 210m, vocabulary 128,256, sdpa, chunked head"
+# (records from before the kernels were named: SDPA and the chunked head).
+BATCH_LINE = re.compile(r"(\d+) x (\d+) tokens, (\w+), (\S+), vocabulary ([\d,]+)(?:, (\w+), (\w+) head)?")
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ def setting_of(config: Config, size: str) -> Setting:
 
 def batch_line(setting: Setting, size: str) -> str:
     """What a record says it measured, read back by :data:`BATCH_LINE`."""
-    return f"{setting.micro_batch_size} x {setting.sequence_length} tokens, {setting.precision}, {size}, vocabulary {setting.vocab_size:,}"
+    tokens = f"{setting.micro_batch_size} x {setting.sequence_length} tokens"
+    return f"{tokens}, {setting.precision}, {size}, vocabulary {setting.vocab_size:,}, {setting.attention}, {setting.lm_head} head"
 
 
 @dataclass(frozen=True)
@@ -114,12 +116,14 @@ def measurements() -> tuple[Measurement, ...]:
         batch = BATCH_LINE.fullmatch(str(throughput.get("batch", "")))
         if not batch or not sizes or len(sizes) != 1:
             continue
-        setting = Setting(int(batch[1]), int(batch[2]), batch[3], int(batch[5].replace(",", "")))
+        kernels = (batch[6], batch[7]) if batch[6] else ()
+        setting = Setting(int(batch[1]), int(batch[2]), batch[3], int(batch[5].replace(",", "")), *kernels)
         gpu = str(record.get("environment", {}).get("gpu", "")).lower()
         order = (history_position(record.get("environment", {}).get("git_commit")), path.name)
         for kind, sides in throughput.items():
             if isinstance(sides, dict) and "mfu_datasheet" in sides.get("ours", {}):
-                found.append(Measurement(gpu, sizes[0], kind, setting, sides["ours"]["mfu_datasheet"], relative(path), order))
+                mfu, samples = sides["ours"]["mfu_datasheet"], throughput.get("samples", "packed")
+                found.append(Measurement(gpu, sizes[0], kind, setting, mfu, relative(path), order, samples))
     for path in sorted(RECORDS.glob("*/*.json")):
         record = json.loads(path.read_text())
         args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
@@ -148,12 +152,12 @@ def gpu_model(gpu_name: str) -> str:
     return gpu_name.split()[0].lower() if gpu_name.split() else ""
 
 
-def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
-    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names;
-    None without one."""
+def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting, samples: str = "") -> MeasuredMfu | None:
+    """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names,
+    of those that trained ``samples`` (packed or split, the job's) if any did; None without one."""
     model = gpu_model(gpu_name)
     found = [m for m in measurements() if model and model in m.gpu and m.size == size and m.kind == kind and m.setting == setting]
-    newest = max(found, key=lambda m: m.order) if found else None
+    newest = max(found, key=lambda m: (m.samples == samples, m.order)) if found else None
     return MeasuredMfu(newest.mfu, newest.record, newest.samples) if newest else None
 
 
@@ -175,14 +179,15 @@ def gpu_ratio(gpu_name: str, other_gpu: str, kind: str, exclude: tuple[str, Sett
     return mine.mfu / reference.mfu, how
 
 
-def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting) -> MeasuredMfu | None:
+def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting, samples: str = "") -> MeasuredMfu | None:
     """For a GPU never measured at ``size`` in ``setting``: another GPU's MFU there, times the ratio
     of the two GPUs' MFUs measured for ``kind`` at one other size or setting both ran (the H100's
     610M from the H200's 610M and both at 210M). An estimate from three records, named in
     ``record``; None where no other GPU and common measurement give one."""
     model = gpu_model(gpu_name)
     elsewhere = [m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu]
-    for there in sorted(elsewhere, key=lambda m: m.order, reverse=True):  # the newest record that a ratio carries over
+    # the newest record that a ratio carries over, of those that trained ``samples`` first
+    for there in sorted(elsewhere, key=lambda m: (m.samples == samples, m.order), reverse=True):
         ratio = gpu_ratio(gpu_name, there.gpu, kind, exclude=(size, setting))
         if ratio is not None:
             return MeasuredMfu(there.mfu * ratio[0], there.record, there.samples, f"{kind} x {ratio[0]:.2f}, {ratio[1]}")
@@ -289,8 +294,8 @@ def history_position(commit: str | None) -> int:
 def measured_for(config: Config, plan: RunPlan) -> MeasuredMfu | None:
     """The measured MFU of ``plan``'s run: its objective kind at its size, in the setting its job computes in."""
     kind = config.objectives[plan.objective]["kind"]
-    gpu, setting = config.hardware.gpu_name, setting_of(config, plan.size)
-    return measured_mfu(gpu, plan.size, kind, setting) or transferred_mfu(gpu, plan.size, kind, setting)
+    gpu, setting, samples = config.hardware.gpu_name, setting_of(config, plan.size), config.pretraining.samples
+    return measured_mfu(gpu, plan.size, kind, setting, samples) or transferred_mfu(gpu, plan.size, kind, setting, samples)
 
 
 def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
@@ -302,8 +307,10 @@ def mfu_sources(config: Config, plans: Mapping[str, RunPlan]) -> str:
             measured[f"{plan.size} {config.objectives[plan.objective]['kind']}"] = found
     said = by_record(measured)
     trained = config.pretraining.samples
-    if any(found.samples != trained for found in measured.values()):  # the split samples' mask is slower (CPU: 0.74x CLM)
-        said += [f"measured on packed blocks where this config trains {trained} samples, whose attention mask no record timed"]
+    elsewhere = sorted({key.split()[0] for key, found in measured.items() if found.samples != trained})
+    if elsewhere:  # SDPA's dense mask for split samples is slower: 0.90x / 0.92x packed at 210M on an H200
+        other = "packed blocks" if trained == "split" else "split samples"
+        said += [f"{', '.join(elsewhere)} measured on {other} where this config trains {trained} samples"]
     return "; ".join([*said, f"{config.hardware.assumed_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
 
 
