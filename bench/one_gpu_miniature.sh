@@ -42,7 +42,7 @@ export PIPELINE_DOWNLOAD_CACHE="$repository/one_gpu_miniature/results/downloads"
 cat >"$work/gpu.yaml" <<'EOF'
 hardware: {gpus_per_run: 1, finetune_gpus: 1}
 pretraining:
-  compute: {precision: bf16, compile: true, fused_optimizer: true}
+  compute: {precision: bf16, compile: true, fused_optimizer: true, attention: flex, lm_head: liger}
 EOF
 configs=(config/paper.yaml config/one_gpu.yaml config/one_gpu_miniature.yaml "$work/gpu.yaml")
 command=("$python" -m snakemake -s "$repository/Snakefile" --directory "$work" --cores "${CORES:-8}" --resources gpu=1

@@ -14,6 +14,7 @@ packages=(
     rpds-py smart-open smmap tabulate throttler traitlets yte reretry
     datasets dill multiprocess evaluate mwparserfromhell
     weasyprint cffi pycparser cssselect2 pydyf pyphen tinycss2 tinyhtml5 webencodings brotli zopfli
+    liger-kernel  # config/paper.yaml's pretraining.compute.lm_head: liger (the `gpu` extra)
 )
 mkdir -p bench/wheels/one_gpu
 for name in "${packages[@]}"; do

@@ -146,11 +146,11 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
     """bench/records: the H100's 210M CLM and MLM at micro-batch 8 replace the assumed 40%; the
     H200's newest record (by this repository's history) wins over its older one; a size never
     measured on a GPU has no measurement of its own, and neither has a setting measured otherwise
-    than the config's jobs run (another micro-batch, length, precision, vocabulary or attention kernel:
-    every record so far ran SDPA)."""
+    than the config's jobs run (another micro-batch, length, precision, vocabulary, attention kernel or head)."""
     from pipeline.workflow.measured_mfu import Setting, measured_mfu, setting_of
 
-    assert setting_of(paper, "210m") == Setting(micro_batch_size=16, sequence_length=2048, precision="bf16", vocab_size=128256)
+    assert setting_of(paper, "210m") == Setting(32, 2048, "bf16", 128256, attention="flex", lm_head="liger")
+    assert setting_of(paper, "1b") == Setting(8, 2048, "bf16", 128256)  # sdpa and the chunked head: its only record of both objectives
     paper_210m = Setting(micro_batch_size=8, sequence_length=2048, precision="bf16", vocab_size=128256)
     h100 = measured_mfu("H100 80GB SXM", "210m", "clm", paper_210m)
     assert h100.mfu == pytest.approx(0.2167, abs=1e-4) and h100.record.startswith("bench/records/gpu_acceptance-h100-")
@@ -162,7 +162,8 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
         dataclasses.replace(paper_210m, sequence_length=1024),
         dataclasses.replace(paper_210m, precision="fp32"),
         dataclasses.replace(paper_210m, vocab_size=32000),
-        dataclasses.replace(paper_210m, attention="flex"),
+        dataclasses.replace(paper_210m, attention="flex"),  # flex was measured at 32 alone
+        dataclasses.replace(paper_210m, lm_head="liger"),
     ):
         assert measured_mfu("H100 80GB SXM", "210m", "clm", other) is None, other
 
@@ -177,21 +178,30 @@ def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, resolved):
     assert not finetune_peak_memory(whole, "1b").fits and "1b fine-tuning" in over_memory(whole, resolved.plans)
 
 
-@pytest.mark.parametrize("record", ["mb8", "mb16", "mb32", "liger", "610m-mb8", "1b-mb8"])
+H200_RECORDS = [
+    *(f"gpu-speed-h200-2026-11-28/{name}" for name in ("mb8", "mb16", "mb32", "liger", "610m-mb8", "1b-mb8")),
+    *(f"gpu-speed-h200-2026-11-28b/{name}" for name in ("base", "flexliger", "packed", "610m-mb16")),
+]
+
+
+@pytest.mark.parametrize("record", H200_RECORDS)
 def test_the_memory_estimate_agrees_with_every_measured_peak(paper, resolved, record):
-    """The H200's jobs'-path records (the chunked or the Liger head, layers compiled, bf16, one GPU): the
-    estimate of their size at their micro-batch and head is within 10% of the measured peak (it was 2.8x at
-    210M, micro-batch 8, when it counted every position's logits, which neither sparse head holds)."""
+    """The H200's jobs'-path records (the chunked or the Liger head, SDPA or FlexAttention, packed blocks or
+    split samples, layers compiled, bf16, one GPU): the estimate of their size at their micro-batch and kernels
+    is within 10% of the measured peak (it was 2.8x at 210M, micro-batch 8, when it counted every position's
+    logits, which neither sparse head holds)."""
     import json
 
     from pipeline.workflow.configure import REPOSITORY
 
-    measured = json.loads((REPOSITORY / "bench/records/gpu-speed-h200-2026-11-28" / f"{record}.json").read_text())
+    measured = json.loads((REPOSITORY / "bench/records" / f"{record}.json").read_text())
     args = measured["args"]
+    kernels = {"attention": args.get("attention", "sdpa"), "lm_head": args["lm_head"]}
     compute = dataclasses.replace(
-        paper.pretraining.compute, micro_batch_size=args["micro_batch_size"], lm_head=args["lm_head"], by_size={}, sharding="ddp"
+        paper.pretraining.compute, micro_batch_size=args["micro_batch_size"], **kernels, by_size={}, sharding="ddp"
     )
-    config = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute))
+    samples = args.get("samples", "packed")  # before --samples: packed blocks
+    config = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute, samples=samples))
     estimate = peak_memory(config, resolved.plans, args["size"], world_size=1)
     for kind, sides in measured["summary"].items():
         assert estimate.total_gb == pytest.approx(sides["ours"]["peak_memory_gb"], rel=0.10), kind

@@ -51,7 +51,7 @@ def test_a_gpu_pretraining_job_asks_for_its_estimated_time_within_the_cluster_s_
     check_job_limits(paper, resolved.plans, every_job(resolved), gpu_jobs_of_rules())
     tight = dataclasses.replace(paper, hardware=dataclasses.replace(hardware, max_job_hours=24.0, job_attempts=2))
     with pytest.raises(
-        ValueError, match=r"pretraining run 'clm-610m' is estimated at 52 hours on 8 GPU\(s\) .* max_job_hours 24 x job_attempts 2"
+        ValueError, match=r"pretraining run 'mlm-610m' is estimated at 51 hours on 8 GPU\(s\) .* max_job_hours 24 x job_attempts 2"
     ):
         check_job_limits(tight, resolved.plans, every_job(resolved), gpu_jobs_of_rules())
     cpus = dataclasses.replace(tight, hardware=dataclasses.replace(tight.hardware, gpus_per_run=0, finetune_gpus=0))

@@ -67,10 +67,10 @@ def test_what_a_stopped_run_cannot_feed_is_refused_in_one_line(tmp_path, text, m
 
 
 def test_pretraining_is_costed_at_the_measured_tokens_per_second_on_the_h200(tier):
-    """The H200's 610M record (bench/records/gpu-speed-h200-2026-11-28, the study's vocabulary and
-    length, micro-batch 8, bf16) turned back into hours: 2.36B tokens over its tokens per second."""
+    """The H200's 610M record (bench/records/gpu-speed-h200-2026-11-28b, the study's vocabulary, length and
+    split samples, micro-batch 16, bf16, FlexAttention, Liger's head) turned back into hours: 2.36B tokens over its tokens per second."""
     config = on_gpu(tier.config, "h200")
-    record = json.loads((REPO / "bench/records/gpu-speed-h200-2026-11-28/610m-mb8.json").read_text())
+    record = json.loads((REPO / "bench/records/gpu-speed-h200-2026-11-28b/610m-mb16.json").read_text())
     for plan in tier.plans.values():
         kind = config.objectives[plan.objective]["kind"]
         tokens_per_second = record["summary"][kind]["ours"]["tokens_per_second"]
@@ -92,7 +92,7 @@ def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
 
 
 def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
-    """The Liger head's record (210M, micro-batch 32) is the speed of a config that trains with that head
+    """The Liger head's records (210M, micro-batch 32) are the speed of a config that trains with that head
     (pretraining.compute.lm_head: liger), never of one with the chunked head; Liger's layers are an attempt
     the trainer does not take; a record from before --liger-layers (mb32's: no such key) ran without them."""
     from pipeline.workflow.measured_mfu import Setting, measurements
@@ -103,9 +103,11 @@ def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
     (scratch_records / "gpu-speed-h200-2026-11-28" / "zz-layers.json").write_text(json.dumps(record))
     assert any(m.record.endswith("/mb32.json") for m in measurements())
     assert not any(m.record.endswith("/zz-layers.json") for m in measurements())
-    assert measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256)).record.endswith("/mb32.json")
-    liger = measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256, lm_head="liger"))
-    assert liger.record.endswith("/liger.json") and liger.mfu == pytest.approx(0.352, abs=5e-4)
+    assert measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256), "packed").record.endswith("/mb32.json")
+    # a config training split samples: the record that trained them (the second lease's), not the packed one
+    assert measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256), "split").record.endswith("28b/base.json")
+    liger = measured_mfu("H200", "210m", "clm", Setting(32, 2048, "bf16", 128256, lm_head="liger"), "packed")
+    assert liger.record.endswith("28b/packed.json") and liger.mfu == pytest.approx(0.356, abs=5e-4)  # the newer of two
 
 
 def test_the_estimate_says_whether_the_tier_fits_its_day(tier):

@@ -293,19 +293,20 @@ class Config:
         return self.tasks[task].trained_with or task
 
     def _check_compute_kernels(self) -> None:
-        """The GPU-only kernels of ``pretraining.compute`` are refused where they cannot run."""
-        compute, on_cpu = self.pretraining.compute, self.hardware.gpus_per_run == 0
-        if compute.attention == "flex" and on_cpu:
-            raise ValueError(
-                "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
-                "on the CPU; use 'sdpa'"
-            )
-        if compute.lm_head == "liger" and on_cpu:
-            raise ValueError(
-                "pretraining.compute.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'"
-            )
-        if compute.lm_head == "liger" and not compute.sparse_prediction:
-            raise ValueError("pretraining.compute.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true")
+        """The GPU-only kernels of ``pretraining.compute`` (and of each ``by_size`` entry) are refused where they cannot run."""
+        base, on_cpu = self.pretraining.compute, self.hardware.gpus_per_run == 0
+        for where, compute in [("pretraining.compute", base)] + [
+            (f"pretraining.compute.by_size.{size}", base.for_size(size)) for size in base.by_size
+        ]:
+            if compute.attention == "flex" and on_cpu:
+                raise ValueError(
+                    f"{where}.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
+                    "on the CPU; use 'sdpa'"
+                )
+            if compute.lm_head == "liger" and on_cpu:
+                raise ValueError(f"{where}.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'")
+            if compute.lm_head == "liger" and not compute.sparse_prediction:
+                raise ValueError(f"{where}.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true")
 
     def evaluated_with(self, trainer: str) -> tuple[str, ...]:
         """The tasks of ``finetuning.tasks`` that ``trainer``'s fine-tuned models are scored on besides it."""

@@ -152,10 +152,13 @@ class OptimizerSpec:
 
 @dataclass(frozen=True)
 class ComputeOverrides:
-    """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding)."""
+    """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding;
+    a size keeps the kernels a record measured it with)."""
 
     micro_batch_size: Count | None = None
     sharding: Literal["ddp", "fsdp"] | None = None
+    attention: Literal["sdpa", "flex"] | None = None
+    lm_head: Literal["chunked", "liger"] | None = None
 
 
 @dataclass(frozen=True)
