@@ -152,12 +152,17 @@ def gpu_model(gpu_name: str) -> str:
     return gpu_name.split()[0].lower() if gpu_name.split() else ""
 
 
+def preferring(samples: str):
+    """A sort key over measurements: those that trained ``samples`` (the job's) above the others, then the newest."""
+    return lambda m: (m.samples == samples, m.order)
+
+
 def measured_mfu(gpu_name: str, size: str, kind: str, setting: Setting, samples: str = "") -> MeasuredMfu | None:
     """The newest record's MFU for ``kind`` (clm, mlm, ...) at ``size`` in ``setting`` on the GPU model ``gpu_name`` names,
     of those that trained ``samples`` (packed or split, the job's) if any did; None without one."""
     model = gpu_model(gpu_name)
     found = [m for m in measurements() if model and model in m.gpu and m.size == size and m.kind == kind and m.setting == setting]
-    newest = max(found, key=lambda m: (m.samples == samples, m.order)) if found else None
+    newest = max(found, key=preferring(samples)) if found else None
     return MeasuredMfu(newest.mfu, newest.record, newest.samples) if newest else None
 
 
@@ -186,8 +191,7 @@ def transferred_mfu(gpu_name: str, size: str, kind: str, setting: Setting, sampl
     ``record``; None where no other GPU and common measurement give one."""
     model = gpu_model(gpu_name)
     elsewhere = [m for m in measurements() if m.size == size and m.kind == kind and m.setting == setting and model not in m.gpu]
-    # the newest record that a ratio carries over, of those that trained ``samples`` first
-    for there in sorted(elsewhere, key=lambda m: (m.samples == samples, m.order), reverse=True):
+    for there in sorted(elsewhere, key=preferring(samples), reverse=True):  # the first record that a ratio carries over
         ratio = gpu_ratio(gpu_name, there.gpu, kind, exclude=(size, setting))
         if ratio is not None:
             return MeasuredMfu(there.mfu * ratio[0], there.record, there.samples, f"{kind} x {ratio[0]:.2f}, {ratio[1]}")
