@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Issue 44's GPU attempts in one command, under 8 minutes on one H100 (bench/gpu_acceptance.sh's sibling):
+# Issue 55's GPU attempts in one command, under 8 minutes on one H100 (bench/gpu_acceptance.sh's sibling):
 #   bench/gpu_speed.sh OUT_DIR
-# Each attempt is one bench/pretrain_throughput.py run at the paper's 210M preset (2,048 tokens, bf16,
-# vocabulary 128,256, fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt
-# (out of memory, no flash kernel, no Liger) is logged and the next one runs. In order of expected gain:
-#   mb8 (with the Trainer, the baseline) -> mb16 -> mb32: larger micro-batches, fewer accumulation steps;
-#   then, at the fastest micro-batch: trainer-mbN (the Trainer beside it at its own largest micro-batch that fits,
-#   for the ratio), flex (FlexAttention's block mask
-#   for the split samples: pretraining.compute.attention flex; kept if faster), packed (whole blocks: what split costs),
-#   liger (Liger Kernel's fused linear cross-entropy), liger-layers (its RMSNorm, SwiGLU and RoPE), model (whole-model compile), flash (SDPA restricted to the flash kernel: completes
-#   only if it is taken, causal and bidirectional), graphs (compile mode reduce-overhead: CUDA graphs); then
-#   best: those of the levers >= 2% faster than the fastest micro-batch with agreeing losses, together, beside the Trainer;
-#   last the 610M and 1B presets at the largest micro-batch that fits. Every 210M attempt after mb8 compares its
-#   last-step training losses with mb8's (same weights, tokens and masks: bf16 rounding alone may part them).
+# Each attempt is one bench/pretrain_throughput.py run at a paper preset (2,048 tokens, bf16, vocabulary 128,256,
+# fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt (out of memory, no Liger) is logged
+# and the next one runs. In order of expected gain, at SIZE (210m):
+#   jobs: config/paper.yaml's setting at SIZE (its micro-batch, attention kernel and head: what its jobs run; 210M at
+#   32 with FlexAttention and Liger's head since the H200's second lease), the losses every later attempt is held to;
+#   step: the same at a GPU's 144 rows of a paper step (4.5 x batch 32; the last micro-batch shorter: a second compiled shape);
+#   liger-layers (Liger's RMSNorm, SwiGLU and RoPE), model (whole-model compile), graphs (compile mode
+#   reduce-overhead: CUDA graphs), each alone on top of jobs, kept if >= 2% faster (beyond run-to-run noise) with
+#   agreeing losses; mbN, the jobs' kernels at the other micro-batches of 32; packed (whole blocks: what split costs);
+#   trainer-mbN: ours with what was kept, the Trainer beside it at its own largest micro-batch that fits (the ratio);
+#   last the 610M and 1B in their jobs' setting, and with FlexAttention + Liger at 16 where that is another.
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
 # machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
@@ -90,59 +89,73 @@ beats() {  # beats NAME REFERENCE: NAME ran, ours is >= 2% faster than REFERENCE
     # noise: a 0.1% "win" of a CPU dry run picked CUDA graphs), and its losses agree
     "$python" - "$out/$1.json" "$out/$2.json" <<'PY' 2>/dev/null
 import json, sys
-attempt, reference = (json.load(open(path))["summary"] for path in sys.argv[1:])
+records = [json.load(open(path)) for path in sys.argv[1:]]
+if not all(record.get("complete", True) for record in records):  # a run stopped at its cap keeps what it measured: no verdict
+    sys.exit(1)
+attempt, reference = (record["summary"] for record in records)
 ours = {kind: by_who["ours"] for kind, by_who in attempt.items()}
 faster = all(row["tokens_per_second"] >= 1.02 * reference[kind]["ours"]["tokens_per_second"] for kind, row in ours.items())
 sys.exit(not (faster and all(row.get("loss_versus_baseline", {"agrees": True})["agrees"] for row in ours.values())))
 PY
 }
 
-size_attempts() {  # issue 44's item 1 at SIZE, in order of expected gain
-    declare -A micro_of=([mb8]=$((batch / 4)) [mb16]=$((batch / 2)) [mb32]=$batch)  # batch 32: 4, 2 and 1 accumulation steps
-    attempt mb8 "$size" --micro-batch-size "${micro_of[mb8]}"
-    [ -f "$out/mb8.json" ] && compare=(--compare-losses "$out/mb8.json")
-    attempt mb16 "$size" --micro-batch-size "${micro_of[mb16]}" --no-trainer
-    attempt mb32 "$size" --micro-batch-size "${micro_of[mb32]}" --no-trainer
-    best=mb8
-    for name in mb16 mb32; do beats "$name" "$best" && best=$name; done
-    micro=${micro_of[$best]}
-    echo "fastest micro-batch: $micro ($best)" | tee -a "$out/summary.md"
-    # The Trainer at its own largest micro-batch that fits (ours at our fastest), before the riskier attempts:
-    # the ratio each at its best (the Trainer ran out of memory at 32 on 2026-11-28: 31.3 GiB of logits)
-    for mb in "$batch" $((batch / 2)) $((batch / 4)); do
-        attempt "trainer-mb$mb" "$size" --micro-batch-size "$micro" --trainer-micro-batch-size "$mb" && break
-    done
-    # Each attempt alone at the fastest micro-batch; those faster than it whose losses agree are kept, and run together with the Trainer.
-    # flex first: split samples under FlexAttention's block mask (pretraining.compute.attention: flex), the study's
-    # varlen saving; then packed, the same run on whole blocks, which split samples should cost at most 5% over.
-    declare -A options_of=([flex]="--attention flex" [liger]="--lm-head liger" [liger-layers]="--liger-layers" [model]="--compile-scope model"
-        [flash]="--sdpa-backend flash" [graphs]="--compile-mode reduce-overhead")
-    kept=()
-    if [ "$device" = cpu ]; then
-        echo "flex: skipped on the CPU (FlexAttention has no backward there)" | tee -a "$out/summary.md"
-    else
-        attempt flex "$size" --micro-batch-size "$micro" --no-trainer --attention flex
-        beats flex "$best" && kept+=(--attention flex)
-    fi
-    # its losses differ from mb8's by design (other samples): the comparison printed is not a check here
-    attempt packed "$size" --micro-batch-size "$micro" --no-trainer --samples packed "${kept[@]}"
-    for name in liger liger-layers model flash graphs; do
-        read -ra options <<< "${options_of[$name]}"
-        attempt "$name" "$size" --micro-batch-size "$micro" --no-trainer "${options[@]}"
-        beats "$name" "$best" && kept+=("${options[@]}")
-    done
-    echo "kept: micro-batch $micro ${kept[*]}" | tee -a "$out/summary.md"
-    [ ${#kept[@]} -gt 0 ] && attempt best "$size" --micro-batch-size "$micro" "${kept[@]}"  # with the Trainer: the ratio in one run
+jobs_options() {  # jobs_options SIZE: the options of config/paper.yaml's setting at SIZE (micro-batch, attention kernel,
+    # head), what its pretraining jobs run; nothing for a size it does not train (the CPU dry run's tiny)
+    "$python" - "$1" 2>/dev/null <<'PY'
+import sys
+from pipeline.workflow.configure import REPOSITORY, read_configs, resolve
+from pipeline.workflow.measured_mfu import setting_of
+paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+if sys.argv[1] in paper.pretraining.sizes:
+    setting = setting_of(paper, sys.argv[1])
+    print(f"--micro-batch-size {setting.micro_batch_size} --attention {setting.attention} --lm-head {setting.lm_head}")
+PY
 }
 
-preset_attempts() {  # item 2: the 610M and 1B presets at the largest micro-batch that fits, with what SIZE kept
-    # (PART=presets runs none at SIZE: PRESET_OPTIONS="--attention flex --lm-head liger" gives them)
+size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever on top of it, in order of expected gain
+    local jobs_path=() saved=()
+    [ "$device" = cpu ] || read -ra jobs_path <<< "$(jobs_options "$size")"
+    # the CPU's dry run, or a size the paper does not train: SDPA, the chunked head, 4 micro-batches
+    [ ${#jobs_path[@]} -gt 0 ] || jobs_path=(--micro-batch-size $((batch / 4)))
+    attempt jobs "$size" "${jobs_path[@]}" --no-trainer
+    [ -f "$out/jobs.json" ] && compare=(--compare-losses "$out/jobs.json")
+    # A GPU's share of a paper step (1,152 rows over 8 GPUs: 144 = 4.5 x 32, the last micro-batch shorter where the jobs'
+    # does not divide it): what a job's step costs, a second shape included; its losses compare to nothing (another batch)
+    saved=("${compare[@]}") compare=()
+    attempt step "$size" "${jobs_path[@]}" --no-trainer --batch-size $((batch * 9 / 2)) --steps 4 --warmup 2 --repeats 1
+    compare=("${saved[@]}")
+    # Each lever alone on top of the jobs' path; those >= 2% faster with agreeing losses are kept, and run together
+    declare -A options_of=([liger-layers]="--liger-layers" [model]="--compile-scope model" [graphs]="--compile-mode reduce-overhead")
+    kept=()
+    for name in liger-layers model graphs; do
+        read -ra options <<< "${options_of[$name]}"
+        attempt "$name" "$size" "${jobs_path[@]}" --no-trainer "${options[@]}"
+        beats "$name" jobs && kept+=("${options[@]}")
+    done
+    # the other micro-batches of batch 32 with the jobs' kernels (the last option wins), and packed blocks: what split samples cost
+    for mb in $batch $((batch / 2)) $((batch / 4)); do
+        [ "$mb" = "${jobs_path[1]}" ] || attempt "mb$mb" "$size" "${jobs_path[@]}" --no-trainer --micro-batch-size "$mb"
+    done
+    saved=("${compare[@]}") compare=()  # other samples: other losses by design
+    attempt packed "$size" "${jobs_path[@]}" --no-trainer --samples packed
+    compare=("${saved[@]}")
+    echo "kept: ${jobs_path[*]} ${kept[*]}" | tee -a "$out/summary.md"
+    # the Trainer beside ours (the jobs' path and what was kept) at its own largest micro-batch that fits: the issue's ratio
+    for mb in "$batch" $((batch / 2)) $((batch / 4)); do
+        attempt "trainer-mb$mb" "$size" "${jobs_path[@]}" "${kept[@]}" --trainer-micro-batch-size "$mb" && break
+    done
+}
+
+preset_attempts() {  # item 2: the 610M and 1B in their jobs' setting, then FlexAttention + Liger's head at 16 where the jobs'
+    # setting is another, with what SIZE kept (PART=presets runs none at SIZE: PRESET_OPTIONS gives them)
     read -ra preset_options <<< "${PRESET_OPTIONS:-}"
+    local preset_path=() fast=(--micro-batch-size 16 --attention flex --lm-head liger)
     for preset in 610m 1b; do
         [ "$device" = cpu ] && continue  # the large presets are a GPU's
-        for mb in 16 8 4 2 1; do
-            attempt "$preset-mb$mb" "$preset" --micro-batch-size "$mb" --no-trainer --repeats 1 "${kept[@]}" "${preset_options[@]}" && break
-        done
+        read -ra preset_path <<< "$(jobs_options "$preset")"
+        local short=(--no-trainer --repeats 1 --steps 6 --warmup 3 "${kept[@]}" "${preset_options[@]}")
+        attempt "$preset-jobs" "$preset" "${preset_path[@]}" "${short[@]}"
+        [ "${preset_path[*]}" = "${fast[*]}" ] || attempt "$preset-flex-liger" "$preset" "${fast[@]}" "${short[@]}"
     done
 }
 
@@ -158,12 +171,12 @@ finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): up to 14 at SIZE, then 610M and 1B, or fine-tuning's 2
+# attempts still to run (for each one's fair share of the budget): up to 11 at SIZE, then 610M and 1B's 4, or fine-tuning's 2
 remaining=0 kept=()
 case "$part" in
     finetune) remaining=2 ;;
-    *) [ "$part" = presets ] || remaining=$((remaining + 14))
-       [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 2)) ;;
+    *) [ "$part" = presets ] || remaining=$((remaining + 11))
+       [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 4)) ;;
 esac
 case "$part" in
     finetune) finetune_attempts ;;
