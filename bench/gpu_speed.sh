@@ -85,6 +85,15 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     return $status
 }
 
+unheld() {  # unheld NAME SIZE OPTIONS...: an attempt whose losses compare to nothing (another batch or other samples)
+    local held=("${compare[@]}") status
+    compare=()
+    attempt "$@"
+    status=$?
+    compare=("${held[@]}")
+    return $status
+}
+
 beats() {  # beats NAME REFERENCE: NAME ran, ours is >= 2% faster than REFERENCE's for every objective (beyond run-to-run
     # noise: a 0.1% "win" of a CPU dry run picked CUDA graphs), and its losses agree
     "$python" - "$out/$1.json" "$out/$2.json" <<'PY' 2>/dev/null
@@ -113,7 +122,7 @@ PY
 }
 
 size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever on top of it, in order of expected gain
-    local jobs_path=() saved=()
+    local jobs_path=()
     [ "$device" = cpu ] || read -ra jobs_path <<< "$(jobs_options "$size")"
     # the CPU's dry run, or a size the paper does not train: SDPA, the chunked head, 4 micro-batches
     [ ${#jobs_path[@]} -gt 0 ] || jobs_path=(--micro-batch-size $((batch / 4)))
@@ -121,9 +130,7 @@ size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever 
     [ -f "$out/jobs.json" ] && compare=(--compare-losses "$out/jobs.json")
     # A GPU's share of a paper step (1,152 rows over 8 GPUs: 144 = 4.5 x 32, the last micro-batch shorter where the jobs'
     # does not divide it): what a job's step costs, a second shape included; its losses compare to nothing (another batch)
-    saved=("${compare[@]}") compare=()
-    attempt step "$size" "${jobs_path[@]}" --no-trainer --batch-size $((batch * 9 / 2)) --steps 4 --warmup 2 --repeats 1
-    compare=("${saved[@]}")
+    unheld step "$size" "${jobs_path[@]}" --no-trainer --batch-size $((batch * 9 / 2)) --steps 4 --warmup 2 --repeats 1
     # Each lever alone on top of the jobs' path; those >= 2% faster with agreeing losses are kept, and run together
     declare -A options_of=([liger-layers]="--liger-layers" [model]="--compile-scope model" [graphs]="--compile-mode reduce-overhead")
     kept=()
@@ -136,9 +143,7 @@ size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever 
     for mb in $batch $((batch / 2)) $((batch / 4)); do
         [ "$mb" = "${jobs_path[1]}" ] || attempt "mb$mb" "$size" "${jobs_path[@]}" --no-trainer --micro-batch-size "$mb"
     done
-    saved=("${compare[@]}") compare=()  # other samples: other losses by design
-    attempt packed "$size" "${jobs_path[@]}" --no-trainer --samples packed
-    compare=("${saved[@]}")
+    unheld packed "$size" "${jobs_path[@]}" --no-trainer --samples packed  # other samples: other losses by design
     echo "kept: ${jobs_path[*]} ${kept[*]}" | tee -a "$out/summary.md"
     # the Trainer beside ours (the jobs' path and what was kept) at its own largest micro-batch that fits: the issue's ratio
     for mb in "$batch" $((batch / 2)) $((batch / 4)); do

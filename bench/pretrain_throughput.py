@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import platform
 import statistics
@@ -406,6 +407,13 @@ def main() -> None:
     write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True)
 
 
+@functools.cache
+def run_identity() -> dict:
+    """The code version (git_commit only from this project's own checkout; source_sha256 always) and the
+    machine, the same for every record a run writes: hashed and read once, not at each measurement."""
+    return {**code_version(), "machine": machine()}
+
+
 def write_record(args: argparse.Namespace, results: dict, summary: dict, peak: float, datasheet: float, complete: bool) -> None:
     """The ``--json`` record: ``complete`` false while measurements remain (its summary the medians of
     those made, against the peak measured before them)."""
@@ -414,8 +422,7 @@ def write_record(args: argparse.Namespace, results: dict, summary: dict, peak: f
     record = {
         "args": vars(args),
         "command": sys.argv,
-        **code_version(),  # git_commit only from this project's own checkout; source_sha256 always
-        "machine": machine(),
+        **run_identity(),
         "complete": complete,
         "peak_flops": peak,
         "datasheet_peak_flops": datasheet,
@@ -487,7 +494,7 @@ def compare_losses(summary: dict, baseline: dict, args: argparse.Namespace) -> N
 
 
 def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: float) -> str:
-    version = code_version()
+    version = run_identity()
     commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
     attempt = (
         (f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager")
@@ -495,7 +502,7 @@ def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: floa
         + f", SDPA {args.sdpa_backend}, {args.samples} samples"
     )
     lines = [
-        f"\n{machine()}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
+        f"\n{version['machine']}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
         f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"
         f" (micro-batches of {args.micro_batch_size or args.batch_size}; the Trainer's {trainer_micro_batch(args)}); ours: {attempt}",
         "MFU = tokens/s x 6 x (non-embedding parameters + LM head parameters x share of positions with a loss) / peak;"
