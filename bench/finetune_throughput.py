@@ -6,16 +6,20 @@
     # the plumbing on a CPU (the default's tiny weights, float32):
     python bench/finetune_throughput.py --inputs results --init results/init/random-tiny --precision fp32 --steps 8
 
-Each task runs as a pipeline job runs it (``python -m pipeline finetune``, :func:`pipeline.finetune.run.command_line`)
-under config/paper.yaml's fine-tuning protocol (batch 32 in micro-batches of 8, the study's pure-bf16
-weights, random batches) cut to ``--steps`` steps, one learning rate and ``--points`` seeds. A grid
-point's ``seconds`` in the job's scores.json (its training and its scoring of validation and test) is
-what is timed; the first point is the warm-up (CUDA context, kernels' first launches) and the median
-of the others is reported. Its FLOPs are counted as :func:`pipeline.workflow.cost.grid_flops` counts a
-point: 6 x non-embedding parameters per padded training token of the batches that seed draws, 2 x per
-scored token (:mod:`pipeline.finetune.lengths`). So MFU = FLOPs / seconds / datasheet peak turns back
-into the measured time under the estimate, which takes it per task type in place of
-``hardware.assumed_finetune_mfu`` (:func:`pipeline.workflow.measured_mfu.measured_finetune_mfu`).
+Each task runs as a pipeline job runs it (``python -m pipeline finetune``,
+:func:`pipeline.finetune.run.command_line`) under config/paper.yaml's fine-tuning protocol (batch 32 in
+micro-batches of 8, the study's pure-bf16 weights, random batches) cut to ``--steps`` steps, one learning rate
+and ``--points`` seeds. A grid point's ``seconds`` in the job's scores.json (its training and its scoring of
+validation and test) is what is timed, and its phases (``phases``: set-up, training, scoring, each with the
+device synchronised); the first point is the warm-up (CUDA context, kernels' first launches) and the median of
+the others is reported. Its FLOPs are counted as :func:`pipeline.workflow.cost.grid_flops` counts a point: 6 x
+non-embedding parameters per padded training token of the batches that seed draws, 2 x per scored token
+(:mod:`pipeline.finetune.lengths`). So MFU = FLOPs / seconds / datasheet peak turns back into the measured
+time under the estimate, which takes it per task type in place of ``hardware.assumed_finetune_mfu``
+(:func:`pipeline.workflow.measured_mfu.measured_finetune_mfu`). Each phase is also recorded apart (set-up
+seconds, training MFU over the steps' seconds, scoring MFU over the scoring's), so the estimate times a point
+of the jobs' thousand steps as set-up + steps + scoring rather than at the whole short point's MFU, in which
+the set-up and scoring weigh far more.
 
 The stand-ins are this project's embedded tasks of the study's four families (sentiment: short reviews;
 proper_nouns: news sentences; news_qa: a question over a news passage; title_search: titles against
@@ -48,6 +52,9 @@ from pipeline.workflow.cost import parameters, training_flops
 
 STAND_INS = ("sentiment", "proper_nouns", "news_qa", "title_search")  # SST-2, CoNLL, SQuAD, MS MARCO
 PAPER = REPOSITORY / "config" / "paper.yaml"
+# A task's figures: medians over its timed points (those after the warm-up point)
+MEDIANS = ("tokens_per_second", "mfu_datasheet", "set_up_seconds", "training_mfu", "scoring_mfu")
+PHASES = ("set_up", "training", "scoring")  # of a grid point, in the order they run (pipeline.finetune.grid_result)
 
 
 def bench_config(args: argparse.Namespace):
@@ -89,28 +96,35 @@ def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, w
     for point in grid:
         steps = point["num_steps"]
         trained = train_tokens(examples, steps, protocol, point["seed"])  # the batches this seed's point drew
-        flops = training_flops(matmul, trained) + 2.0 * matmul * scored
-        seconds = point["seconds"]
+        seconds, phases = point["seconds"], point["phases"]
         points.append(
             {
                 "seed": point["seed"],
                 "seconds": seconds,
+                "phases": phases,
                 "train_tokens": trained,
                 "scored_tokens": scored,
                 "tokens_per_second": (trained + scored) / seconds,
-                "mfu_datasheet": flops / seconds / datasheet,
+                "mfu_datasheet": (training_flops(matmul, trained) + 2.0 * matmul * scored) / seconds / datasheet,
+                # each phase apart, so that the estimate times a point of any length: set-up once, steps, scoring
+                "set_up_seconds": phases["set_up"],
+                "training_mfu": training_flops(matmul, trained) / phases["training"] / datasheet,
+                "scoring_mfu": 2.0 * matmul * scored / phases["scoring"] / datasheet,
             }
         )
         row = points[-1]
-        print(f"{task} seed {row['seed']}: {seconds:.2f} s, {row['tokens_per_second']:,.0f} tokens/s, MFU {row['mfu_datasheet']:.1%}")
+        print(
+            f"{task} seed {row['seed']}: {seconds:.2f} s ({', '.join(f'{name} {phases[name]:.2f}' for name in PHASES)}),"
+            f" {row['tokens_per_second']:,.0f} tokens/s, MFU {row['mfu_datasheet']:.1%} (training {row['training_mfu']:.1%},"
+            f" scoring {row['scoring_mfu']:.1%})"
+        )
     timed = points[1:] or points  # the first point pays the device's warm-up
     return {
         "type": config.tasks[task].type,
         "steps": steps,
         "mean_padded_length": statistics.mean(p["train_tokens"] for p in points) / (steps * protocol.batch_size),
         "points": points,
-        "tokens_per_second": statistics.median(p["tokens_per_second"] for p in timed),
-        "mfu_datasheet": statistics.median(p["mfu_datasheet"] for p in timed),
+        **{key: statistics.median(p[key] for p in timed) for key in MEDIANS},
     }
 
 
@@ -129,15 +143,16 @@ def report(args: argparse.Namespace, config, measured: dict) -> str:
         f"\n{machine()}; {args.size or args.init}; {protocol.precision}, batch {protocol.batch_size} in micro-batches of"
         f" {protocol.micro_batch_size}, {'grouped' if protocol.group_by_length else 'random'} batches; medians of"
         f" {max(args.points - 1, 1)} grid point(s) of {args.steps} steps after a warm-up point",
-        "MFU = non-embedding parameters x (6 x padded training tokens + 2 x scored tokens) / seconds / datasheet peak",
+        "MFU = non-embedding parameters x (6 x padded training tokens + 2 x scored tokens) / seconds / datasheet peak;",
+        "training MFU: 6 x padded training tokens over the steps' seconds; scoring MFU: 2 x scored tokens over the scoring's",
         "",
-        "| task | type | steps | mean padded length | tokens/s | MFU, datasheet |",
-        "|---|---|---:|---:|---:|---:|",
+        "| task | type | steps | mean padded length | tokens/s | MFU, datasheet | set-up s | training MFU | scoring MFU |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for task, row in measured.items():
         lines.append(
             f"| {task} | {row['type']} | {row['steps']} | {row['mean_padded_length']:.0f} | {row['tokens_per_second']:,.0f}"
-            f" | {row['mfu_datasheet']:.1%} |"
+            f" | {row['mfu_datasheet']:.1%} | {row['set_up_seconds']:.2f} | {row['training_mfu']:.1%} | {row['scoring_mfu']:.1%} |"
         )
     return "\n".join(lines)
 

@@ -152,8 +152,11 @@ def finetune(spec: str, model: Path, task: Path, out: Path) -> dict:
     return read_json(out / "scores.json")
 
 
+TIMINGS = {"seconds", "phases"}  # wall-clock: the only fields two runs of one spec may differ in
+
+
 def without_seconds(scores: dict) -> list[dict]:
-    return [{k: v for k, v in point.items() if k != "seconds"} for point in scores["grid"]]
+    return [{k: v for k, v in point.items() if k not in TIMINGS} for point in scores["grid"]]
 
 
 def test_every_task_type_is_registered_and_has_a_test_case():
@@ -180,7 +183,10 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
             "validation_scores",
             "test_scores",
             "test_examples",
+            "phases",
         }
+        assert set(point["phases"]) == {"set_up", "training", "scoring"} and min(point["phases"].values()) > 0
+        assert math.isclose(sum(point["phases"].values()), point["seconds"])
         assert point["num_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
         if metric.mean_of_examples:  # one score per test example, averaging to the headline
             assert math.isclose(sum(point["test_examples"]) / len(point["test_examples"]), point["test"])

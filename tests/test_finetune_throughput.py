@@ -14,13 +14,15 @@ import pytest
 
 from pipeline.config import FinetuningSpec, TaskSpec
 from pipeline.finetune import sweep as sweep_module
-from pipeline.finetune.lengths import padded_step_tokens, train_tokens
+from pipeline.finetune.lengths import RunTokens, padded_step_tokens, train_tokens
 from pipeline.finetune.sweep import Sweep
 from pipeline.finetune.task_data import read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
+from pipeline.model.backbone import read_backbone_spec
 from pipeline.workflow import cost, measured_mfu
 from pipeline.workflow.configure import REPOSITORY, read_configs, resolve
+from pipeline.workflow.cost import parameters, training_flops
 from tests.test_finetune import make_task
 
 BENCH = REPOSITORY / "bench" / "finetune_throughput.py"
@@ -70,23 +72,41 @@ def bench_record(init_dir, tmp_path_factory) -> dict:
     return json.loads(out.read_text())
 
 
-def test_the_bench_times_each_grid_point_of_the_real_job_and_counts_its_flops(bench_record):
+def test_the_bench_times_each_grid_point_of_the_real_job_and_counts_its_flops(bench_record, init_dir):
     row = bench_record["tasks"]["sentiment"]
     assert [p["seed"] for p in row["points"]] == [0, 1] and row["steps"] == 2
     assert bench_record["protocol"] == {"precision": "fp32", "batch_size": 32, "micro_batch_size": 8, "group_by_length": False}
+    matmul = parameters(read_backbone_spec(init_dir).size, read_backbone_spec(init_dir).vocab_size).non_embedding
+    peak = bench_record["datasheet_peak_flops"]
     for point in row["points"]:
         assert point["seconds"] > 0 and point["train_tokens"] > 0 and point["scored_tokens"] > 0
         assert point["tokens_per_second"] == pytest.approx((point["train_tokens"] + point["scored_tokens"]) / point["seconds"])
-    assert row["mfu_datasheet"] == row["points"][1]["mfu_datasheet"]  # the median of the points after the warm-up
+        phases = point["phases"]  # the job's own timing of each phase, summing to its seconds
+        assert set(phases) == {"set_up", "training", "scoring"} and sum(phases.values()) == pytest.approx(point["seconds"])
+        assert point["set_up_seconds"] == phases["set_up"]
+        assert point["training_mfu"] == pytest.approx(training_flops(matmul, point["train_tokens"]) / phases["training"] / peak)
+        assert point["scoring_mfu"] == pytest.approx(2 * matmul * point["scored_tokens"] / phases["scoring"] / peak)
+    for key in ("mfu_datasheet", "set_up_seconds", "training_mfu", "scoring_mfu"):  # the median of the points after the warm-up
+        assert row[key] == row["points"][1][key]
 
 
-def gpu_record(record: dict, gpu: str, size: str, mfu: float) -> dict:
-    """The CPU record as a GPU run of paper size ``size`` would have written it."""
+PHASE_KEYS = ("set_up_seconds", "training_mfu", "scoring_mfu")
+
+
+def gpu_record(record: dict, gpu: str, size: str, mfu: float, phases: tuple[float, float, float] | None = None) -> dict:
+    """The CPU record as a GPU run of paper size ``size`` would have written it: with ``phases`` (set-up
+    seconds, training and scoring MFU) timed apart, or without them, as records before they were."""
     changed = json.loads(json.dumps(record))
     changed["machine"] = f"AMD EPYC, 8 threads, GPU NVIDIA {gpu}; torch 2.11.0"
     changed["args"] |= {"device": "cuda", "size": size, "init": None}
     changed["protocol"] |= {"precision": "bf16_weights"}  # config/paper.yaml's
-    changed["tasks"]["sentiment"]["mfu_datasheet"] = mfu
+    row = changed["tasks"]["sentiment"]
+    row["mfu_datasheet"] = mfu
+    for key, value in zip(PHASE_KEYS, phases or (None,) * 3, strict=True):
+        if phases is None:
+            del row[key]
+        else:
+            row[key] = value
     return changed
 
 
@@ -107,7 +127,8 @@ def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and
     (scratch_records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
     measured_mfu.finetune_measurements.cache_clear()
     assert measured_mfu.finetune_measurements() == ()
-    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)))
+    legacy = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)  # the whole point's MFU alone
+    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(legacy))
     measured_mfu.finetune_measurements.cache_clear()
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")  # SST-2 is a sequence classification, as the stand-in
     assert found.mfu == 0.123 and found.record == "bench/records/finetune-test/h100.json" and not found.scaled_by
@@ -123,15 +144,40 @@ def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and
     assert "timed on grid points of 2 steps" in sources and sources.endswith("20% MFU assumed elsewhere")
 
 
+def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_scoring(bench_record, scratch_records):
+    """A point of the jobs' steps is its set-up once, then its training and scoring FLOPs at their own MFUs;
+    not the short bench point's whole MFU, in which the set-up and scoring weigh far more."""
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    without_finetune_records(scratch_records)
+    (scratch_records / "finetune-test").mkdir()
+    record = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01, phases=(2.0, 0.3, 0.5))
+    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(record))
+    found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
+    assert found.phases == measured_mfu.FinetunePhases(2.0, 0.3, 0.5)
+    runs, peak = paper.finetuning.for_task("sst2").num_runs, 989e12
+    capped = cost.run_flops(paper, "sst2", "210m")
+    assert capped[1] == 0  # the cap counts no scoring
+    assert cost.finetuning_job_hours(paper, "sst2", "210m") == pytest.approx(runs * (2.0 + capped[0] / (0.3 * peak)) / 3600)
+    lengths = RunTokens("sst2", train_rows=1000, steps=1000, mean_tokens=31.25, train_tokens=1_000_000, scored_tokens=400_000)
+    training, scoring = cost.run_flops(paper, "sst2", "210m", lengths)
+    assert scoring > 0 and training + scoring == cost.grid_flops(paper, "sst2", "210m", lengths) / runs
+    expected = runs * (2.0 + training / (0.3 * peak) + scoring / (0.5 * peak)) / 3600
+    assert cost.finetuning_job_hours(paper, "sst2", "210m", lengths) == pytest.approx(expected)
+    sources = measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
+    assert sources.startswith("210m sequence_classification training 30.0%, scoring 50.0%, set-up 2.0 s a point measured")
+    assert "timed on grid points" not in sources  # the short points' caveat is for records of the whole point alone
+
+
 def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records):
     """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
     (scratch_records / "finetune-test").mkdir()
-    (scratch_records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2)))
+    (scratch_records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2, (2.0, 0.3, 0.5))))
     ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
     assert found.mfu == pytest.approx(0.2 * ratio) and 0.5 < ratio < 1.5
+    assert found.phases == measured_mfu.FinetunePhases(2.0, 0.3 * ratio, 0.5 * ratio)  # the set-up (copies, casts) as measured
     assert found.record.endswith("h200.json") and how in found.scaled_by
     assert "scaled from (bench/records/finetune-test/h200.json)" in measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
 

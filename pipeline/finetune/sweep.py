@@ -173,6 +173,7 @@ class Sweep:
         model = in_precision(self.own.task_type.build_model(self.pretrained), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec.budget)
+        set_up = self.elapsed(started)
         losses = []
         model.train()
         for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed, spec.group_by_length)):
@@ -188,8 +189,8 @@ class Sweep:
                     f"{description}: the loss is {losses[-1]} at step {step + 1} of learning rate {learning_rate:g}, seed {seed};"
                     " nothing is written (lower the learning rate, or check the model it starts from)"
                 )
-        trained = time.perf_counter() - started
-        result = self.scored(self.own, model, learning_rate, seed, num_steps, trained)
+        training = self.elapsed(started) - set_up
+        result = self.scored(self.own, model, learning_rate, seed, num_steps, {"set_up": set_up, "training": training})
         tail = losses[-max(1, num_steps // 10) :]
         log.info(
             "lr %.1e seed %d: validation %s %.2f, test %.2f (%d steps, final loss %.3f, %.1f s)",
@@ -208,25 +209,39 @@ class Sweep:
         return result, elsewhere
 
     def scored(
-        self, evaluation: Evaluation, model: nn.Module, learning_rate: float, seed: int, num_steps: int, trained: float = 0.0
+        self,
+        evaluation: Evaluation,
+        model: nn.Module,
+        learning_rate: float,
+        seed: int,
+        num_steps: int,
+        before: Mapping[str, float] = MappingProxyType({}),
     ) -> GridResult:
-        """``model``'s validation and test scores on ``evaluation``'s task; ``seconds``: ``trained``
-        (the training's, for the trained task) plus the scoring's own."""
+        """``model``'s validation and test scores on ``evaluation``'s task; its phases: ``before``
+        (the set-up's and training's seconds, for the trained task) and the scoring's own."""
         started = time.perf_counter()
         predictions = {split: self.predict(evaluation.task_type, model, evaluation.splits[split]) for split in EVALUATION_SPLITS}
         scores = {split: split_scores(evaluation, evaluation.splits[split], predictions[split]) for split in EVALUATION_SPLITS}
         metric, test = evaluation.metric, evaluation.splits["test"]
+        phases = {**before, "scoring": self.elapsed(started)}
         return GridResult(
             learning_rate,
             seed,
             scores["validation"][metric.headline],
             scores["test"][metric.headline],
             num_steps,
-            trained + time.perf_counter() - started,
+            sum(phases.values()),
             scores["validation"],
             scores["test"],
             metric.per_example(*evaluation.task_type.metric_inputs(metric, test, predictions["test"])),
+            phases,
         )
+
+    def elapsed(self, started: float) -> float:
+        """Seconds since ``started`` (``time.perf_counter``), the device's queued work included."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter() - started
 
     def predict(self, task_type: TaskType, model: nn.Module, split: EncodedSplit) -> list:
         """The task's predictions for ``split``, in eval mode."""

@@ -145,16 +145,20 @@ def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
     return pretraining_gpu_hours(config, plan) / max(config.hardware.gpus_per_run, 1)
 
 
-def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
-    """FLOPs of one model's whole grid on ``task`` at config size ``size``: each run's ``measured``
-    tokens, trained (6N) and scored (2N, forward only); without a measurement every run at
-    ``max_steps`` of full-length examples, an upper bound (scoring not counted)."""
+def run_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> tuple[float, float]:
+    """FLOPs of one grid point on ``task`` at config size ``size``, (training, scoring): its ``measured``
+    tokens, trained (6N) and scored (2N, forward only); without a measurement ``max_steps`` of
+    full-length examples, an upper bound, and no scoring (not counted)."""
     protocol = config.finetuning.for_task(task)
     matmul = parameters(config.sizes[size], config.tokenizer.vocab_size).non_embedding
     if measured is not None:
-        return protocol.num_runs * (training_flops(matmul, measured.train_tokens) + 2.0 * matmul * measured.scored_tokens)
-    run_tokens = protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
-    return protocol.num_runs * training_flops(matmul, run_tokens)
+        return training_flops(matmul, measured.train_tokens), 2.0 * matmul * measured.scored_tokens
+    return training_flops(matmul, protocol.max_steps * protocol.batch_size * config.tasks[task].max_length), 0.0
+
+
+def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
+    """FLOPs of one model's whole grid on ``task`` at config size ``size`` (:func:`run_flops` per run)."""
+    return config.finetuning.for_task(task).num_runs * sum(run_flops(config, task, size, measured))
 
 
 def finetune_mfu(config: Config, task: str, size: str) -> float:
@@ -165,10 +169,15 @@ def finetune_mfu(config: Config, task: str, size: str) -> float:
 
 
 def finetuning_job_hours(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
-    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU, at its fine-tuning
-    MFU (:func:`finetune_mfu`): each run's ``measured`` tokens, or the cap (:func:`grid_flops`)."""
-    rate = config.hardware.gpu_peak_tflops * 1e12 * finetune_mfu(config, task, size)
-    return grid_flops(config, task, size, measured) / rate / 3600
+    """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU: each run's
+    ``measured`` tokens, or the cap (:func:`run_flops`), phase by phase where a record timed the phases
+    apart (set-up, training and scoring MFU), else at the whole fine-tuning MFU (:func:`finetune_mfu`)."""
+    peak = config.hardware.gpu_peak_tflops * 1e12
+    found = measured_finetune_for(config, task, size)
+    if found is not None and found.phases is not None:
+        seconds = found.phases.seconds(*run_flops(config, task, size, measured), peak)
+        return config.finetuning.for_task(task).num_runs * seconds / 3600
+    return grid_flops(config, task, size, measured) / (peak * finetune_mfu(config, task, size)) / 3600
 
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:

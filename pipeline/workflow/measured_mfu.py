@@ -72,12 +72,40 @@ def batch_line(setting: Setting, size: str) -> str:
 
 
 @dataclass(frozen=True)
+class FinetunePhases:
+    """A fine-tuning grid point's phases, timed apart by bench/finetune_throughput.py: what a point
+    of any number of steps and scored examples costs, where a whole short point's MFU would weigh its
+    set-up and scoring as if every point were that short."""
+
+    set_up_seconds: float  # the pretrained weights restored, the head drawn, the optimizer built: once a point
+    training_mfu: float  # 6N x padded training tokens over the steps' seconds, against the datasheet peak
+    scoring_mfu: float  # 2N x scored tokens over the scoring's seconds
+
+    def scaled(self, ratio: float) -> FinetunePhases:
+        """On a GPU whose MFU is ``ratio`` times this one's: the set-up (memory copies and casts, no
+        matmuls) is kept as measured."""
+        return FinetunePhases(self.set_up_seconds, self.training_mfu * ratio, self.scoring_mfu * ratio)
+
+    def seconds(self, training_flops: float, scoring_flops: float, peak_flops: float) -> float:
+        """One grid point's seconds: its set-up, then ``training_flops`` and ``scoring_flops`` at their MFUs."""
+        return self.set_up_seconds + training_flops / (self.training_mfu * peak_flops) + scoring_flops / (self.scoring_mfu * peak_flops)
+
+
+@dataclass(frozen=True)
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
     record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
     samples: str = ""  # pretraining: what the record trained on (packed blocks or split samples)
     scaled_by: str = ""  # a transfer's (transferred_mfu): the ratio and the two records it comes from
     steps: int | None = None  # fine-tuning: the steps of the grid points it timed (a short point's set-up and scoring weigh more)
+    phases: FinetunePhases | None = None  # fine-tuning: each phase apart, where the record timed them
+
+    def said(self) -> str:
+        """The MFU as the estimate's printout names it: a fine-tuning record's phases where it timed them."""
+        if self.phases is None:
+            return f"{self.mfu:.1%}"
+        phases = self.phases
+        return f"training {phases.training_mfu:.1%}, scoring {phases.scoring_mfu:.1%}, set-up {phases.set_up_seconds:.1f} s a point"
 
 
 @dataclass(frozen=True)
@@ -224,6 +252,7 @@ class FinetuneMeasurement:
     record: str
     order: tuple[int, str]
     steps: int  # of each timed grid point
+    phases: FinetunePhases | None  # None: a record from before the phases were timed apart
 
 
 @functools.cache
@@ -252,6 +281,7 @@ def finetune_measurements() -> tuple[FinetuneMeasurement, ...]:
                     relative(path),
                     order,
                     row["steps"],
+                    FinetunePhases(row["set_up_seconds"], row["training_mfu"], row["scoring_mfu"]) if "training_mfu" in row else None,
                 )
             )
     return tuple(found)
@@ -266,11 +296,13 @@ def measured_finetune_mfu(gpu_name: str, size: str, task_type: str, setting: Fin
     here = [m for m in found if model and model in m.gpu]
     if here:
         newest = max(here, key=lambda m: m.order)
-        return MeasuredMfu(newest.mfu, newest.record, steps=newest.steps)
+        return MeasuredMfu(newest.mfu, newest.record, steps=newest.steps, phases=newest.phases)
     for there in sorted(found, key=lambda m: m.order, reverse=True):
         ratio = gpu_ratio(gpu_name, there.gpu, "clm")
         if ratio is not None:
-            return MeasuredMfu(there.mfu * ratio[0], there.record, scaled_by=f"x {ratio[0]:.2f}, {ratio[1]}", steps=there.steps)
+            phases = there.phases.scaled(ratio[0]) if there.phases else None
+            scaled_by = f"x {ratio[0]:.2f}, {ratio[1]}"
+            return MeasuredMfu(there.mfu * ratio[0], there.record, scaled_by=scaled_by, steps=there.steps, phases=phases)
     return None
 
 
@@ -327,7 +359,7 @@ def finetune_mfu_sources(config: Config, jobs: Iterable[tuple[str, str]]) -> str
         if found is not None:
             measured[f"{size} {config.tasks[task].type}"] = found  # the tasks of one type share it
     said = by_record(measured)
-    steps = sorted({found.steps for found in measured.values() if found.steps})
+    steps = sorted({found.steps for found in measured.values() if found.steps and found.phases is None})
     if steps:  # a point's set-up (weights restored, head, optimizer) and its scoring are spread over fewer steps than a job's
         said += [f"timed on grid points of {', '.join(map(str, steps))} steps, whose set-up and scoring weigh more than in longer points"]
     return "; ".join([*said, f"{config.hardware.assumed_finetune_mfu:.0%} MFU assumed{' elsewhere' if said else ''}"])
@@ -338,7 +370,7 @@ def by_record(measured: Mapping[str, MeasuredMfu]) -> list[str]:
     record ("measured", or "scaled from" another GPU's), then each scaling ratio once."""
     keys_of: dict[str, list[str]] = {}
     for key, found in sorted(measured.items()):
-        keys_of.setdefault(found.record, []).append(f"{key} {found.mfu:.1%}")
+        keys_of.setdefault(found.record, []).append(f"{key} {found.said()}")
     scaled = {found.record for found in measured.values() if found.scaled_by}
     said = [f"{', '.join(keys)} {'scaled from' if record in scaled else 'measured'} ({record})" for record, keys in keys_of.items()]
     # each ratio once, after the runs it scales
