@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -95,3 +98,21 @@ def test_a_whole_model_compile_is_compiled_once_whatever_the_batch_s_labelled_co
             eager = language_model_loss(model, batch)
             torch.testing.assert_close(loss, eager)
             torch.testing.assert_close(gradient, torch.autograd.grad(eager, model.model.embed_tokens.weight)[0])
+
+
+@pytest.mark.parametrize(("attention", "kernel"), [("causal", "sdpa"), ("bidirectional", "flex_attention")])
+def test_a_whole_model_compile_traces_split_samples_in_one_graph(attention, kernel):
+    """Issue 55's whole-model compile: the backbone on split samples (their mask and positions built in
+    the graph, the config read as constants) is one graph with no break; only the sparse head is left out
+    of it, by design (sparse_head_loss). FlexAttention has no backward on the CPU, so its case is traced
+    without gradients."""
+    spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
+    model = build_language_model(spec, attention, seed=0)
+    model.set_attn_implementation(kernel)
+    ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 16))
+    batch = Batch(ids, ids.clone(), attention, segment_starts=torch.tensor([5, 11]))
+    torch._dynamo.reset()
+    with torch.no_grad() if kernel == "flex_attention" else contextlib.nullcontext():
+        explained = torch._dynamo.explain(lambda b: language_model_loss(model, b))(batch)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), [str(r.reason) for r in explained.break_reasons]
+    assert [str(r.reason).splitlines()[0] for r in explained.break_reasons] == ["Skip calling `torch.compiler.disable()`d function"]
