@@ -20,7 +20,7 @@ from pipeline.__main__ import main
 from pipeline.config import TaskTypeName
 from pipeline.data.task_rows import TASK_TYPES
 from pipeline.files import read_json, write_json, write_jsonl
-from pipeline.finetune.task_types import registered_task_types
+from pipeline.finetune.task_types import get_task_type, registered_task_types
 from pipeline.metrics import get_metric
 from tests.conftest import PARAGRAPHS, record_task_splits
 
@@ -197,6 +197,26 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
             assert point[split] == scores[metric.headline]
             assert all(0 <= value <= 100 for value in scores.values()), scores
     assert without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "b")) == without_seconds(first)
+
+
+@pytest.mark.parametrize("task_type", registered_task_types())
+def test_every_task_type_makes_its_batches_and_labels_where_the_model_is(task_type, init_dir, tmp_path, monkeypatch):
+    """A GPU job sets no default device (PyTorch's device context costs Python time on every op, and a
+    fine-tuning step of short texts is all small ops): each tensor a task type makes names the model's
+    device. Here its training and scoring run under a default device of "meta", so a tensor made without
+    one lands on meta and fails beside the CPU model's; the scores are those of a plain run."""
+    cls = get_task_type(task_type)
+    for name in ("accumulate", "predict"):
+
+        def on_meta(*args, method=getattr(cls, name)):
+            with torch.device("meta"):
+                return method(*args)
+
+        monkeypatch.setattr(cls, name, on_meta)
+    task = make_task(task_type, tmp_path / "task")
+    on_meta_default = finetune(spec_json(task_type), init_dir, task, tmp_path / "meta")
+    monkeypatch.undo()
+    assert without_seconds(on_meta_default) == without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "plain"))
 
 
 @pytest.mark.parametrize(

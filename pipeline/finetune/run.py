@@ -75,19 +75,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu, or cuda (the job's GPU, `resources: gpu=1`)")
 
 
-def use_device(device: torch.device) -> None:
-    """Compute on ``device`` from here on, with its kernels (:mod:`pipeline.model.kernels`).
-
-    On a GPU every tensor the task types make (padded batches, labels, positions) is made
-    there by default, so no task type needs to know where it runs; PyTorch's device
-    context adds a little Python overhead per op, small beside the kernels of a model
-    worth a GPU.
-    """
-    use_kernels_for(device)
-    if device.type != "cpu":
-        torch.set_default_device(device)
-
-
 def examples_identity(rows: list[dict]) -> str:
     """sha256 of the split's example ids in order."""
     return hashlib.sha256("\n".join(str(row["id"]) for row in rows).encode()).hexdigest()
@@ -96,7 +83,7 @@ def examples_identity(rows: list[dict]) -> str:
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    use_device(device)
+    use_kernels_for(device)  # the task types make their batches where the model is (task_data.device_of)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
     tokenizer = load_saved_tokenizer(args.model)

@@ -170,7 +170,8 @@ class Sweep:
         spec, train = self.spec, self.train
         self.pretrained.load_state_dict(self.pretrained_state)
         torch.manual_seed(seed)
-        model = in_precision(self.own.task_type.build_model(self.pretrained), spec.precision)
+        # the head drawn on the CPU (the same weights on every device), then moved where the backbone is
+        model = in_precision(self.own.task_type.build_model(self.pretrained).to(self.device), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
         num_steps = num_finetune_steps(len(train), spec.budget)
         set_up = self.elapsed(started)

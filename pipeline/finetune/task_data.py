@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from pipeline.files import iter_jsonl, read_json, read_jsonl
 from pipeline.integrity import verify_recorded
@@ -47,18 +48,24 @@ def read_documents(task_dir: str | Path) -> tuple[dict, ...]:
     return tuple(iter_jsonl(path, allow_empty=True))
 
 
-def pad_sequences(sequences: Sequence[Sequence[int]], value: int) -> torch.Tensor:
-    """Right-pad int sequences with ``value`` to the longest: (B, T) long."""
-    out = torch.full((len(sequences), max(len(s) for s in sequences)), value, dtype=torch.long)
+def pad_sequences(sequences: Sequence[Sequence[int]], value: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Right-pad int sequences with ``value`` to the longest: (B, T) long on ``device``, made on the CPU
+    and copied there once (not a small copy per row)."""
+    out = torch.full((len(sequences), max(len(s) for s in sequences)), value, dtype=torch.long, device="cpu")
     for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
-    return out
+        out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long, device="cpu")
+    return out.to(device)
 
 
-def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1."""
-    mask = pad_sequences([[1] * len(s) for s in sequences], 0)
-    return pad_sequences(sequences, pad_id), mask
+def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1, on ``device``."""
+    mask = pad_sequences([[1] * len(s) for s in sequences], 0, device)
+    return pad_sequences(sequences, pad_id, device), mask
+
+
+def device_of(model: nn.Module) -> torch.device:
+    """Where ``model`` computes (its parameters' device): where the task types make its batches and labels."""
+    return next(model.parameters()).device
 
 
 def in_length_order(lengths: Sequence[int], batch_size: int, predict_batch: Callable[[list[int]], list]) -> list:

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pipeline.finetune.framing import frame, leading
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
+from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.metrics import Metric
 
@@ -85,7 +85,7 @@ def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, first: int, 
         return None
     scores = start_logits[first : last + 1, None] + end_logits[None, first : last + 1]  # (n, n): [s, e]
     n = scores.shape[0]
-    valid = torch.ones(n, n, dtype=torch.bool).triu().tril(MAX_ANSWER_TOKENS - 1)  # s <= e < s + MAX
+    valid = torch.ones(n, n, dtype=torch.bool, device=scores.device).triu().tril(MAX_ANSWER_TOKENS - 1)  # s <= e < s + MAX
     scores = scores.masked_fill(~valid, float("-inf"))
     best = int(scores.argmax())
     if scores.flatten()[best] <= start_logits[NULL] + end_logits[NULL]:
@@ -159,14 +159,15 @@ class ExtractiveQA(TaskType):
         return SpanExtractor(pretrained, pretrained.config.hidden_size)
 
     def loss(self, model: SpanExtractor, examples: Sequence[QAExample]) -> torch.Tensor:
-        start_logits, end_logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))
-        starts, ends = torch.tensor([e.start for e in examples]), torch.tensor([e.end for e in examples])
+        start_logits, end_logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model)))
+        starts = torch.tensor([e.start for e in examples], device=start_logits.device)
+        ends = torch.tensor([e.end for e in examples], device=start_logits.device)
         return (F.cross_entropy(start_logits, starts) + F.cross_entropy(end_logits, ends)) / 2
 
     def predict(self, model: SpanExtractor, split: EncodedSplit, batch_size: int) -> list[Answer]:
         def answers(indices: list[int]) -> list[Answer]:
             examples = [split.examples[i] for i in indices]
-            start_logits, end_logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))
+            start_logits, end_logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model)))
             spans = [best_span(start, end, e.context_start, e.context_end) for e, start, end in zip(examples, start_logits, end_logits)]
             return [
                 Answer(answer_text(e, span), () if span is None else tuple(range(span[0], span[1] + 1))) for e, span in zip(examples, spans)

@@ -48,15 +48,16 @@ def greedy_decode(
     of the LM head. The padding between a short prompt and its generated tokens stays
     masked, so a row sees what it would see unpadded. Generated tokens attend causally.
     """
-    lengths = torch.tensor([len(p) for p in prompts])  # (B,)
-    ids, padding = pad_batch(prompts, pad_id)  # (B, P) each
+    device = model.device
+    lengths = torch.tensor([len(p) for p in prompts], device=device)  # (B,)
+    ids, padding = pad_batch(prompts, pad_id, device)  # (B, P) each
     embeds = model.get_input_embeddings()(ids)  # (B, P, H)
     mask = prefix_attention_mask(model.config, embeds, lengths, padding) if attention == "prefix" else padding
     cache = DynamicCache(config=model.config)
     hidden = model.base_model(inputs_embeds=embeds, attention_mask=mask, past_key_values=cache, use_cache=True).last_hidden_state
-    last = hidden[torch.arange(len(prompts)), lengths - 1]  # (B, H): each prompt's last real position
+    last = hidden[torch.arange(len(prompts), device=device), lengths - 1]  # (B, H): each prompt's last real position
     generated: list[list[int]] = [[] for _ in prompts]
-    finished = torch.zeros(len(prompts), dtype=torch.bool)
+    finished = torch.zeros(len(prompts), dtype=torch.bool, device=device)
     for step in range(max_new_tokens):
         next_ids = model.get_output_embeddings()(last).argmax(-1)  # (B,)
         finished |= next_ids == eos_id
@@ -64,7 +65,7 @@ def greedy_decode(
             generated[row].append(int(next_ids[row]))
         if finished.all() or step == max_new_tokens - 1:
             break
-        padding = torch.cat([padding, torch.ones(len(prompts), 1, dtype=torch.long)], dim=1)  # (B, P + step + 1)
+        padding = torch.cat([padding, torch.ones(len(prompts), 1, dtype=torch.long, device=device)], dim=1)  # (B, P + step + 1)
         positions = (lengths + step).unsqueeze(1)  # (B, 1): right after each row's own tokens
         out = model.base_model(
             input_ids=next_ids.unsqueeze(1), attention_mask=padding, position_ids=positions, past_key_values=cache, use_cache=True

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pipeline.example import IGNORE
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
+from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch, pad_sequences
 from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.finetune.task_types.token_classification import TokenClassifier
 
@@ -81,14 +81,14 @@ class QATokenTagging(TaskType):
         return labelled_positions(examples)
 
     def loss(self, model: TokenClassifier, examples: Sequence[TaggedQAExample]) -> torch.Tensor:
-        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))  # (B, T, 2)
-        labels = pad_sequences([e.labels for e in examples], IGNORE)  # (B, T), padding carries none
+        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model)))  # (B, T, 2)
+        labels = pad_sequences([e.labels for e in examples], IGNORE, logits.device)  # (B, T), padding carries none
         return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
     def predict(self, model: TokenClassifier, split: EncodedSplit, batch_size: int) -> list[list[int]]:
         def tagged(indices: list[int]) -> list[list[int]]:
             examples = [split.examples[i] for i in indices]
-            best = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id)).argmax(-1).tolist()  # (B, T)
+            best = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model))).argmax(-1).tolist()  # (B, T)
             return [[p for p in range(len(e.input_ids)) if row[p] == IN_ANSWER] for row, e in zip(best, examples)]
 
         return in_length_order(split.lengths, batch_size, tagged)

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pipeline.finetune.framing import frame_truncated, tokenize
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
+from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.metrics import Metric
 from pipeline.model.pooling import mean_pool
@@ -51,7 +51,7 @@ class MeanPoolEmbedder(nn.Module):
 def in_batch_negatives_loss(queries: torch.Tensor, documents: torch.Tensor) -> torch.Tensor:
     """queries, documents (B, H), unit length, row i of each a positive pair -> mean InfoNCE loss."""
     logits = queries @ documents.T / TEMPERATURE  # (B, B): query i against every document of the batch
-    return F.cross_entropy(logits, torch.arange(len(queries)))
+    return F.cross_entropy(logits, torch.arange(len(queries), device=queries.device))
 
 
 def rank_documents(queries: torch.Tensor, documents: torch.Tensor, document_ids: Sequence[str], depth: int = RANK_DEPTH) -> list[dict]:
@@ -101,8 +101,9 @@ class Retrieval(TaskType):
         return MeanPoolEmbedder(pretrained)
 
     def loss(self, model: MeanPoolEmbedder, examples: Sequence[RetrievalExample]) -> torch.Tensor:
-        queries = model(*pad_batch([e.query_ids for e in examples], self.context.pad_id))
-        documents = model(*pad_batch([e.document_ids for e in examples], self.context.pad_id))
+        device = device_of(model)
+        queries = model(*pad_batch([e.query_ids for e in examples], self.context.pad_id, device))
+        documents = model(*pad_batch([e.document_ids for e in examples], self.context.pad_id, device))
         return in_batch_negatives_loss(queries, documents)
 
     def accumulate(
@@ -124,7 +125,7 @@ class Retrieval(TaskType):
         def embedded(texts: list[list[int]]) -> torch.Tensor:
             """Framed texts of one micro-batch -> embeddings (C, H)."""
             with forward():
-                return model(*pad_batch(texts, self.context.pad_id))
+                return model(*pad_batch(texts, self.context.pad_id, device_of(model)))
 
         sides = ([[e.query_ids for e in chunk] for chunk in chunks], [[e.document_ids for e in chunk] for chunk in chunks])
         with torch.no_grad():
@@ -145,7 +146,7 @@ class Retrieval(TaskType):
             """Framed texts -> embeddings (N, H) in text order."""
 
             def batch(indices: list[int]) -> list[torch.Tensor]:
-                return list(model(*pad_batch([texts[i] for i in indices], self.context.pad_id)))
+                return list(model(*pad_batch([texts[i] for i in indices], self.context.pad_id, device_of(model))))
 
             return torch.stack(in_length_order([len(t) for t in texts], batch_size, batch))
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pipeline.finetune.framing import frame_truncated, tokenize
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
+from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.model.pooling import mean_pool
 
@@ -57,11 +57,12 @@ class SequenceClassification(TaskType):
         return MeanPoolClassifier(pretrained, pretrained.config.hidden_size, len(self.context.label_names))
 
     def loss(self, model: MeanPoolClassifier, examples: Sequence[ClassificationExample]) -> torch.Tensor:
-        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))
-        return F.cross_entropy(logits.float(), torch.tensor([e.label for e in examples]))
+        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model)))
+        return F.cross_entropy(logits.float(), torch.tensor([e.label for e in examples], device=logits.device))
 
     def predict(self, model: MeanPoolClassifier, split: EncodedSplit, batch_size: int) -> list[int]:
         def argmax(indices: list[int]) -> list[int]:
-            return model(*pad_batch([split.examples[i].input_ids for i in indices], self.context.pad_id)).argmax(-1).tolist()
+            ids, mask = pad_batch([split.examples[i].input_ids for i in indices], self.context.pad_id, device_of(model))
+            return model(ids, mask).argmax(-1).tolist()
 
         return in_length_order(split.lengths, batch_size, argmax)

@@ -35,7 +35,7 @@ from torch import nn
 
 from pipeline.example import IGNORE
 from pipeline.finetune.framing import leading
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch, pad_sequences
+from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch, pad_sequences
 from pipeline.finetune.task_types.base import TaskType, hidden_states, labelled_positions, register
 
 OUTSIDE = "O"
@@ -134,8 +134,8 @@ class TokenClassification(TaskType):
         return labelled_positions(examples)
 
     def loss(self, model: TokenClassifier, examples: Sequence[TaggingExample]) -> torch.Tensor:
-        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id))  # (B, T, C)
-        labels = pad_sequences([e.labels for e in examples], IGNORE)  # (B, T)
+        logits = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model)))  # (B, T, C)
+        labels = pad_sequences([e.labels for e in examples], IGNORE, logits.device)  # (B, T)
         return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
     def predict(self, model: TokenClassifier, split: EncodedSplit, batch_size: int) -> list[list[str]]:
@@ -143,7 +143,7 @@ class TokenClassification(TaskType):
 
         def word_tags(indices: list[int]) -> list[list[str]]:
             examples = [split.examples[i] for i in indices]
-            best = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id)).argmax(-1).tolist()  # (B, T)
+            best = model(*pad_batch([e.input_ids for e in examples], self.context.pad_id, device_of(model))).argmax(-1).tolist()  # (B, T)
             return [[self.word_tag(row, word, names) for word in e.word_positions] for row, e in zip(best, examples)]
 
         return in_length_order(split.lengths, batch_size, word_tags)
