@@ -63,8 +63,7 @@ class Batch:
 
 
 def collate(examples: Sequence[Example], attention: Attention, pad_id: int) -> Batch:
-    """The examples right-padded into one batch, on the CPU whatever the default device
-    (a GPU fine-tuning job sets one); :meth:`Batch.to` moves it."""
+    """The examples right-padded into one batch, on the CPU; :meth:`Batch.to` moves it."""
     lengths = [len(e.input_ids) for e in examples]
     width = max(lengths)
     input_ids = np.full((len(examples), width), pad_id, dtype=np.int64)

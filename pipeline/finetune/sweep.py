@@ -72,8 +72,7 @@ def batch_order(lengths: list[int], num_steps: int, batch_size: int, seed: int, 
     ``Trainer`` and sentence-transformers' default, the study's), whose composition (for
     retrieval, the in-batch negatives) is random.
     """
-    # On the CPU whatever the default device (a GPU job sets one): the draws come from a CPU
-    # generator, so the order is the same on every device.
+    # Drawn on the CPU from a CPU generator, so the order is the same on every device.
     generator = torch.Generator().manual_seed(seed)
     pool_size = LENGTH_GROUP_BATCHES * batch_size
     batches: list[torch.Tensor] = []
