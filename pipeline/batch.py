@@ -3,7 +3,8 @@
 Objectives (:mod:`pipeline.objectives`) make :class:`~pipeline.objectives.Example` s from
 token blocks with numpy alone, so their registry imports without torch (the report and
 the planner read it); this module stacks examples into a :class:`Batch` for the trainer,
-the evaluation and fine-tuning.
+the evaluation and fine-tuning, and pads lists of token ids (:func:`pad_batch`: fine-tuning's task
+types and the zero-shot scores) on the device of the model that reads them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 import torch
+from torch import nn
 
 from pipeline.example import IGNORE, Attention, Example
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -108,3 +110,23 @@ def make_batch(
     if cuts is not None:
         examples = [example.split_at(cut, objective.attention) for example, cut in zip(examples, cuts)]
     return collate(examples, objective.attention, special.pad)
+
+
+def pad_sequences(sequences: Sequence[Sequence[int]], value: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Right-pad int sequences with ``value`` to the longest: (B, T) long on ``device``, made on the CPU
+    and copied there once (not a small copy per row)."""
+    out = torch.full((len(sequences), max(len(s) for s in sequences)), value, dtype=torch.long, device="cpu")
+    for row, sequence in enumerate(sequences):
+        out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long, device="cpu")
+    return out.to(device)
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1, on ``device``."""
+    mask = pad_sequences([[1] * len(s) for s in sequences], 0, device)
+    return pad_sequences(sequences, pad_id, device), mask
+
+
+def device_of(model: nn.Module) -> torch.device:
+    """Where ``model`` computes (its parameters' device): where the task types make its batches and labels."""
+    return next(model.parameters()).device

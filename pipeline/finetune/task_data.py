@@ -1,5 +1,5 @@
 """A prepared task read once, encoded once, and held in memory for the whole LR x seed sweep,
-plus the padding and length-ordering helpers every task type batches with."""
+plus the length ordering every task type scores in (its padding: :func:`pipeline.batch.pad_batch`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import torch
-from torch import nn
 
 from pipeline.files import iter_jsonl, read_json, read_jsonl
 from pipeline.integrity import verify_recorded
@@ -46,26 +43,6 @@ def read_documents(task_dir: str | Path) -> tuple[dict, ...]:
     path = Path(task_dir) / DOCUMENTS_FILE
     verify_recorded(path)
     return tuple(iter_jsonl(path, allow_empty=True))
-
-
-def pad_sequences(sequences: Sequence[Sequence[int]], value: int, device: torch.device | str = "cpu") -> torch.Tensor:
-    """Right-pad int sequences with ``value`` to the longest: (B, T) long on ``device``, made on the CPU
-    and copied there once (not a small copy per row)."""
-    out = torch.full((len(sequences), max(len(s) for s in sequences)), value, dtype=torch.long, device="cpu")
-    for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long, device="cpu")
-    return out.to(device)
-
-
-def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad to the longest sequence: ids (B, T) and attention mask (B, T) of 0/1, on ``device``."""
-    mask = pad_sequences([[1] * len(s) for s in sequences], 0, device)
-    return pad_sequences(sequences, pad_id, device), mask
-
-
-def device_of(model: nn.Module) -> torch.device:
-    """Where ``model`` computes (its parameters' device): where the task types make its batches and labels."""
-    return next(model.parameters()).device
 
 
 def in_length_order(lengths: Sequence[int], batch_size: int, predict_batch: Callable[[list[int]], list]) -> list:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
+from pipeline.batch import pad_batch
 from pipeline.tokenization.special_tokens import SpecialIds
 
 PLLVariant = Literal["within_word_l2r", "original"]
@@ -32,17 +33,6 @@ def encode_sentences(tokenizer: PreTrainedTokenizerFast, sentences: Sequence[str
     return encoded["input_ids"], [encoded.word_ids(i) for i in range(len(sentences))]
 
 
-def padded(rows: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids (B, L) right-padded, attention mask (B, L) of 0/1), on ``device`` (the model's)."""
-    width = max(len(row) for row in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long, device="cpu")
-    mask = torch.zeros((len(rows), width), dtype=torch.long, device="cpu")
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long, device="cpu")
-        mask[i, : len(row)] = 1
-    return ids.to(device), mask.to(device)
-
-
 @torch.no_grad()
 def sentence_log_likelihood(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, sentences: Sequence[str], batch_size: int = 64
@@ -52,7 +42,7 @@ def sentence_log_likelihood(
     ids_per_sentence, _ = encode_sentences(tokenizer, sentences)
     scores = np.zeros(len(sentences))
     for start in range(0, len(sentences), batch_size):
-        ids, mask = padded(ids_per_sentence[start : start + batch_size], special.pad, model.device)  # (B, L)
+        ids, mask = pad_batch(ids_per_sentence[start : start + batch_size], special.pad, model.device)  # (B, L)
         log_probs = model(input_ids=ids, attention_mask=mask).logits.float().log_softmax(-1)  # (B, L, V)
         # position t predicts token t+1: (B, L-1)
         next_token = log_probs[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1)
@@ -104,7 +94,7 @@ def pseudo_log_likelihood(
     scores = np.zeros(len(sentences))
     for start in range(0, len(copies), batch_size):
         chunk = copies[start : start + batch_size]
-        ids, mask = padded([masked for _, masked, _, _ in chunk], special.pad, model.device)  # (B, L)
+        ids, mask = pad_batch([masked for _, masked, _, _ in chunk], special.pad, model.device)  # (B, L)
         hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, L, H)
         positions = torch.tensor([position for _, _, position, _ in chunk], device=model.device)  # (B,)
         # The LM head on the one scored position per copy: (B, H) -> (B, V).

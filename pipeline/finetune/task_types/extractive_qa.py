@@ -20,8 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pipeline.batch import device_of, pad_batch
 from pipeline.finetune.framing import frame, leading
-from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch
+from pipeline.finetune.task_data import EncodedSplit, in_length_order
 from pipeline.finetune.task_types.base import TaskType, hidden_states, register
 from pipeline.metrics import Metric
 

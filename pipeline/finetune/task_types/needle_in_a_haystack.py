@@ -21,12 +21,12 @@ import torch
 from torch import nn
 from transformers import DynamicCache
 
-from pipeline.batch import collate
+from pipeline.batch import collate, pad_batch
 from pipeline.errors import PipelineError
 from pipeline.example import Attention, Example
 from pipeline.finetune.framing import leading, tokenize
 from pipeline.finetune.plan import generation_attention
-from pipeline.finetune.task_data import EncodedSplit, in_length_order, pad_batch
+from pipeline.finetune.task_data import EncodedSplit, in_length_order
 from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.metrics import Metric
 from pipeline.model.attention import prefix_attention_mask

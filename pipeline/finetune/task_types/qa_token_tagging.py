@@ -22,8 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pipeline.batch import device_of, pad_batch, pad_sequences
 from pipeline.example import IGNORE
-from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch, pad_sequences
+from pipeline.finetune.task_data import EncodedSplit, in_length_order
 from pipeline.finetune.task_types.base import TaskType, labelled_positions, register
 from pipeline.finetune.task_types.token_classification import TokenClassifier
 

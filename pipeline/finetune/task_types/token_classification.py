@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pipeline.batch import device_of, pad_batch, pad_sequences
 from pipeline.example import IGNORE
 from pipeline.finetune.framing import leading
-from pipeline.finetune.task_data import EncodedSplit, device_of, in_length_order, pad_batch, pad_sequences
+from pipeline.finetune.task_data import EncodedSplit, in_length_order
 from pipeline.finetune.task_types.base import TaskType, hidden_states, labelled_positions, register
 
 OUTSIDE = "O"
