@@ -291,3 +291,11 @@ def scratch_records(tmp_path, monkeypatch) -> Path:
     yield copy
     measured_mfu.measurements.cache_clear()
     measured_mfu.finetune_measurements.cache_clear()
+
+
+GRID_TIMINGS = {"seconds", "phases"}  # wall-clock: the only fields of a grid point two runs of one spec may differ in
+
+
+def without_timings(scores: dict) -> list[dict]:
+    """A scores.json's grid points without their wall-clock fields: what reruns must reproduce exactly."""
+    return [{k: v for k, v in point.items() if k not in GRID_TIMINGS} for point in scores["grid"]]

@@ -13,8 +13,7 @@ from pipeline.config import ExampleBudget
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import batch_order, num_finetune_steps
-from tests.conftest import PARAGRAPHS, record_task_splits
-from tests.test_finetune_task_types import without_seconds
+from tests.conftest import PARAGRAPHS, record_task_splits, without_timings
 
 # Label = which half of PARAGRAPHS a sentence comes from: learnable from words alone.
 SENTENCES = [(sentence.strip() + ".", index // 3) for index, p in enumerate(PARAGRAPHS) for sentence in p.split(". ")]
@@ -127,7 +126,7 @@ def test_selection_seeds_run_the_full_grid_s_points_at_the_lr_they_choose(init_d
     for name, selection in (("full", None), ("selected", [0])):
         spec = finetune_spec(learning_rates=[1e-2, 1e-3, 3e-2], seeds=[0, 1, 2], selection_seeds=selection, max_steps=6)
         assert main(["finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / name)]) == 0
-        grids[name] = without_seconds(read_json(tmp_path / name / "scores.json"))
+        grids[name] = without_timings(read_json(tmp_path / name / "scores.json"))
     chosen = best_on_validation((g["learning_rate"], g["validation"]) for g in grids["full"] if g["seed"] == 0)
     assert chosen == 1e-3  # neither end of the grid's order, so the test sees which LR seeds 1 and 2 ran
     expected = [g for g in grids["full"] if g["seed"] == 0] + [g for g in grids["full"] if g["seed"] > 0 and g["learning_rate"] == chosen]

@@ -13,8 +13,8 @@ from pipeline.files import read_json
 from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore
 from pipeline.finetune.run import command_line
-from tests.conftest import REPO
-from tests.test_finetune_task_types import make_task, spec_json, without_seconds
+from tests.conftest import REPO, without_timings
+from tests.test_finetune_task_types import make_task, spec_json
 
 GRID = {"learning_rates": [3e-3, 1e-3], "seeds": [0, 1], "max_steps": 40}
 
@@ -44,7 +44,7 @@ def test_a_killed_grid_resumes_at_its_next_point_with_identical_scores(init_dir,
     resumed = subprocess.run(finetune_command(init_dir, task, out, work), cwd=REPO, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"resuming: {finished} grid point(s) finished by an earlier attempt" in resumed.stderr
-    assert without_seconds(read_json(out / "scores.json")) == without_seconds(read_json(whole / "scores.json"))
+    assert without_timings(read_json(out / "scores.json")) == without_timings(read_json(whole / "scores.json"))
     assert not work.exists()
 
 

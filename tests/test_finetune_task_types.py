@@ -22,7 +22,7 @@ from pipeline.data.task_rows import TASK_TYPES
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.task_types import get_task_type, registered_task_types
 from pipeline.metrics import get_metric
-from tests.conftest import PARAGRAPHS, record_task_splits
+from tests.conftest import PARAGRAPHS, record_task_splits, without_timings
 
 SENTENCES = [(s.strip().rstrip(".") + ".", index) for index, p in enumerate(PARAGRAPHS) for s in p.split(". ")]
 # The micro tokenizer's 400-token vocabulary spends ~2 tokens a word: short texts fit max_length.
@@ -152,13 +152,6 @@ def finetune(spec: str, model: Path, task: Path, out: Path) -> dict:
     return read_json(out / "scores.json")
 
 
-TIMINGS = {"seconds", "phases"}  # wall-clock: the only fields two runs of one spec may differ in
-
-
-def without_seconds(scores: dict) -> list[dict]:
-    return [{k: v for k, v in point.items() if k not in TIMINGS} for point in scores["grid"]]
-
-
 def test_every_task_type_is_registered_and_has_a_test_case():
     """One set of task types everywhere: the config's names, the rows' rules (data, decontamination,
     the generative and bag-of-words flags) and fine-tuning's registry."""
@@ -196,7 +189,7 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
             scores = point[f"{split}_scores"]
             assert point[split] == scores[metric.headline]
             assert all(0 <= value <= 100 for value in scores.values()), scores
-    assert without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "b")) == without_seconds(first)
+    assert without_timings(finetune(spec_json(task_type), init_dir, task, tmp_path / "b")) == without_timings(first)
 
 
 @pytest.mark.parametrize("task_type", registered_task_types())
@@ -216,7 +209,7 @@ def test_every_task_type_makes_its_batches_and_labels_where_the_model_is(task_ty
     task = make_task(task_type, tmp_path / "task")
     on_meta_default = finetune(spec_json(task_type), init_dir, task, tmp_path / "meta")
     monkeypatch.undo()
-    assert without_seconds(on_meta_default) == without_seconds(finetune(spec_json(task_type), init_dir, task, tmp_path / "plain"))
+    assert without_timings(on_meta_default) == without_timings(finetune(spec_json(task_type), init_dir, task, tmp_path / "plain"))
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from pipeline.__main__ import main
 from pipeline.errors import PipelineError
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.workflow.configure import load_config, merge, read_configs
-from tests.conftest import REPO, record_task_splits
-from tests.test_finetune_task_types import make_task, spec_json, without_seconds
+from tests.conftest import REPO, record_task_splits, without_timings
+from tests.test_finetune_task_types import make_task, spec_json
 
 JUDGED = {"metric": "encodeval_ndcg_at_10", "also_metrics": ["ndcg_at_10"]}
 
@@ -59,11 +59,11 @@ def test_the_trainer_s_models_score_the_evaluated_task_as_its_own_fine_tuning_wo
     command = ["finetune", "--spec", with_evaluated(spec_json("retrieval"), "nq"), "--model", str(init_dir), "--task-dir", str(trainer)]
     assert main([*command, "--evaluated-task-dir", f"nq={judged}", "--out", str(both)]) == 0
     scores = read_json(both / "scores.json")
-    assert without_seconds(scores) == without_seconds(read_json(alone / "scores.json"))
+    assert without_timings(scores) == without_timings(read_json(alone / "scores.json"))
     assert main(["finetune-evaluated", "--trained", str(both), "--task", "nq", "--out", str(tmp_path / "nq_scores")]) == 0
     evaluated = read_json(tmp_path / "nq_scores" / "scores.json")
     assert (evaluated["task"], evaluated["trained_on"], evaluated["metric"]) == ("nq", "retrieval", "encodeval_ndcg_at_10")
-    assert without_seconds(evaluated) == without_seconds(read_json(by_itself / "scores.json"))
+    assert without_timings(evaluated) == without_timings(read_json(by_itself / "scores.json"))
     assert [(p["learning_rate"], p["seed"]) for p in evaluated["grid"]] == [(p["learning_rate"], p["seed"]) for p in scores["grid"]]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pipeline import warm_worker
-from tests.conftest import REPO
+from tests.conftest import REPO, without_timings
 from tests.test_finetune import finetune_spec, make_task
 
 # A server whose jobs are fake_job, not a stage: the protocol without torch's imports.
@@ -223,8 +223,7 @@ def test_a_fine_tuning_job_in_a_warm_worker_scores_what_a_cold_one_does(init_dir
     assert warm_err.splitlines()[-1].startswith(warm_worker.USAGE_PREFIX)
 
     def scores(name: str) -> list[dict]:
-        grid = json.loads((tmp_path / name / "scores.json").read_text())["grid"]
-        return [{k: v for k, v in point.items() if k != "seconds"} for point in grid]
+        return without_timings(json.loads((tmp_path / name / "scores.json").read_text()))
 
     assert scores("warm") == scores("cold")
     server_pid = int(path.with_suffix(".log").read_text().split("pid ")[1].split(":")[0])
