@@ -9,7 +9,7 @@ host-bound (the H200 ran the stand-ins at 0.9-2.6% MFU), so its time is the host
 a narrow model's step is dispatch-bound in the same way, which is what this measures: one bidirectional
 backbone's forward + backward with and without the context, alternated in one process, medians of
 ``--steps`` steps per round after warm-up steps. The finetune job used the context on a GPU until
-2026-11-28 and no longer does (every task type names the model's device: pipeline/finetune/task_data.py).
+2026-11-28 and no longer does (every task type names the model's device: pipeline/batch.py's pad_batch).
 """
 
 from __future__ import annotations
