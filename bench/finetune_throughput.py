@@ -1,7 +1,7 @@
 """Fine-tuning throughput and MFU of the real ``finetune`` job, task by task, for the cost estimate.
 
     # one GPU, the paper's protocol at 210M (fresh weights, vocabulary 128,256) on the embedded
-    # stand-ins of SST-2, CoNLL, SQuAD and MS MARCO (results/ from the smoke config, see below):
+    # stand-ins of SST-2, CoNLL, SQuAD (both QA heads) and MS MARCO (results/ from the smoke config, see below):
     python bench/finetune_throughput.py --inputs results --size 210m --device cuda --json OUT/finetune-210m.json
     # the plumbing on a CPU (the default's tiny weights, float32):
     python bench/finetune_throughput.py --inputs results --init results/init/random-tiny --precision fp32 --steps 8
@@ -22,7 +22,8 @@ of the jobs' thousand steps as set-up + steps + scoring rather than at the whole
 the set-up and scoring weigh far more.
 
 The stand-ins are this project's embedded tasks of the study's four families (sentiment: short reviews;
-proper_nouns: news sentences; news_qa: a question over a news passage; title_search: titles against
+proper_nouns: news sentences; news_qa: a question over a news passage, fine-tuned as extractive QA and,
+as ``news_qa_tagged``, as the token tagging the paper runs its QA sets with; title_search: titles against
 articles), at ``--max-length`` (2,028, the study's), so each keeps its own length mix; the record
 says each task's mean padded length beside its MFU, since short tasks use a GPU least well.
 Inputs: ``snakemake --cores 2 --configfile config/smoke.yaml results/tokenizer results/data/tasks/<task>/stats.json ...``.
@@ -50,7 +51,11 @@ from pipeline.workflow import jobs
 from pipeline.workflow.configure import REPOSITORY, merge, read_configs, read_task_files, resolve
 from pipeline.workflow.cost import parameters, training_flops
 
-STAND_INS = ("sentiment", "proper_nouns", "news_qa", "title_search")  # SST-2, CoNLL, SQuAD, MS MARCO
+STAND_INS = ("sentiment", "proper_nouns", "news_qa", "news_qa_tagged", "title_search")  # SST-2, CoNLL, SQuAD x 2, MS MARCO
+# Stand-ins that fine-tune a prepared task's rows as another task type: the paper runs its QA sets (SQuAD,
+# SQuAD v2, ReCoRD) as EncodEval's token tagging, the embedded news_qa as extractive QA; the same rows
+# tagged give the paper's type a measurement (no also_metrics: a tagging head predicts no answer text).
+RETYPED = {"news_qa_tagged": ("news_qa", "qa_token_tagging")}
 PAPER = REPOSITORY / "config" / "paper.yaml"
 # A task's figures: medians over its timed points (those after the warm-up point)
 MEDIANS = ("tokens_per_second", "mfu_datasheet", "set_up_seconds", "training_mfu", "scoring_mfu")
@@ -61,7 +66,11 @@ def bench_config(args: argparse.Namespace):
     """config/paper.yaml with the stand-in tasks at ``--max-length`` as its only fine-tuning tasks, cut to
     ``--steps`` steps of one learning rate and ``--points`` seeds (and ``--precision`` if given)."""
     tasks = read_task_files("config/tasks", "config")
+    for name, (source, task_type) in RETYPED.items():
+        tasks[name] = {**tasks[source], "type": task_type, "also_metrics": []}
     budget = {"max_steps": args.steps, "learning_rates": [args.learning_rate], "seeds": list(range(args.points))}
+    paper = read_configs([str(PAPER)])
+    by_task = paper["finetuning"].get("by_task") or {}  # a retyped stand-in takes its source's (one family, one curves choice)
     overlay = {
         "tasks": {name: {**tasks[name], "max_length": args.max_length, "trained_with": None} for name in args.tasks},
         "finetuning": {
@@ -69,16 +78,21 @@ def bench_config(args: argparse.Namespace):
             **budget,
             "selection_seeds": None,
             # over what a config under paper.yaml budgets a task (the default's title_search: 25 steps)
-            "by_task": {name: budget for name in args.tasks},
+            "by_task": {name: {**by_task.get(source_of(name), {}), **budget} for name in args.tasks},
             **({"precision": args.precision} if args.precision else {}),
         },
     }
-    return resolve(merge(read_configs([str(PAPER)]), overlay)).config
+    return resolve(merge(paper, overlay)).config
+
+
+def source_of(task: str) -> str:
+    """The prepared task whose rows ``task`` fine-tunes: itself, or a retyped stand-in's source."""
+    return RETYPED.get(task, (task, None))[0]
 
 
 def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, work: Path, matmul: int, datasheet: float) -> dict:
     """One task's job run on ``--device``; each grid point's seconds, FLOPs and MFU, and their medians after the first."""
-    task_dir = args.inputs / "data" / "tasks" / task
+    task_dir = args.inputs / "data" / "tasks" / source_of(task)
     out, log = work / task, work / f"{task}.log"
     spec = jobs.finetune_spec(config, task, "bench", "bench", "random", None)
     command = command_line(spec, model_dir, task_dir, out, "--device", args.device, "--threads", str(args.threads))

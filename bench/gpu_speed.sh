@@ -164,7 +164,7 @@ preset_attempts() {  # item 2: the 610M and 1B in their jobs' setting, then Flex
     done
 }
 
-finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the stand-ins of SST-2, CoNLL, SQuAD and MS MARCO
+finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the stand-ins of SST-2, CoNLL, SQuAD (both QA heads), MS MARCO
     # (bench/finetune_throughput.py: config/paper.yaml's protocol, bf16 weights, micro-batches of 8), at 210M and 610M
     # A warm-up point and one timed point of 16 steps a task: the job times set-up, training and scoring apart, so a
     # short point gives each phase's rate (the estimate's) without its set-up and scoring passing for the steps'.

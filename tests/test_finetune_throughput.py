@@ -24,6 +24,7 @@ from pipeline.workflow import cost, measured_mfu
 from pipeline.workflow.configure import REPOSITORY, read_configs, resolve
 from pipeline.workflow.cost import parameters, training_flops
 from tests.test_finetune import make_task
+from tests.test_finetune_task_types import make_task as make_typed_task
 
 BENCH = REPOSITORY / "bench" / "finetune_throughput.py"
 TASK = TaskSpec(family="SC", type="sequence_classification", metric="accuracy", data=None, description="test", max_length=64)
@@ -100,13 +101,13 @@ def gpu_record(record: dict, gpu: str, size: str, mfu: float, phases: tuple[floa
     changed["machine"] = f"AMD EPYC, 8 threads, GPU NVIDIA {gpu}; torch 2.11.0"
     changed["args"] |= {"device": "cuda", "size": size, "init": None}
     changed["protocol"] |= {"precision": "bf16_weights"}  # config/paper.yaml's
-    row = changed["tasks"]["sentiment"]
-    row["mfu_datasheet"] = mfu
-    for key, value in zip(PHASE_KEYS, phases or (None,) * 3, strict=True):
-        if phases is None:
-            del row[key]
-        else:
-            row[key] = value
+    for row in changed["tasks"].values():
+        row["mfu_datasheet"] = mfu
+        for key, value in zip(PHASE_KEYS, phases or (None,) * 3, strict=True):
+            if phases is None:
+                del row[key]
+            else:
+                row[key] = value
     return changed
 
 
@@ -180,6 +181,28 @@ def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_
     assert found.phases == measured_mfu.FinetunePhases(2.0, 0.3 * ratio, 0.5 * ratio)  # the set-up (copies, casts) as measured
     assert found.record.endswith("h200.json") and how in found.scaled_by
     assert "scaled from (bench/records/finetune-test/h200.json)" in measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
+
+
+def test_news_qa_s_rows_fine_tuned_as_token_tagging_stand_in_for_the_paper_s_qa_type(init_dir, tmp_path, scratch_records):
+    """The paper fine-tunes SQuAD, SQuAD v2 and ReCoRD as EncodEval's token tagging; the embedded news_qa
+    is extractive QA. The bench's news_qa_tagged fine-tunes news_qa's rows as qa_token_tagging, so a GPU
+    record of it costs the paper's QA type."""
+    inputs = tmp_path / "inputs"
+    make_typed_task("extractive_qa", inputs / "data" / "tasks" / "news_qa")  # the QA rows both types read
+    out = tmp_path / "record.json"
+    command = [sys.executable, str(BENCH), "--inputs", str(inputs), "--init", str(init_dir), "--tasks", "news_qa_tagged"]
+    command += ["--steps", "2", "--points", "1", "--precision", "fp32", "--max-length", "48", "--threads", "1", "--json", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPOSITORY)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(out.read_text())
+    assert record["tasks"]["news_qa_tagged"]["type"] == "qa_token_tagging"
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    without_finetune_records(scratch_records)
+    (scratch_records / "finetune-test").mkdir()
+    tagged = gpu_record(record, "H100 80GB HBM3", "210m", 0.05, (1.0, 0.2, 0.4))
+    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(tagged))
+    for task in ("squad", "squad_v2", "record"):
+        assert measured_mfu.measured_finetune_for(paper, task, "210m").phases == measured_mfu.FinetunePhases(1.0, 0.2, 0.4), task
 
 
 def test_the_h200_s_records_cost_the_paper_s_210m_fine_tuning_of_every_stand_in_s_type():
