@@ -3,9 +3,11 @@ alignment, QA answer placement and span choice, retrieval ranking and loss, bf16
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
+from pipeline.batch import pad_batch
 from pipeline.config import TaskSpec
 from pipeline.example import IGNORE
 from pipeline.finetune.framing import frame_truncated, truncate_longest_first
@@ -264,3 +266,16 @@ def test_the_study_s_qa_tags_every_answer_token_after_its_question_template(toke
     short = get_task_type("qa_token_tagging")(context_of(tokenizer, "qa_token_tagging", max_length=len(prefix) + 2, input_format="eos"))
     (cut,) = short.encode([{**row, "answers": {"text": ["noon"], "answer_start": [15]}}])
     assert cut.input_ids == [*prefix, *passage[:2]] and cut.gold == []  # the context and eos cut from the end, the answer with them
+
+
+@pytest.mark.parametrize("as_array", [False, True])
+def test_pad_batch_right_pads_to_the_longest_row_and_masks_the_padding(as_array):
+    """Lists or numpy rows (the needle task's prompts) -> ids (B, T) long with pad_id after each row,
+    mask 1 on the row's own tokens, both on the asked device."""
+    rows = [[5, 6, 7], [8], [9, 10, 11, 12]]
+    ids, mask = pad_batch([np.asarray(row) for row in rows] if as_array else rows, pad_id=0)
+    assert ids.tolist() == [[5, 6, 7, 0], [8, 0, 0, 0], [9, 10, 11, 12]]
+    assert mask.tolist() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]]
+    assert ids.dtype == mask.dtype == torch.long
+    on_meta = pad_batch(rows, pad_id=0, device="meta")
+    assert [tensor.device.type for tensor in on_meta] == ["meta", "meta"]
