@@ -109,18 +109,24 @@ class TaskType(ABC):
         self, model: nn.Module, examples: Sequence[Any], micro_batch_size: int, forward: Callable[[], AbstractContextManager]
     ) -> float:
         """Backpropagate the batch's mean loss a micro-batch at a time (gradients accumulate on the
-        parameters), each pass under ``forward()`` (autocast); returns the batch's mean loss."""
+        parameters), each pass under ``forward()`` (autocast); returns the batch's mean loss.
+
+        The micro-batches' losses are summed on the device (in float64, as a Python float would sum
+        them) and read once: a read per micro-batch would make the host wait for each backward before
+        it queues the next forward, where it could be padding and launching while the GPU works."""
         chunks = [examples[start : start + micro_batch_size] for start in range(0, len(examples), micro_batch_size)]
-        total = sum(self.loss_units(chunk) for chunk in chunks)
-        value = 0.0
-        for chunk in chunks:
-            if self.loss_units(chunk) == 0:  # nothing labelled here (a mean over nothing is NaN)
+        units = [self.loss_units(chunk) for chunk in chunks]
+        total = sum(units)
+        value = None
+        for chunk, chunk_units in zip(chunks, units, strict=True):
+            if chunk_units == 0:  # nothing labelled here (a mean over nothing is NaN)
                 continue
             with forward():
-                loss = self.loss(model, chunk) * (self.loss_units(chunk) / total)
+                loss = self.loss(model, chunk) * (chunk_units / total)
             loss.backward()
-            value += loss.item()
-        return value
+            term = loss.detach().double()
+            value = term if value is None else value + term
+        return 0.0 if value is None else value.item()
 
     @abstractmethod
     def predict(self, model: nn.Module, split: EncodedSplit, batch_size: int) -> list[Any]:
