@@ -83,7 +83,7 @@ def examples_identity(rows: list[dict]) -> str:
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    use_kernels_for(device)  # the task types make their batches where the model is (task_data.device_of)
+    use_kernels_for(device)  # no default device: the task types make their batches where the model is (pipeline.batch.device_of)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
     tokenizer = load_saved_tokenizer(args.model)
