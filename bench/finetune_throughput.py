@@ -110,6 +110,7 @@ def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, w
     for point in grid:
         steps = point["num_steps"]
         trained = train_tokens(examples, steps, protocol, point["seed"])  # the batches this seed's point drew
+        training, scoring = training_flops(matmul, trained), 2.0 * matmul * scored
         seconds, phases = point["seconds"], point["phases"]
         points.append(
             {
@@ -119,11 +120,11 @@ def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, w
                 "train_tokens": trained,
                 "scored_tokens": scored,
                 "tokens_per_second": (trained + scored) / seconds,
-                "mfu_datasheet": (training_flops(matmul, trained) + 2.0 * matmul * scored) / seconds / datasheet,
+                "mfu_datasheet": (training + scoring) / seconds / datasheet,
                 # each phase apart, so that the estimate times a point of any length: set-up once, steps, scoring
                 "set_up_seconds": phases["set_up"],
-                "training_mfu": training_flops(matmul, trained) / phases["training"] / datasheet,
-                "scoring_mfu": 2.0 * matmul * scored / phases["scoring"] / datasheet,
+                "training_mfu": training / phases["training"] / datasheet,
+                "scoring_mfu": scoring / phases["scoring"] / datasheet,
             }
         )
         row = points[-1]
