@@ -72,26 +72,6 @@ def batch_line(setting: Setting, size: str) -> str:
 
 
 @dataclass(frozen=True)
-class FinetunePhases:
-    """A fine-tuning grid point's phases, timed apart by bench/finetune_throughput.py: what a point
-    of any number of steps and scored examples costs, where a whole short point's MFU would weigh its
-    set-up and scoring as if every point were that short."""
-
-    set_up_seconds: float  # the pretrained weights restored, the head drawn, the optimizer built: once a point
-    training_mfu: float  # 6N x padded training tokens over the steps' seconds, against the datasheet peak
-    scoring_mfu: float  # 2N x scored tokens over the scoring's seconds
-
-    def scaled(self, ratio: float) -> FinetunePhases:
-        """On a GPU whose MFU is ``ratio`` times this one's: the set-up (memory copies and casts, no
-        matmuls) is kept as measured."""
-        return FinetunePhases(self.set_up_seconds, self.training_mfu * ratio, self.scoring_mfu * ratio)
-
-    def seconds(self, training_flops: float, scoring_flops: float, peak_flops: float) -> float:
-        """One grid point's seconds: its set-up, then ``training_flops`` and ``scoring_flops`` at their MFUs."""
-        return self.set_up_seconds + training_flops / (self.training_mfu * peak_flops) + scoring_flops / (self.scoring_mfu * peak_flops)
-
-
-@dataclass(frozen=True)
 class MeasuredMfu:
     mfu: float  # against the GPU's datasheet peak, as hardware.gpu_peak_tflops is
     record: str  # the record it comes from, relative to the repository (a transfer's: the other GPU's)
@@ -236,6 +216,26 @@ class FinetuneSetting:
     precision: str  # finetuning.precision: fp32, bf16 (autocast) or bf16_weights (the study's)
     batch_size: int
     micro_batch_size: int | None
+
+
+@dataclass(frozen=True)
+class FinetunePhases:
+    """A fine-tuning grid point's phases, timed apart by bench/finetune_throughput.py: what a point
+    of any number of steps and scored examples costs, where a whole short point's MFU would weigh its
+    set-up and scoring as if every point were that short."""
+
+    set_up_seconds: float  # the pretrained weights restored, the head drawn, the optimizer built: once a point
+    training_mfu: float  # 6N x padded training tokens over the steps' seconds, against the datasheet peak
+    scoring_mfu: float  # 2N x scored tokens over the scoring's seconds
+
+    def scaled(self, ratio: float) -> FinetunePhases:
+        """On a GPU whose MFU is ``ratio`` times this one's: the set-up (memory copies and casts, no
+        matmuls) is kept as measured."""
+        return FinetunePhases(self.set_up_seconds, self.training_mfu * ratio, self.scoring_mfu * ratio)
+
+    def seconds(self, training_flops: float, scoring_flops: float, peak_flops: float) -> float:
+        """One grid point's seconds: its set-up, then ``training_flops`` and ``scoring_flops`` at their MFUs."""
+        return self.set_up_seconds + training_flops / (self.training_mfu * peak_flops) + scoring_flops / (self.scoring_mfu * peak_flops)
 
 
 @dataclass(frozen=True)
