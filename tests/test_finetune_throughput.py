@@ -119,18 +119,22 @@ def without_finetune_records(records: Path) -> None:
     measured_mfu.finetune_measurements.cache_clear()
 
 
+def plant(records: Path, name: str, record: dict) -> None:
+    """``record`` in the scratch records as bench/records/finetune-test/``name``, read by the next lookup."""
+    (records / "finetune-test").mkdir(exist_ok=True)
+    (records / "finetune-test" / name).write_text(json.dumps(record))
+    measured_mfu.finetune_measurements.cache_clear()
+
+
 def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, scratch_records):
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     assumed = paper.hardware.assumed_finetune_mfu
     without_finetune_records(scratch_records)
     assert cost.finetune_mfu(paper, "sst2", "210m") == assumed  # no record yet
-    (scratch_records / "finetune-test").mkdir()
-    (scratch_records / "finetune-test" / "cpu.json").write_text(json.dumps(bench_record))  # a CPU run: not a GPU's MFU
-    measured_mfu.finetune_measurements.cache_clear()
+    plant(scratch_records, "cpu.json", bench_record)  # a CPU run: not a GPU's MFU
     assert measured_mfu.finetune_measurements() == ()
     legacy = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.123)  # the whole point's MFU alone
-    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(legacy))
-    measured_mfu.finetune_measurements.cache_clear()
+    plant(scratch_records, "h100.json", legacy)
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")  # SST-2 is a sequence classification, as the stand-in
     assert found.mfu == 0.123 and found.record == "bench/records/finetune-test/h100.json" and not found.scaled_by
     assert cost.finetune_mfu(paper, "mnli", "210m") == 0.123
@@ -150,9 +154,7 @@ def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_
     not the short bench point's whole MFU, in which the set-up and scoring weigh far more."""
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
-    (scratch_records / "finetune-test").mkdir()
-    record = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01, phases=(2.0, 0.3, 0.5))
-    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(record))
+    plant(scratch_records, "h100.json", gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01, phases=(2.0, 0.3, 0.5)))
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
     assert found.phases == measured_mfu.FinetunePhases(2.0, 0.3, 0.5)
     runs, peak = paper.finetuning.for_task("sst2").num_runs, 989e12
@@ -173,8 +175,7 @@ def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_
     """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
-    (scratch_records / "finetune-test").mkdir()
-    (scratch_records / "finetune-test" / "h200.json").write_text(json.dumps(gpu_record(bench_record, "H200", "210m", 0.2, (2.0, 0.3, 0.5))))
+    plant(scratch_records, "h200.json", gpu_record(bench_record, "H200", "210m", 0.2, (2.0, 0.3, 0.5)))
     ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
     assert found.mfu == pytest.approx(0.2 * ratio) and 0.5 < ratio < 1.5
@@ -198,9 +199,7 @@ def test_news_qa_s_rows_fine_tuned_as_token_tagging_stand_in_for_the_paper_s_qa_
     assert record["tasks"]["news_qa_tagged"]["type"] == "qa_token_tagging"
     paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
-    (scratch_records / "finetune-test").mkdir()
-    tagged = gpu_record(record, "H100 80GB HBM3", "210m", 0.05, (1.0, 0.2, 0.4))
-    (scratch_records / "finetune-test" / "h100.json").write_text(json.dumps(tagged))
+    plant(scratch_records, "h100.json", gpu_record(record, "H100 80GB HBM3", "210m", 0.05, (1.0, 0.2, 0.4)))
     for task in ("squad", "squad_v2", "record"):
         assert measured_mfu.measured_finetune_for(paper, task, "210m").phases == measured_mfu.FinetunePhases(1.0, 0.2, 0.4), task
 
