@@ -5,7 +5,8 @@
 # fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt (out of memory, no Liger) is logged
 # and the next one runs. In order of expected gain, at SIZE (210m):
 #   jobs: config/paper.yaml's setting at SIZE (its micro-batch, attention kernel and head: what its jobs run; 210M at
-#   32 with FlexAttention and Liger's head since the H200's second lease), the losses every later attempt is held to;
+#   32 with FlexAttention and Liger's head since the H200's second lease), the losses every later attempt is held to,
+#   and where its step's time goes (--profile 2: two steps of one more run under torch.profiler, bench/step_profile.py);
 #   step: the same at a GPU's 144 rows of a paper step (4.5 x batch 32; the last micro-batch shorter: a second compiled shape);
 #   liger-layers (Liger's RMSNorm, SwiGLU and RoPE), model (whole-model compile), graphs (compile mode
 #   reduce-overhead: CUDA graphs), each alone on top of jobs, kept if >= 2% faster (beyond run-to-run noise) with
@@ -38,6 +39,9 @@ samples="${SAMPLES:-split}"  # what config/paper.yaml trains (the study's cut sa
 # One inductor cache for every attempt (and, carried back in, for the next call): a graph compiled
 # once is not compiled again, which took most of 2026-11-28's 390 seconds.
 export TORCHINDUCTOR_CACHE_DIR="${INDUCTOR_CACHE:-$out/inductor-cache}" TORCHINDUCTOR_FX_GRAPH_CACHE=1 TORCHINDUCTOR_AUTOGRAD_CACHE=1
+# Each size's fresh weights built once for every attempt and call (seconds of CPU work an attempt, GBs at 1B: kept
+# out of OUT_DIR, which is carried back)
+init_cache="${INIT_CACHE:-${TMPDIR:-/tmp}/gpu-speed-init}"
 case "$part" in all | attempts | presets | finetune) ;; *) echo "error: bench/gpu_speed.sh: PART=$part: give all, attempts, presets or finetune" >&2; exit 2 ;; esac
 precision=bf16
 [ "$device" = cpu ] && precision=fp32
@@ -79,7 +83,7 @@ attempt() {  # attempt NAME SIZE OPTIONS...: one throughput run, its table appen
     timed "$name" "$python" bench/pretrain_throughput.py --tokens results/tokens --tokenizer results/tokenizer \
         --size "$run_size" --device "$device" --precision "$precision" --fused-optimizer --compile --samples "$samples" \
         --sequence-length "$length" --batch-size "$batch" --vocab-size "$vocab" --steps 8 --warmup 4 --repeats 2 --threads "$threads" \
-        --json "$out/$name.json" "${against[@]}" "$@"
+        --init-cache "$init_cache" --json "$out/$name.json" "${against[@]}" "$@"
     local status=$?
     summarize "$name" $status
     return $status
@@ -126,7 +130,7 @@ size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever 
     [ "$device" = cpu ] || read -ra jobs_path <<< "$(jobs_options "$size")"
     # the CPU's dry run, or a size the paper does not train: SDPA, the chunked head, 4 micro-batches
     [ ${#jobs_path[@]} -gt 0 ] || jobs_path=(--micro-batch-size $((batch / 4)))
-    attempt jobs "$size" "${jobs_path[@]}" --no-trainer
+    attempt jobs "$size" "${jobs_path[@]}" --no-trainer --profile 2
     [ -f "$out/jobs.json" ] && compare=(--compare-losses "$out/jobs.json")
     # A GPU's share of a paper step (1,152 rows over 8 GPUs: 144 = 4.5 x 32, the last micro-batch shorter where the jobs'
     # does not divide it): what a job's step costs, a second shape included; its losses compare to nothing (another batch)
@@ -159,7 +163,7 @@ preset_attempts() {  # item 2: the 610M and 1B in their jobs' setting, then Flex
         [ "$device" = cpu ] && continue  # the large presets are a GPU's
         read -ra preset_path <<< "$(jobs_options "$preset")"
         local short=(--no-trainer --repeats 1 --steps 6 --warmup 3 "${kept[@]}" "${preset_options[@]}")
-        attempt "$preset-jobs" "$preset" "${preset_path[@]}" "${short[@]}"
+        attempt "$preset-jobs" "$preset" "${preset_path[@]}" "${short[@]}" --profile 2
         [ "${preset_path[*]}" = "${fast[*]}" ] || attempt "$preset-flex-liger" "$preset" "${fast[@]}" "${short[@]}"
     done
 }

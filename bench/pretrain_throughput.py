@@ -35,6 +35,7 @@ import contextlib
 import functools
 import json
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -42,6 +43,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import step_profile  # a sibling script
 import torch
 from transformers import AutoTokenizer
 
@@ -93,16 +95,22 @@ def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
 
 class TimedTrainer(Trainer):
     """Ours, timing the steps after the warm-up, keeping the last step's training loss; the
-    end-of-run evaluation is skipped."""
+    end-of-run evaluation is skipped. With ``profile_steps``, a profiler watches that many last steps
+    and ``profile`` holds where their time went (:mod:`step_profile`)."""
 
-    warmup_steps = 0
-    started = ended = 0.0
+    warmup_steps = profile_steps = 0
+    started = ended = profile_started = 0.0
     final_loss = float("nan")
+    profile: dict | None = None
 
     def _train_step(self, step: int, measure: bool):
         if step == self.warmup_steps:
             self.processes.synchronize()
             self.started = time.perf_counter()
+        if self.profile_steps and step == self.inputs.plan.last_step - self.profile_steps:
+            self.processes.synchronize()
+            self.profiler = step_profile.start(self.processes.device)
+            self.profile_started = time.perf_counter()
         metrics = super()._train_step(step, measure)
         if metrics is not None:  # measured at least at the last step
             self.final_loss = metrics["loss"]
@@ -110,6 +118,10 @@ class TimedTrainer(Trainer):
 
     def evaluate(self):
         self.ended = time.perf_counter()  # called right after the last step, the device already synchronised
+        if self.profile_steps:
+            self.profiler.stop()
+            wall = self.ended - self.profile_started
+            self.profile = step_profile.summarize(self.profiler, self.processes.device, wall, self.profile_steps)
         return None, None  # not measured
 
 
@@ -178,8 +190,17 @@ class Bench:
 
     def ours(self, kind: str, samples: str | None = None) -> tuple[float, float, float]:
         """Tokens/s, peak GB and last-step loss of this project's trainer on ``samples`` (--samples by default)."""
+        trainer = self.train(kind, samples or self.args.samples, profile_steps=0)
+        return self.tokens_per_step * self.args.steps / (trainer.ended - trainer.started), self.peak_memory(), trainer.final_loss
+
+    def profile(self, kind: str) -> dict:
+        """Where the time of --profile last steps goes in one more run of this project's trainer (:mod:`step_profile`)."""
+        return self.train(kind, self.args.samples, profile_steps=self.args.profile).profile
+
+    def train(self, kind: str, samples: str, profile_steps: int) -> TimedTrainer:
+        """One run of this project's trainer on ``samples``, as the attempt's options say, its last
+        ``profile_steps`` profiled."""
         args = self.args
-        samples = samples or args.samples
         objective = parse_objective(OBJECTIVES[kind])
         schedule = ScheduleSpec(kind="wsd", peak_lr=PEAK_LR, num_warmup_steps=1, num_decay_steps=1)
         trainer_compiles = args.compile and args.compile_scope == "layers" and args.compile_mode == "default"  # the pipeline's own
@@ -221,12 +242,12 @@ class Bench:
         model = load_language_model(self.init_dir, objective.attention)
         with tempfile.TemporaryDirectory() as work_dir, liger_layers(model, args.liger_layers):
             trainer = TimedTrainer(model, inputs, Path(work_dir), Processes(0, 1, self.device))
-            trainer.warmup_steps = args.warmup
+            trainer.warmup_steps, trainer.profile_steps = args.warmup, profile_steps
             if args.compile and not trainer_compiles:
                 compile_for_attempt(trainer, args.compile_scope, args.compile_mode)
             with attention_backends(args.sdpa_backend):
                 trainer.train()
-        return self.tokens_per_step * args.steps / (trainer.ended - trainer.started), self.peak_memory(), trainer.final_loss
+        return trainer
 
     def trainer(self, kind: str) -> tuple[float, float, float]:
         """The ``Trainer``'s tokens/s and peak memory; its loss is not comparable (its own sampler and masking): NaN."""
@@ -298,15 +319,26 @@ class Bench:
         return dense, dense + 12 * size.num_layers * size.hidden_size * length
 
 
-def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, directory: Path) -> Path:
-    """``--init`` as given, or fresh weights of paper size ``--size`` (vocabulary ``--vocab-size``) in ``directory``."""
+def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, directory: Path, cache: str | None = None) -> Path:
+    """``--init`` as given, or fresh weights of paper size ``--size`` (vocabulary ``--vocab-size``) in ``directory``;
+    with a ``cache`` folder (``--init-cache``), in its entry for the model instead, built by the first run that needs it
+    and read by every later one (one seed: the same weights either way, so the attempts' losses still compare)."""
     if args.init:
         return Path(args.init)
     sizes = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["sizes"]  # the paper's sizes and the default's
     size = strict.parse(SizeSpec, sizes[args.size], f"sizes.{args.size}")
     spec = BackboneSpec(size, args.vocab_size, args.sequence_length, special.pad, special.bos, special.eos, special.mask)
-    save_language_model(build_language_model(spec, "causal", seed=0), spec, directory)
-    write_provenance(directory, {"size": args.size, "vocab_size": args.vocab_size}, {}, outputs=[directory / WEIGHTS_FILE])
+    if cache:
+        directory = Path(cache) / f"{args.size}-vocab{args.vocab_size}-length{args.sequence_length}"
+        if (directory / "provenance.json").is_file() and read_backbone_spec(directory) == spec:
+            return directory
+    # written aside and moved into place whole, so a run stopped at its time limit leaves no half-written entry
+    partial = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    save_language_model(build_language_model(spec, "causal", seed=0), spec, partial)
+    write_provenance(partial, {"size": args.size, "vocab_size": args.vocab_size}, {}, outputs=[partial / WEIGHTS_FILE])
+    shutil.rmtree(directory, ignore_errors=True)  # an entry of other special tokens
+    partial.rename(directory)
     return directory
 
 
@@ -327,6 +359,7 @@ def main() -> None:
     parser.add_argument("--init", help="initial weights + tokenizer (results/init/random-tiny); or --size")
     parser.add_argument("--size", help="a size of config/paper.yaml or default.yaml, built fresh (210m, 610m, 1b; tiny)")
     parser.add_argument("--tokenizer", help="tokenizer directory (default: --init)")
+    parser.add_argument("--init-cache", help="with --size: keep the fresh weights here for the next run of that size (one seed)")
     parser.add_argument("--vocab-size", type=int, default=128256, help="model vocabulary with --size (the study's)")
     parser.add_argument("--objectives", nargs="+", default=["clm", "mlm"], choices=sorted(OBJECTIVES))
     parser.add_argument("--sequence-length", type=int, default=128)
@@ -357,6 +390,9 @@ def main() -> None:
     parser.add_argument(
         "--samples", choices=("packed", "split"), default="packed", help="ours: split: the study's cut samples, as config/paper.yaml trains"
     )
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="STEPS", help="ours once more an objective, its last STEPS steps profiled"
+    )
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
     parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
@@ -365,6 +401,8 @@ def main() -> None:
         parser.error("--attention flex: FlexAttention has no backward on the CPU; give --device cuda")
     if args.lm_head == "liger" and (args.device != "cuda" or args.dense_lm_head):
         parser.error("--lm-head liger: a sparse head and a Triton kernel; give --device cuda, without --dense-lm-head")
+    if not 0 <= args.profile <= args.steps:
+        parser.error(f"--profile {args.profile}: give a number of the timed steps (0 to --steps {args.steps})")
     if bool(args.init) == bool(args.size):
         parser.error("give exactly one of --init and --size")
     # ours takes a shorter last micro-batch (a job's 144 rows a GPU in micro-batches of 32); the Trainer accumulates equal ones
@@ -378,7 +416,7 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.init)
     special = SpecialIds.from_tokenizer(tokenizer)
     with tempfile.TemporaryDirectory() as scratch:
-        bench = Bench(args, prepare_init(args, tokenizer, special, Path(scratch) / "init"), special, tokenizer)
+        bench = Bench(args, prepare_init(args, tokenizer, special, Path(scratch) / "init", args.init_cache), special, tokenizer)
         dtype = torch.bfloat16 if args.precision == "bf16" else torch.float32
         peak = matmul_peak(bench.device, dtype)
         print(f"machine: {machine()}\nmatmul peak ({args.precision}): {peak / 1e12:.3f} TFLOP/s", flush=True)
@@ -398,13 +436,20 @@ def main() -> None:
                     )
                     # after each measurement, so that a run stopped at its time limit keeps what it measured
                     write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False)
+        profiles = {}  # after the measurements, so that the profiler's own cost never reaches a tokens/s
+        for kind in args.objectives if args.profile else ():
+            profiles[kind] = bench.profile(kind)
+            write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False, profiles=profiles)
         peak_after = matmul_peak(bench.device, dtype)
         print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
         summary = summarize(bench, results, max(peak, peak_after), datasheet)
         if baseline is not None:
             compare_losses(summary, baseline, args)
         print(report(args, summary, max(peak, peak_after), datasheet))
-    write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True)
+        if profiles:
+            print(f"\nWhere a timed step's time goes (one profiled run an objective; shares of the {bench.device.type}'s time):\n")
+            print(step_profile.table(profiles))
+    write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True, profiles=profiles)
 
 
 @functools.cache
@@ -414,9 +459,11 @@ def run_identity() -> dict:
     return {**code_version(), "machine": machine()}
 
 
-def write_record(args: argparse.Namespace, results: dict, summary: dict, peak: float, datasheet: float, complete: bool) -> None:
+def write_record(
+    args: argparse.Namespace, results: dict, summary: dict, peak: float, datasheet: float, complete: bool, profiles: dict | None = None
+) -> None:
     """The ``--json`` record: ``complete`` false while measurements remain (its summary the medians of
-    those made, against the peak measured before them)."""
+    those made, against the peak measured before them); ``profiles``, with --profile, each objective's."""
     if not args.json:
         return
     record = {
@@ -428,6 +475,7 @@ def write_record(args: argparse.Namespace, results: dict, summary: dict, peak: f
         "datasheet_peak_flops": datasheet,
         "results": results,
         "summary": summary,
+        "profile": profiles or {},
     }
     Path(args.json).write_text(json.dumps(record, indent=2))
 

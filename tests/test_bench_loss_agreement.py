@@ -6,12 +6,15 @@ share of the batch's loss positions), so in float32 on a CPU the losses agree to
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import subprocess
 import sys
 
 import pytest
 
+from pipeline.model.backbone import WEIGHTS_FILE, read_backbone_spec
 from pipeline.workflow.configure import REPOSITORY
 
 BENCH = REPOSITORY / "bench" / "pretrain_throughput.py"
@@ -26,7 +29,7 @@ def throughput(tokens_dir, init_dir, json_path, *options) -> subprocess.Complete
 @pytest.fixture(scope="module")
 def baseline(tokens_dir, init_dir, tmp_path_factory):
     path = tmp_path_factory.mktemp("baseline") / "mb4.json"
-    done = throughput(tokens_dir, init_dir, path)
+    done = throughput(tokens_dir, init_dir, path, "--profile", "2")
     assert done.returncode == 0, done.stderr
     return path
 
@@ -56,3 +59,37 @@ def test_a_baseline_of_another_run_is_refused_in_one_line(baseline, tokens_dir, 
     said = f"error: {baseline}: trained with sequence_length 32, this run with 16: its losses compare to nothing here"
     assert done.stderr.strip() == said
     assert not (tmp_path / "other.json").exists()
+
+
+def test_a_profiled_run_says_where_its_steps_time_goes(baseline):
+    """--profile (bench/step_profile.py) on a CPU: one more run an objective under torch.profiler, its
+    operators' time sorted into kinds of work, the regions of the chunked head and the optimizer included."""
+    record = json.loads(baseline.read_text())
+    assert set(record["profile"]) == {"clm", "mlm"}
+    for profile in record["profile"].values():
+        assert profile["device"] == "cpu" and profile["steps"] == 2 and profile["device_busy_share"] is None
+        seconds = profile["seconds_per_step_by_kind"]
+        assert all(seconds[kind] > 0 for kind in ("attention", "LM head + loss", "matmul", "optimizer"))
+        # the operators' own times partition the host's time inside the window (one thread)
+        assert sum(seconds.values()) <= 1.01 * profile["wall_seconds_per_step"]
+        assert profile["longest"][0]["seconds_per_step"] == max(row["seconds_per_step"] for row in profile["longest"])
+
+
+def test_fresh_weights_are_built_once_for_the_attempts_that_share_an_init_cache(tmp_path, tokenizer, special, monkeypatch):
+    """--init-cache: the first run of a size builds its fresh weights (one seed), the next reads them; an
+    entry of other special tokens is built again, and a half-written one never passes for whole."""
+    monkeypatch.syspath_prepend(str(REPOSITORY / "bench"))
+    import pretrain_throughput
+
+    args, cache = argparse.Namespace(init=None, size="mini", vocab_size=len(tokenizer), sequence_length=32), str(tmp_path / "cache")
+    first = pretrain_throughput.prepare_init(args, tokenizer, special, tmp_path / "scratch", cache)
+    assert first.parent == tmp_path / "cache" and not (tmp_path / "scratch").exists()
+    monkeypatch.setattr(pretrain_throughput, "build_language_model", lambda *_args, **_kw: pytest.fail("built again"))
+    assert pretrain_throughput.prepare_init(args, tokenizer, special, tmp_path / "scratch", cache) == first
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(REPOSITORY / "bench"))
+    (first.parent / (first.name + ".partial")).mkdir()  # what a run stopped while writing leaves
+    other = dataclasses.replace(special, mask=special.pad)
+    assert pretrain_throughput.prepare_init(args, tokenizer, other, tmp_path / "scratch", cache) == first
+    assert read_backbone_spec(first).mask_id == special.pad and (first / WEIGHTS_FILE).is_file()  # built again, for these tokens
+    assert sorted(p.name for p in first.parent.iterdir()) == [first.name]
