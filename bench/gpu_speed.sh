@@ -3,28 +3,33 @@
 #   bench/gpu_speed.sh OUT_DIR
 # Each attempt is one bench/pretrain_throughput.py run at a paper preset (2,048 tokens, bf16, vocabulary 128,256,
 # fused AdamW, batch 32) writing OUT_DIR/<attempt>.{json,log}; a failed attempt (out of memory, no Liger) is logged
-# and the next one runs. In order of expected gain, at SIZE (210m):
+# and the next one runs. In order of what is least known, at SIZE (210m):
 #   jobs: config/paper.yaml's setting at SIZE (its micro-batch, attention kernel and head: what its jobs run; 210M at
 #   32 with FlexAttention and Liger's head since the H200's second lease), the losses every later attempt is held to,
 #   and where its step's time goes (--profile 2: two steps of one more run under torch.profiler, bench/step_profile.py);
-#   step: the same at a GPU's 144 rows of a paper step (4.5 x batch 32; the last micro-batch shorter: a second compiled shape);
 #   liger-layers (Liger's RMSNorm, SwiGLU and RoPE), model (whole-model compile), graphs (compile mode
 #   reduce-overhead: CUDA graphs), each alone on top of jobs, kept if >= 2% faster (beyond run-to-run noise) with
-#   agreeing losses; mbN, the jobs' kernels at the other micro-batches of 32; packed (whole blocks: what split costs);
-#   trainer-mbN: ours with what was kept, the Trainer beside it at its own largest micro-batch that fits (the ratio);
-#   last the 610M and 1B in their jobs' setting, and with FlexAttention + Liger at 16 where that is another.
+#   agreeing losses;
+#   the 610M and 1B in their jobs' setting with what was kept (profiled), and with FlexAttention + Liger at 16 where
+#   that is another;
+#   trainer-mbN: ours with what was kept (profiled, if anything was), the Trainer beside it at its own largest
+#   micro-batch that fits (the ratio); mbN, the jobs' kernels at the other micro-batches of 32; step: a GPU's 144 rows
+#   of a paper step (4.5 x batch 32; the last micro-batch shorter: a second compiled shape); packed (whole blocks:
+#   what split costs).
 # Inputs as bench/gpu_acceptance.sh (results/ with the smoke config's tokens and tokenizer). Liger: the GPU
 # machine reaches no index, so fetch its wheel here first and carry bench/wheels (git ignores it):
 #   pip download --no-deps liger-kernel==0.8.5 -d bench/wheels
 # The call's budget: no attempt starts after BUDGET_SECONDS (450: a device call of under 8 minutes with start-up),
 # and none runs past it; what did not fit is written as skipped, so the results of what ran come back.
-# PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone: two device calls where one is too short;
+# PART=attempts runs the attempts at SIZE alone, PART=presets the 610M and 1B alone (PRESET_OPTIONS: what SIZE kept): two
+# device calls where one is too short;
 # PART=finetune (not in all) the fine-tuning MFU at 210M, 610M and 1B (bench/finetune_throughput.py; results/ must hold the stand-in
 # tasks: snakemake ... results/data/tasks/{sentiment,proper_nouns,news_qa,title_search}/stats.json).
 # Every attempt trains the samples config/paper.yaml trains (SAMPLES=split: the study's cut samples; packed for
 # 2,048-token blocks, as until 2026-11-28), shares one inductor cache (INDUCTOR_CACHE, default OUT_DIR/inductor-cache:
-# carry it back in and the next call compiles nothing it compiled before), and gets a fair share of what is left
-# of the budget (at least 60 s), so a compile that hangs costs its own turn, not the others'.
+# carry it back in and the next call compiles nothing it compiled before), reads its size's fresh weights from one
+# cache (INIT_CACHE), and gets a fair share of what is left of the budget (at least 60 s; 120 s for the 610M and 1B),
+# so a compile that hangs costs its own turn, not the others'.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +59,7 @@ if ! "$python" -c "import liger_kernel" 2>/dev/null && compgen -G "bench/wheels/
         && export PYTHONPATH="$PYTHONPATH:$out/site"
 fi
 
-compare=()  # after mb8: --compare-losses mb8.json, each 210M attempt's last-step losses against today's path
+compare=()  # after jobs: --compare-losses jobs.json, each SIZE attempt's last-step losses against today's path
 timed() {  # timed NAME COMMAND...: COMMAND under its fair share of the call's budget, its output in OUT/NAME.log
     # (exit 3: not started, the budget is spent)
     local name="$1" left=$((budget - SECONDS))  # bash's SECONDS: seconds since this script started
@@ -64,8 +69,8 @@ timed() {  # timed NAME COMMAND...: COMMAND under its fair share of the call's b
         return 3
     fi
     # a fair share of what is left, so that one slow compile does not take the others' turn
-    local cap=$((left / (remaining > 0 ? remaining : 1)))
-    cap=$((cap < 60 ? (left < 60 ? left : 60) : cap))
+    local cap=$((left / (remaining > 0 ? remaining : 1))) least=${floor:-60}  # (floor: a caller's own least share)
+    cap=$((cap < least ? (left < least ? left : least) : cap))
     remaining=$((remaining - 1))
     timeout "$cap" "$@" > "$out/$name.log" 2>&1
 }
@@ -125,40 +130,45 @@ if sys.argv[1] in paper.pretraining.sizes:
 PY
 }
 
-size_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever on top of it, in order of expected gain
-    local jobs_path=()
+jobs_path=()  # config/paper.yaml's setting at SIZE (lever_attempts), what every attempt at SIZE starts from
+lever_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever on top of it, in order of expected gain
     [ "$device" = cpu ] || read -ra jobs_path <<< "$(jobs_options "$size")"
     # the CPU's dry run, or a size the paper does not train: SDPA, the chunked head, 4 micro-batches
     [ ${#jobs_path[@]} -gt 0 ] || jobs_path=(--micro-batch-size $((batch / 4)))
     attempt jobs "$size" "${jobs_path[@]}" --no-trainer --profile 2
     [ -f "$out/jobs.json" ] && compare=(--compare-losses "$out/jobs.json")
-    # A GPU's share of a paper step (1,152 rows over 8 GPUs: 144 = 4.5 x 32, the last micro-batch shorter where the jobs'
-    # does not divide it): what a job's step costs, a second shape included; its losses compare to nothing (another batch)
-    unheld step "$size" "${jobs_path[@]}" --no-trainer --batch-size $((batch * 9 / 2)) --steps 4 --warmup 2 --repeats 1
     # Each lever alone on top of the jobs' path; those >= 2% faster with agreeing losses are kept, and run together
     declare -A options_of=([liger-layers]="--liger-layers" [model]="--compile-scope model" [graphs]="--compile-mode reduce-overhead")
-    kept=()
     for name in liger-layers model graphs; do
         read -ra options <<< "${options_of[$name]}"
         attempt "$name" "$size" "${jobs_path[@]}" --no-trainer "${options[@]}"
         beats "$name" jobs && kept+=("${options[@]}")
     done
-    # the other micro-batches of batch 32 with the jobs' kernels (the last option wins), and packed blocks: what split samples cost
+    echo "kept: ${jobs_path[*]} ${kept[*]}" | tee -a "$out/summary.md"
+}
+
+comparison_attempts() {  # the rest of item 1 at SIZE, after the presets: what was measured before, or is a comparison
+    # the Trainer beside ours (the jobs' path and what was kept, profiled where that is more) at its own largest
+    # micro-batch that fits: the issue's ratio
+    local profile=()
+    [ ${#kept[@]} -gt 0 ] && profile=(--profile 2)
+    for mb in "$batch" $((batch / 2)) $((batch / 4)); do
+        attempt "trainer-mb$mb" "$size" "${jobs_path[@]}" "${kept[@]}" "${profile[@]}" --trainer-micro-batch-size "$mb" && break
+    done
+    # the other micro-batches of batch 32 with the jobs' kernels (the last option wins)
     for mb in $batch $((batch / 2)) $((batch / 4)); do
         [ "$mb" = "${jobs_path[1]}" ] || attempt "mb$mb" "$size" "${jobs_path[@]}" --no-trainer --micro-batch-size "$mb"
     done
-    unheld packed "$size" "${jobs_path[@]}" --no-trainer --samples packed  # other samples: other losses by design
-    echo "kept: ${jobs_path[*]} ${kept[*]}" | tee -a "$out/summary.md"
-    # the Trainer beside ours (the jobs' path and what was kept) at its own largest micro-batch that fits: the issue's ratio
-    for mb in "$batch" $((batch / 2)) $((batch / 4)); do
-        attempt "trainer-mb$mb" "$size" "${jobs_path[@]}" "${kept[@]}" --trainer-micro-batch-size "$mb" && break
-    done
+    # A GPU's share of a paper step (1,152 rows over 8 GPUs: 144 = 4.5 x 32, the last micro-batch shorter where the jobs'
+    # does not divide it): what a job's step costs, a second shape included; its losses compare to nothing (another batch)
+    unheld step "$size" "${jobs_path[@]}" --no-trainer --batch-size $((batch * 9 / 2)) --steps 4 --warmup 2 --repeats 1
+    unheld packed "$size" "${jobs_path[@]}" --no-trainer --samples packed  # what split samples cost; other losses by design
 }
 
 preset_attempts() {  # item 2: the 610M and 1B in their jobs' setting, then FlexAttention + Liger's head at 16 where the jobs'
     # setting is another, with what SIZE kept (PART=presets runs none at SIZE: PRESET_OPTIONS gives them)
     read -ra preset_options <<< "${PRESET_OPTIONS:-}"
-    local preset_path=() fast=(--micro-batch-size 16 --attention flex --lm-head liger)
+    local preset_path=() fast=(--micro-batch-size 16 --attention flex --lm-head liger) floor=120  # (timed: a 1B takes longer)
     for preset in 610m 1b; do
         [ "$device" = cpu ] && continue  # the large presets are a GPU's
         read -ra preset_path <<< "$(jobs_options "$preset")"
@@ -182,7 +192,8 @@ finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): up to 11 at SIZE, then 610M and 1B's 4, or fine-tuning's 3
+# attempts still to run (for each one's fair share of the budget): 4 levers and up to 7 comparisons at SIZE, the 610M
+# and 1B's 4, or fine-tuning's 3. In one call the presets come before the comparisons: they are unmeasured goals.
 remaining=0 kept=()
 case "$part" in
     finetune) remaining=3 ;;
@@ -191,8 +202,9 @@ case "$part" in
 esac
 case "$part" in
     finetune) finetune_attempts ;;
-    *) [ "$part" = presets ] || size_attempts
-       [ "$part" = attempts ] || preset_attempts ;;
+    attempts) lever_attempts; comparison_attempts ;;
+    presets) preset_attempts ;;
+    all) lever_attempts; preset_attempts; comparison_attempts ;;
 esac
 touch "$out/summary.md"
 echo "summary: $out/summary.md"

@@ -447,7 +447,8 @@ def main() -> None:
             compare_losses(summary, baseline, args)
         print(report(args, summary, max(peak, peak_after), datasheet))
         if profiles:
-            print(f"\nWhere a timed step's time goes (one profiled run an objective; shares of the {bench.device.type}'s time):\n")
+            measured = "the GPU's kernel time" if bench.device.type == "cuda" else "the CPU operators' own time"
+            print(f"\nWhere a timed step's time goes (one profiled run an objective; shares of {measured}):\n")
             print(step_profile.table(profiles))
     write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True, profiles=profiles)
 
