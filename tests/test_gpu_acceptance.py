@@ -59,20 +59,21 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     assert done.returncode == 0, done.stderr
     summary = (tmp_path / "out" / "summary.md").read_text().splitlines()
     attempts = [line.split()[1] for line in summary if line.startswith("== ")]
-    # the jobs' path (on a CPU: SDPA, the chunked head, 4 micro-batches), a paper step's 144 rows, each lever on top,
-    # the other micro-batches, packed blocks, then the Trainer from its largest micro-batch down (each skipped here)
+    # the least known first: the jobs' path (on a CPU: SDPA, the chunked head, 4 micro-batches), each lever on top (on a
+    # GPU the 610M and 1B next), then the Trainer from its largest micro-batch down, the other micro-batches, a paper
+    # step's 144 rows and packed blocks (each skipped here)
     assert attempts == [
         "jobs",
-        "step",
         "liger-layers",
         "model",
         "graphs",
-        "mb32",
-        "mb16",
-        "packed",
         "trainer-mb32",
         "trainer-mb16",
         "trainer-mb8",
+        "mb32",
+        "mb16",
+        "step",
+        "packed",
     ]
     assert [line.split() for line in summary if line.startswith("kept:")] == [["kept:", "--micro-batch-size", "8"]]  # nothing ran
     assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
