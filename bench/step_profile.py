@@ -118,13 +118,16 @@ def summarize(profiler: torch.profiler.profile, device: torch.device, wall_secon
 
 def table(profiles: dict[str, dict]) -> str:
     """A markdown table of each objective's profile: its kinds of work as shares of their sum, and the
-    device's busy share of the wall time."""
+    device's busy share of the wall time (or why it failed: an ``error`` in its place)."""
     kinds = [kind for kind, _ in KINDS] + [OTHER]
     lines = [
         "| objective | wall s/step (profiled) | device busy | " + " | ".join(kinds) + " |",
         "|---|---:|---:|" + "---:|" * len(kinds),
     ]
     for objective, profile in profiles.items():
+        if "error" in profile:
+            lines.append(f"| {objective} | profile failed: {profile['error'][:200]} |" + " |" * (len(kinds) + 1))
+            continue
         by_kind = profile["seconds_per_step_by_kind"]
         total = sum(by_kind.values()) or 1.0
         busy = profile["device_busy_share"]

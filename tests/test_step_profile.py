@@ -111,6 +111,9 @@ def test_the_table_gives_each_kind_as_a_share_and_the_busy_device():
         "device_busy_share": 0.8,
         "seconds_per_step_by_kind": {"attention": 0.05, HEAD: 0.05, "matmul": 0.1, "optimizer": 0.0, "copy": 0.0, OTHER: 0.0},
     }
-    rows = step_profile.table({"clm": profile, "mlm": {**profile, "device_busy_share": None}}).splitlines()
+    failed = {"error": "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"}
+    rows = step_profile.table({"clm": profile, "mlm": {**profile, "device_busy_share": None}, "ul2": failed}).splitlines()
     assert rows[2] == "| clm | 0.250 | 80% | 25% | 25% | 50% | 0% | 0% | 0% |"
     assert rows[3].startswith("| mlm | 0.250 | — | 25% |")
+    assert rows[4] == "| ul2 | profile failed: RuntimeError: CUPTI_ERROR_NOT_INITIALIZED |" + " |" * 7
+    assert all(row.count("|") == rows[0].count("|") for row in rows)  # one column a cell, a failure's row too
