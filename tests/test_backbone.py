@@ -35,6 +35,22 @@ def test_llama_checkpoint_loads_bidirectionally_and_back(tmp_path):
         assert torch.equal(tensor, bidirectional.state_dict()[name]), name
 
 
+@pytest.mark.parametrize("attention", ["causal", "bidirectional"])
+def test_a_load_draws_no_weights_and_computes_what_was_saved(tmp_path, attention):
+    """Loading builds the model without drawing the weights the checkpoint replaces (seconds at paper
+    sizes), so the global random state is left as it was; the RoPE buffers, computed rather than
+    drawn, and every saved weight give the saved model's logits exactly."""
+    spec = BackboneSpec.create(MICRO, SPECIAL, max_length=32)
+    saved = build_language_model(spec, attention, seed=0)
+    save_recorded_model(saved, spec, tmp_path)
+    random_state = torch.get_rng_state()
+    loaded = load_language_model(tmp_path, attention)
+    assert torch.equal(torch.get_rng_state(), random_state)
+    ids = torch.randint(SPECIAL.num_special, SPECIAL.vocab_size, (2, 16), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert torch.equal(loaded(input_ids=ids).logits, saved(input_ids=ids).logits)
+
+
 def test_an_export_loads_in_a_stock_client_and_is_readable_by_all(tmp_path):
     """A causal checkpoint as EuroBertForMaskedLM straight from transformers: its mask id is
     in config.json (not EuroBERT's default, outside this vocabulary); files are 0644 like
