@@ -39,12 +39,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pretrain_throughput import machine, prepare_init  # a sibling script
+from pretrain_throughput import machine, prepare_init, run_identity  # a sibling script
 
 from pipeline.finetune.lengths import scored_tokens, task_encoder, train_tokens
 from pipeline.finetune.run import command_line
 from pipeline.model.backbone import read_backbone_spec
-from pipeline.provenance import code_version
 from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.tokenization.special_tokens import SpecialIds
 from pipeline.workflow import jobs
@@ -64,7 +63,8 @@ PHASES = ("set_up", "training", "scoring")  # of a grid point, in the order they
 
 def bench_config(args: argparse.Namespace):
     """config/paper.yaml with the stand-in tasks at ``--max-length`` as its only fine-tuning tasks, cut to
-    ``--steps`` steps of one learning rate and ``--points`` seeds (and ``--precision`` if given)."""
+    ``--steps`` steps of one learning rate and ``--points`` seeds (and ``--precision`` if given), its layers
+    compiled with ``--compile``."""
     tasks = read_task_files("config/tasks", "config")
     for name, (source, task_type) in RETYPED.items():
         tasks[name] = {**tasks[source], "type": task_type, "also_metrics": []}
@@ -80,6 +80,7 @@ def bench_config(args: argparse.Namespace):
             # over what a config under paper.yaml budgets a task (the default's title_search: 25 steps)
             "by_task": {name: {**by_task.get(source_of(name), {}), **budget} for name in args.tasks},
             **({"precision": args.precision} if args.precision else {}),
+            "compile": args.compile,
         },
     }
     return resolve(merge(paper, overlay)).config
@@ -156,7 +157,8 @@ def report(args: argparse.Namespace, config, measured: dict) -> str:
     protocol = config.finetuning
     lines = [
         f"\n{machine()}; {args.size or args.init}; {protocol.precision}, batch {protocol.batch_size} in micro-batches of"
-        f" {protocol.micro_batch_size}, {'grouped' if protocol.group_by_length else 'random'} batches; medians of"
+        f" {protocol.micro_batch_size}, {'grouped' if protocol.group_by_length else 'random'} batches,"
+        f" {'compiled' if protocol.compile else 'eager'} layers; medians of"
         f" {max(args.points - 1, 1)} grid point(s) of {args.steps} steps after a warm-up point",
         "MFU = non-embedding parameters x (6 x padded training tokens + 2 x scored tokens) / seconds / datasheet peak;",
         "training MFU: 6 x padded training tokens over the steps' seconds; scoring MFU: 2 x scored tokens over the scoring's",
@@ -184,6 +186,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=3, help="grid points (seeds) per task; the first is the warm-up")
     parser.add_argument("--learning-rate", type=float, default=5e-5)
     parser.add_argument("--precision", choices=("fp32", "bf16", "bf16_weights"), help="default: config/paper.yaml's (bf16_weights)")
+    parser.add_argument("--compile", action="store_true", help="finetuning.compile: the transformer layers torch.compile'd")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", help="write the record here")
@@ -200,25 +203,35 @@ def main() -> None:
         backbone = read_backbone_spec(model_dir)
         matmul = parameters(backbone.size, backbone.vocab_size).non_embedding  # as the estimate counts a grid point
         print(f"machine: {machine()}", flush=True)
-        measured = {task: measure_task(args, config, task, model_dir, work, matmul, datasheet) for task in args.tasks}
+        measured = {}
+        for task in args.tasks:
+            measured[task] = measure_task(args, config, task, model_dir, work, matmul, datasheet)
+            # after each task, so that a run stopped at its time limit keeps the tasks it measured
+            write_record(args, config, datasheet, measured, complete=len(measured) == len(args.tasks))
     print(report(args, config, measured))
-    if args.json:
-        record = {
-            "bench": "finetune_throughput",
-            "args": {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()},
-            "command": sys.argv,
-            **code_version(),
-            "machine": machine(),
-            "datasheet_peak_flops": datasheet,
-            "protocol": {
-                "precision": config.finetuning.precision,
-                "batch_size": config.finetuning.batch_size,
-                "micro_batch_size": config.finetuning.micro_batch_size,
-                "group_by_length": config.finetuning.group_by_length,
-            },
-            "tasks": measured,
-        }
-        Path(args.json).write_text(json.dumps(record, indent=2))
+
+
+def write_record(args: argparse.Namespace, config, datasheet: float, measured: dict, complete: bool) -> None:
+    """The ``--json`` record of the tasks ``measured`` so far (``complete`` once every task is)."""
+    if not args.json:
+        return
+    record = {
+        "bench": "finetune_throughput",
+        "args": {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()},
+        "command": sys.argv,
+        **run_identity(),  # the code version and the machine, read once
+        "complete": complete,
+        "datasheet_peak_flops": datasheet,
+        "protocol": {
+            "precision": config.finetuning.precision,
+            "batch_size": config.finetuning.batch_size,
+            "micro_batch_size": config.finetuning.micro_batch_size,
+            "group_by_length": config.finetuning.group_by_length,
+            "compile": config.finetuning.compile,
+        },
+        "tasks": measured,
+    }
+    Path(args.json).write_text(json.dumps(record, indent=2))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
     build_language_model,
+    compile_layers,
     load_language_model,
     read_backbone_spec,
     save_language_model,
@@ -131,9 +132,7 @@ def compile_for_attempt(trainer: Trainer, scope: str, mode: str) -> None:
     if scope == "model":
         trainer.trained.compile(mode=mode)
         return
-    layer_classes = tuple(getattr(trainer.model, "_no_split_modules", None) or ())
-    for layer in [m for m in trainer.model.modules() if type(m).__name__ in layer_classes]:
-        layer.compile(mode=mode)
+    compile_layers(trainer.model, mode)
 
 
 def trainer_micro_batch(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from pipeline.__main__ import main
@@ -205,3 +206,24 @@ def test_a_missing_checkpoint_is_named_never_looked_up_on_the_hub(tmp_path, caps
         capsys.readouterr().err.strip()
         == f"error: {missing}: directory missing; rerun the job that writes it (snakemake --forcerun <rule> or -f <its output>)"
     )
+
+
+def test_compiled_layers_fine_tune_to_the_eager_scores(init_dir, tmp_path):
+    """finetuning.compile: the transformer layers torch.compile'd in place, then every grid point (restored
+    weights, a fresh head, batches of other lengths) runs through them: the eager run's scores, example by
+    example (the compiled kernels round otherwise, too little to move a prediction here)."""
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    task = make_task(tmp_path / "task")
+    grids, graphs = {}, {}
+    for name, compiled in (("eager", False), ("compiled", True)):
+        spec = finetune_spec(learning_rates=[1e-3], seeds=[0, 1], max_steps=4, compile=compiled)
+        assert main(["finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task), "--out", str(tmp_path / name)]) == 0
+        grids[name] = without_timings(read_json(tmp_path / name / "scores.json"))
+        graphs[name] = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    assert graphs["eager"] == 0 and graphs["compiled"] > 0  # the compiled run compiled, the eager one did not
+    assert len(grids["compiled"]) == 2
+    for eager, compiled in zip(grids["eager"], grids["compiled"], strict=True):
+        for scores in ("validation_scores", "test_scores"):
+            assert compiled[scores] == pytest.approx(eager[scores], abs=1e-6)
+        assert compiled["test_examples"] == eager["test_examples"]

@@ -76,7 +76,8 @@ def bench_record(init_dir, tmp_path_factory) -> dict:
 def test_the_bench_times_each_grid_point_of_the_real_job_and_counts_its_flops(bench_record, init_dir):
     row = bench_record["tasks"]["sentiment"]
     assert [p["seed"] for p in row["points"]] == [0, 1] and row["steps"] == 2
-    assert bench_record["protocol"] == {"precision": "fp32", "batch_size": 32, "micro_batch_size": 8, "group_by_length": False}
+    protocol = {"precision": "fp32", "batch_size": 32, "micro_batch_size": 8, "group_by_length": False, "compile": False}
+    assert bench_record["protocol"] == protocol and bench_record["complete"]  # written after each task, then whole
     matmul = parameters(read_backbone_spec(init_dir).size, read_backbone_spec(init_dir).vocab_size).non_embedding
     peak = bench_record["datasheet_peak_flops"]
     for point in row["points"]:
@@ -169,6 +170,22 @@ def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_
     sources = measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
     assert sources.startswith("210m sequence_classification training 30.0%, scoring 50.0%, set-up 2.0 s a point measured")
     assert "timed on grid points" not in sources  # the short points' caveat is for records of the whole point alone
+
+
+def test_a_record_of_compiled_layers_costs_only_jobs_that_compile(bench_record, scratch_records):
+    """finetuning.compile is part of the setting a record was measured in: records from before it were eager."""
+    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+    compiled = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, compile=True))
+    without_finetune_records(scratch_records)
+    eager_record = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01)
+    del eager_record["protocol"]["compile"]  # as records before the setting
+    plant(scratch_records, "eager.json", eager_record)
+    assert measured_mfu.measured_finetune_for(compiled, "sst2", "210m") is None
+    compiled_record = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.05)
+    compiled_record["protocol"]["compile"] = True
+    plant(scratch_records, "compiled.json", compiled_record)
+    assert measured_mfu.measured_finetune_for(compiled, "sst2", "210m").record.endswith("compiled.json")
+    assert measured_mfu.measured_finetune_for(paper, "sst2", "210m").record.endswith("eager.json")
 
 
 def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records):

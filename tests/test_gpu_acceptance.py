@@ -81,10 +81,11 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     env["PART"] = "presets"  # the 610M and 1B alone: a GPU's, so on a CPU nothing at all
     done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "presets")], env=env, timeout=120)
     assert done.returncode == 0 and (tmp_path / "presets" / "summary.md").read_text() == ""
-    env["PART"] = "finetune"  # the fine-tuning MFU: on a CPU at SIZE (the GPU's 210M and 610M), skipped here too
+    env["PART"] = "finetune"  # the fine-tuning MFU: on a CPU at SIZE, eager and compiled (a GPU's: 210M both ways, 610M, 1B)
     done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "finetune")], env=env, timeout=120)
     summary = (tmp_path / "finetune" / "summary.md").read_text().splitlines()
-    assert done.returncode == 0 and summary == ["== finetune-210m", "skipped: the call's 0-second budget is spent"]
+    skipped = "skipped: the call's 0-second budget is spent"
+    assert done.returncode == 0 and summary == ["== finetune-210m", skipped, "== finetune-210m-compiled", skipped]
 
 
 def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):

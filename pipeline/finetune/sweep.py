@@ -32,6 +32,7 @@ from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.task_data import EncodedSplit
 from pipeline.finetune.task_types import TaskType
 from pipeline.metrics import Metric
+from pipeline.model.backbone import compile_layers
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.schedules import linear_with_warmup
 
@@ -130,6 +131,8 @@ class Sweep:
             # model's shapes, backward above all), which eats the whole matmul gain; eager
             # attention is two bf16 matmuls around a float32 softmax.
             pretrained.set_attn_implementation("eager")
+        if spec.compile:
+            compile_layers(pretrained)  # in place: every point's restored weights and fresh head run through it
 
     def run_grid(self, description: str, store: PointStore | None = None) -> list[Point]:
         """Every LR at the selection seeds, then the other seeds at the LR those chose on

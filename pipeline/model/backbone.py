@@ -175,6 +175,19 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
     return model
 
 
+def layer_classes(model: torch.nn.Module) -> tuple[str, ...]:
+    """The class names of ``model``'s transformer layers (transformers' ``_no_split_modules``)."""
+    return tuple(getattr(model, "_no_split_modules", None) or ())
+
+
+def compile_layers(model: torch.nn.Module, mode: str = "default") -> None:
+    """Each transformer layer of ``model`` torch.compile'd in place (in ``mode``): parameter names and state dicts
+    stay those of the plain module, and identical layers share one graph."""
+    classes = layer_classes(model)
+    for layer in [m for m in model.modules() if type(m).__name__ in classes]:
+        layer.compile(mode=mode)
+
+
 def builds_cache(model_class: type) -> bool:
     """Whether the model's forward takes ``use_cache`` (decoders); EuroBERT's does not. Not memoised:
     torch.compile traces the signature lookup as it is (a cache wrapper it would skip, with a warning)."""

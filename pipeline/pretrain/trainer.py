@@ -36,7 +36,7 @@ from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError, first_line
 from pipeline.files import explained_write_failure, write_json
 from pipeline.integrity import verify_recorded
-from pipeline.model.backbone import BackboneSpec, save_language_model
+from pipeline.model.backbone import BackboneSpec, compile_layers, layer_classes, save_language_model
 from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.pretrain import distributed
@@ -122,13 +122,9 @@ class Trainer:
         # optimised, saved and resumed with the backbone; only the backbone is exported.
         self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.head).to(device)
         self.trained = TrainedModules(self.model, self.loss)
-        layer_classes = tuple(getattr(self.model, "_no_split_modules", None) or ())  # the transformer layer class
-        self.wrapped = distributed.wrap(self.trained, self.processes, layer_classes, self.compute.precision == "bf16")
+        self.wrapped = distributed.wrap(self.trained, self.processes, layer_classes(self.model), self.compute.precision == "bf16")
         if self.compute.compile:
-            # Each transformer layer in place (after FSDP has made them units, as FSDP wants): parameter
-            # names and state dicts stay those of the plain module, and identical layers share one graph.
-            for layer in [m for m in self.model.modules() if type(m).__name__ in layer_classes]:
-                layer.compile()
+            compile_layers(self.model)  # after FSDP has made the layers units, as FSDP wants
         fused = self.compute.fused_optimizer
         self.optimizer = build_adamw(self.trained, spec.optimizer, self._learning_rate(inputs.plan.first_step), fused=fused)
         self.progress = Progress(step=inputs.plan.first_step)

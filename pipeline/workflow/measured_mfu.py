@@ -216,6 +216,7 @@ class FinetuneSetting:
     precision: str  # finetuning.precision: fp32, bf16 (autocast) or bf16_weights (the study's)
     batch_size: int
     micro_batch_size: int | None
+    compile: bool = False  # finetuning.compile: the layers compiled (records from before it: eager)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,9 @@ def finetune_measurements() -> tuple[FinetuneMeasurement, ...]:
         if record.get("bench") != FINETUNE_BENCH or not gpu or args.get("device") != "cuda" or not args.get("size"):
             continue
         protocol = record["protocol"]
-        setting = FinetuneSetting(protocol["precision"], protocol["batch_size"], protocol["micro_batch_size"])
+        setting = FinetuneSetting(
+            protocol["precision"], protocol["batch_size"], protocol["micro_batch_size"], protocol.get("compile", False)
+        )
         order = (history_position(record.get("git_commit")), path.name)
         for task, row in record["tasks"].items():
             found.append(
@@ -308,7 +311,7 @@ def measured_finetune_mfu(gpu_name: str, size: str, task_type: str, setting: Fin
 
 def finetune_setting(config: Config, task: str) -> FinetuneSetting:
     protocol = config.finetuning.for_task(task)
-    return FinetuneSetting(protocol.precision, protocol.batch_size, protocol.micro_batch_size)
+    return FinetuneSetting(protocol.precision, protocol.batch_size, protocol.micro_batch_size, protocol.compile)
 
 
 def measured_finetune_for(config: Config, task: str, size: str) -> MeasuredMfu | None:
