@@ -30,6 +30,7 @@
 # carry it back in and the next call compiles nothing it compiled before), reads its size's fresh weights from one
 # cache (INIT_CACHE), and gets a fair share of what is left of the budget (at least 60 s; 120 s for the 610M and 1B),
 # so a compile that hangs costs its own turn, not the others'.
+# ARCHIVE=$OUT/speed.tar.gz (a device call's $OUT) packs what was measured into one file at the end.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -213,3 +214,8 @@ case "$part" in
 esac
 touch "$out/summary.md"
 echo "summary: $out/summary.md"
+# ARCHIVE: everything measured in one file (a device call brings back a few files): the records, logs and summary,
+# not the caches (the inductor's, Liger's unpacked wheel) that only serve this machine
+if [ -n "${ARCHIVE:-}" ]; then
+    tar czf "$ARCHIVE" -C "$out" --exclude ./inductor-cache --exclude ./site . && echo "archive: $ARCHIVE"
+fi

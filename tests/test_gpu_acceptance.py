@@ -6,6 +6,7 @@ too slow for the suite, and what they run, the stages, is tested in test_pretrai
 
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,13 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     assert [line.split() for line in summary if line.startswith("kept:")] == [["kept:", "--micro-batch-size", "8"]]  # nothing ran
     assert summary.count("skipped: the call's 0-second budget is spent") == len(attempts)
     assert not list((tmp_path / "out").glob("*.json")) and not list((tmp_path / "out").glob("*.log"))
+    env["ARCHIVE"] = str(tmp_path / "speed.tar.gz")  # what a device call brings back: the measurements, not the caches
+    (tmp_path / "out" / "inductor-cache").mkdir(exist_ok=True)
+    (tmp_path / "out" / "inductor-cache" / "kernel.so").write_bytes(b"\0")
+    done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "out")], env=env, timeout=120)
+    with tarfile.open(tmp_path / "speed.tar.gz") as archive:
+        assert done.returncode == 0 and sorted(archive.getnames()) == [".", "./summary.md"]
+    del env["ARCHIVE"]
     env["PART"] = "presets"  # the 610M and 1B alone: a GPU's, so on a CPU nothing at all
     done = subprocess.run(["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / "presets")], env=env, timeout=120)
     assert done.returncode == 0 and (tmp_path / "presets" / "summary.md").read_text() == ""
