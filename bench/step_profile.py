@@ -1,8 +1,9 @@
 """Where a training step's time goes: a ``torch.profiler`` window over the timed steps of one run,
 its time by kind of work (issue 55: when no lever reaches the goal, "the shortfall stated with its profile").
 
-On a GPU the window's device kernels are sorted by name into kinds (matmuls, attention, LM head and loss,
-optimizer, copies, the rest: element-wise work, norms and reductions, most of it compiled fusions), and the
+On a GPU the window's device kernels are sorted into kinds of work (matmuls, attention, LM head and loss,
+optimizer, copies, the rest: element-wise work, norms and reductions, most of it compiled fusions): by the
+region that launched them (the optimizer's step, the fused head and its loss), else by their names. The
 device's busy share of the window is the union of its kernels' intervals over the window's wall time: what is
 not busy is the device waiting for the host (launch overhead, synchronisations, Python). On a CPU the same
 kinds come from the operators' own (self) time, and there is no separate device to be idle.
@@ -12,6 +13,8 @@ the unprofiled repeats; the profile says how the device spends them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from torch.autograd import DeviceType
@@ -28,7 +31,7 @@ OTHER = "other (element-wise, norms, reductions)"
 TOP = 12  # the longest kernels (or operators) named in the record
 
 
-def region_of(ancestors: list[str]) -> str | None:
+def region_of(ancestors: Sequence[str]) -> str | None:
     """The kind of work a region around an operator makes of it, whatever its kernels: the optimizer's step
     (torch.optim's "Optimizer.step#AdamW.step" annotation) and the sparse LM head with its loss (the chunked
     head's ``_LinearCrossEntropy`` function, Liger's ``LigerFusedLinearCrossEntropyFunction``: their
@@ -41,7 +44,7 @@ def region_of(ancestors: list[str]) -> str | None:
     return None
 
 
-def kind_of(name: str, ancestors: list[str] = ()) -> str:
+def kind_of(name: str, ancestors: Sequence[str] = ()) -> str:
     """The kind of work of the kernel or operator ``name`` launched within the operators ``ancestors``
     (innermost first): its region's (:func:`region_of`), else by name (:data:`KINDS`, else :data:`OTHER`)."""
     lowered = name.lower()
@@ -95,13 +98,13 @@ def summarize(profiler: torch.profiler.profile, device: torch.device, wall_secon
     else:
         timed = [(e.name, e.self_cpu_time_total, ancestry(e)) for e in host]
         busy = None
-    by_name: dict[str, list] = {}  # name -> [seconds, calls, kind]
+    by_name: dict[tuple[str, str], tuple[float, int]] = {}  # (kind, name) -> (seconds, calls)
     by_kind = dict.fromkeys([kind for kind, _ in KINDS] + [OTHER], 0.0)
     for name, microseconds, ancestors in timed:
         kind = kind_of(name, ancestors)
         by_kind[kind] += microseconds / 1e6 / steps
-        seconds, calls, _ = by_name.get(f"{kind}: {name}", [0.0, 0, kind])
-        by_name[f"{kind}: {name}"] = [seconds + microseconds / 1e6, calls + 1, kind]
+        seconds, calls = by_name.get((kind, name), (0.0, 0))
+        by_name[kind, name] = (seconds + microseconds / 1e6, calls + 1)
     longest = sorted(by_name.items(), key=lambda item: -item[1][0])[:TOP]
     return {
         "device": device.type,
@@ -110,8 +113,8 @@ def summarize(profiler: torch.profiler.profile, device: torch.device, wall_secon
         "device_busy_share": None if busy is None else busy / wall_seconds,
         "seconds_per_step_by_kind": by_kind,
         "longest": [
-            {"name": key.split(": ", 1)[1], "kind": kind, "seconds_per_step": seconds / steps, "calls_per_step": calls / steps}
-            for key, (seconds, calls, kind) in longest
+            {"name": name, "kind": kind, "seconds_per_step": seconds / steps, "calls_per_step": calls / steps}
+            for (kind, name), (seconds, calls) in longest
         ],
     }
 
