@@ -69,8 +69,9 @@ class FinetuningSpec:
     # them (which also decides retrieval's in-batch negatives). pipeline/finetune/sweep.py: batch_order.
     group_by_length: bool = True
     # The transformer layers torch.compile'd, as pretraining.compute.compile: fewer, fused kernels for steps of a
-    # few thousand tokens, whose time on a GPU goes to launching kernels more than running them (measured at 1-3%
-    # MFU eager: bench/records/gpu-speed-h200-2026-11-28b). The same scores up to rounding; its first batches compile.
+    # few thousand tokens, too small to keep a GPU busy between kernel launches (eager 8-step points, set-up and
+    # scoring included, ran at 1-3% MFU: bench/records/gpu-speed-h200-2026-11-28b). The same scores up to
+    # rounding; its first batches compile.
     compile: bool = False
 
     def validate(self) -> None:
