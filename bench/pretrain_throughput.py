@@ -189,14 +189,14 @@ class Bench:
 
     def ours(self, kind: str, samples: str | None = None) -> tuple[float, float, float]:
         """Tokens/s, peak GB and last-step loss of this project's trainer on ``samples`` (--samples by default)."""
-        trainer = self.train(kind, samples or self.args.samples, profile_steps=0)
+        trainer = self.run_ours(kind, samples or self.args.samples, profile_steps=0)
         return self.tokens_per_step * self.args.steps / (trainer.ended - trainer.started), self.peak_memory(), trainer.final_loss
 
     def profile(self, kind: str) -> dict:
         """Where the time of --profile last steps goes in one more run of this project's trainer (:mod:`step_profile`)."""
-        return self.train(kind, self.args.samples, profile_steps=self.args.profile).profile
+        return self.run_ours(kind, self.args.samples, profile_steps=self.args.profile).profile
 
-    def train(self, kind: str, samples: str, profile_steps: int) -> TimedTrainer:
+    def run_ours(self, kind: str, samples: str, profile_steps: int) -> TimedTrainer:
         """One run of this project's trainer on ``samples``, as the attempt's options say, its last
         ``profile_steps`` profiled."""
         args = self.args
