@@ -48,8 +48,7 @@ def kind_of(name: str, ancestors: Sequence[str] = ()) -> str:
     """The kind of work of the kernel or operator ``name`` launched within the operators ``ancestors``
     (innermost first): its region's (:func:`region_of`), else by name (:data:`KINDS`, else :data:`OTHER`)."""
     lowered = name.lower()
-    by_name = next((kind for kind, fragments in KINDS if any(fragment in lowered for fragment in fragments)), OTHER)
-    return region_of(ancestors) or by_name
+    return region_of(ancestors) or next((kind for kind, fragments in KINDS if any(fragment in lowered for fragment in fragments)), OTHER)
 
 
 def start(device: torch.device) -> torch.profiler.profile:
@@ -88,8 +87,12 @@ def summarize(profiler: torch.profiler.profile, device: torch.device, wall_secon
     events = profiler.events()
     host = [e for e in events if e.device_type == DeviceType.CPU]
     if device.type == "cuda":
-        # each kernel as the host operator that launched it holds it (so its regions are known), in microseconds
-        timed = [(kernel.name, kernel.duration, ancestry(e)) for e in host for kernel in e.kernels]
+        # each kernel as the host operator that launched it holds it (so its regions are known), in microseconds;
+        # an operator's ancestry walked once for all its kernels
+        timed = []
+        for event in (e for e in host if e.kernels):
+            ancestors = ancestry(event)
+            timed += [(kernel.name, kernel.duration, ancestors) for kernel in event.kernels]
         # the kernels themselves on the device, not the annotations the profiler mirrors onto it
         kernels = [e for e in events if e.device_type == DeviceType.CUDA and not e.is_user_annotation]
         busy = busy_seconds([(e.time_range.start, e.time_range.end) for e in kernels])

@@ -84,10 +84,9 @@ def test_fresh_weights_are_built_once_for_the_attempts_that_share_an_init_cache(
     args, cache = argparse.Namespace(init=None, size="mini", vocab_size=len(tokenizer), sequence_length=32), str(tmp_path / "cache")
     first = pretrain_throughput.prepare_init(args, tokenizer, special, tmp_path / "scratch", cache)
     assert first.parent == tmp_path / "cache" and not (tmp_path / "scratch").exists()
-    monkeypatch.setattr(pretrain_throughput, "build_language_model", lambda *_args, **_kw: pytest.fail("built again"))
-    assert pretrain_throughput.prepare_init(args, tokenizer, special, tmp_path / "scratch", cache) == first
-    monkeypatch.undo()
-    monkeypatch.syspath_prepend(str(REPOSITORY / "bench"))
+    with monkeypatch.context() as patched:
+        patched.setattr(pretrain_throughput, "build_language_model", lambda *_args, **_kw: pytest.fail("built again"))
+        assert pretrain_throughput.prepare_init(args, tokenizer, special, tmp_path / "scratch", cache) == first
     (first.parent / (first.name + ".partial")).mkdir()  # what a run stopped while writing leaves
     other = dataclasses.replace(special, mask=special.pad)
     assert pretrain_throughput.prepare_init(args, tokenizer, other, tmp_path / "scratch", cache) == first
