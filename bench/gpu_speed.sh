@@ -7,6 +7,7 @@
 #   jobs: config/paper.yaml's setting at SIZE (its micro-batch, attention kernel and head: what its jobs run; 210M at
 #   32 with FlexAttention and Liger's head since the H200's second lease), the losses every later attempt is held to,
 #   and where its step's time goes (--profile 2: two steps of one more run under torch.profiler, bench/step_profile.py);
+#   varlen (flash attention's variable-length kernel over the split samples, the study's path, for jobs' FlexAttention),
 #   liger-layers (Liger's RMSNorm, SwiGLU and RoPE), model (whole-model compile), graphs (compile mode
 #   reduce-overhead: CUDA graphs), each alone on top of jobs, kept if >= 2% faster (beyond run-to-run noise) with
 #   agreeing losses;
@@ -139,8 +140,9 @@ lever_attempts() {  # issue 55's item 1 at SIZE: the jobs' path, then each lever
     attempt jobs "$size" "${jobs_path[@]}" --no-trainer --profile 2
     [ -f "$out/jobs.json" ] && compare=(--compare-losses "$out/jobs.json")
     # Each lever alone on top of the jobs' path; those >= 2% faster with agreeing losses are kept, and run together
-    declare -A options_of=([liger-layers]="--liger-layers" [model]="--compile-scope model" [graphs]="--compile-mode reduce-overhead")
-    for name in liger-layers model graphs; do
+    declare -A options_of=([varlen]="--attention varlen" [liger-layers]="--liger-layers" [model]="--compile-scope model"
+        [graphs]="--compile-mode reduce-overhead")
+    for name in varlen liger-layers model graphs; do
         read -ra options <<< "${options_of[$name]}"
         attempt "$name" "$size" "${jobs_path[@]}" --no-trainer "${options[@]}"
         beats "$name" jobs && kept+=("${options[@]}")
@@ -198,12 +200,12 @@ finetune_attempts() {  # item 5: the real finetune job's tokens/s and MFU on the
     done
 }
 
-# attempts still to run (for each one's fair share of the budget): 4 levers and up to 7 comparisons at SIZE, the 610M
+# attempts still to run (for each one's fair share of the budget): 5 levers and up to 7 comparisons at SIZE, the 610M
 # and 1B's 4, or fine-tuning's 4. In one call the presets come before the comparisons: they are unmeasured goals.
 remaining=0 kept=()
 case "$part" in
     finetune) remaining=4 ;;
-    *) [ "$part" = presets ] || remaining=$((remaining + 11))
+    *) [ "$part" = presets ] || remaining=$((remaining + 12))
        [ "$part" = attempts ] || [ "$device" = cpu ] || remaining=$((remaining + 4)) ;;
 esac
 case "$part" in

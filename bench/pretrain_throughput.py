@@ -49,6 +49,7 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
+from pipeline.config.pretraining import CPU_LESS_ATTENTION
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
@@ -383,7 +384,10 @@ def main() -> None:
     parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the sparse head + loss (compute.lm_head)")
     parser.add_argument("--liger-layers", action="store_true", help="ours: Liger Kernel's RMSNorm, SwiGLU and RoPE in the layers")
     parser.add_argument(
-        "--attention", choices=("sdpa", "flex"), default="sdpa", help="ours: the kernel (pretraining.compute.attention; flex: GPU only)"
+        "--attention",
+        choices=("sdpa", "flex", "varlen"),
+        default="sdpa",
+        help="ours: the kernel (pretraining.compute.attention; flex, varlen: GPU only)",
     )
     parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
     parser.add_argument(
@@ -396,8 +400,8 @@ def main() -> None:
     parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
     parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
     args = parser.parse_args()
-    if args.attention == "flex" and args.device != "cuda":
-        parser.error("--attention flex: FlexAttention has no backward on the CPU; give --device cuda")
+    if args.attention in CPU_LESS_ATTENTION and args.device != "cuda":
+        parser.error(f"--attention {args.attention}: {CPU_LESS_ATTENTION[args.attention]}; give --device cuda")
     if args.lm_head == "liger" and (args.device != "cuda" or args.dense_lm_head):
         parser.error("--lm-head liger: a sparse head and a Triton kernel; give --device cuda, without --dense-lm-head")
     if not 0 <= args.profile <= args.steps:

@@ -223,6 +223,11 @@ def test_shipped_configs_parse():
             "pretraining.compute.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1)",
         ),
         (
+            lambda c: c["pretraining"].setdefault("compute", {}).update(by_size={"tiny": {"attention": "varlen"}}),
+            "pretraining.compute.by_size.tiny.attention: 'varlen' needs a GPU (hardware.gpus_per_run >= 1): "
+            "flash attention's variable-length kernel is CUDA only; use 'sdpa'",
+        ),
+        (
             lambda c: c["pretraining"].setdefault("compute", {}).update(lm_head="liger"),
             "pretraining.compute.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'",
         ),

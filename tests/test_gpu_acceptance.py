@@ -65,6 +65,7 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     # step's 144 rows and packed blocks (each skipped here)
     assert attempts == [
         "jobs",
+        "varlen",
         "liger-layers",
         "model",
         "graphs",

@@ -34,6 +34,7 @@ from pipeline.config.data import (
 )
 from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, InputFormat, TaskBudgetSpec
 from pipeline.config.pretraining import (
+    CPU_LESS_ATTENTION,
     ComputeOverrides,
     ComputeSpec,
     ContinuedPretrainingSpec,
@@ -298,10 +299,10 @@ class Config:
         for where, compute in [("pretraining.compute", base)] + [
             (f"pretraining.compute.by_size.{size}", base.for_size(size)) for size in base.by_size
         ]:
-            if compute.attention == "flex" and on_cpu:
+            if compute.attention in CPU_LESS_ATTENTION and on_cpu:
                 raise ValueError(
-                    f"{where}.attention: 'flex' needs a GPU (hardware.gpus_per_run >= 1): FlexAttention has no backward "
-                    "on the CPU; use 'sdpa'"
+                    f"{where}.attention: {compute.attention!r} needs a GPU (hardware.gpus_per_run >= 1): "
+                    f"{CPU_LESS_ATTENTION[compute.attention]}; use 'sdpa'"
                 )
             if compute.lm_head == "liger" and on_cpu:
                 raise ValueError(f"{where}.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'")

@@ -150,6 +150,13 @@ class OptimizerSpec:
             raise ValueError(f"betas must have two values, got {list(self.betas)}")
 
 
+# The attention kernels a CPU cannot run, and why
+CPU_LESS_ATTENTION = {
+    "flex": "FlexAttention has no backward on the CPU",
+    "varlen": "flash attention's variable-length kernel is CUDA only",
+}
+
+
 @dataclass(frozen=True)
 class ComputeOverrides:
     """Per-size departures from ``ComputeSpec`` (a larger model needs smaller micro-batches, or sharding;
@@ -157,7 +164,7 @@ class ComputeOverrides:
 
     micro_batch_size: Count | None = None
     sharding: Literal["ddp", "fsdp"] | None = None
-    attention: Literal["sdpa", "flex"] | None = None
+    attention: Literal["sdpa", "flex", "varlen"] | None = None
     lm_head: Literal["chunked", "liger"] | None = None
 
 
@@ -175,8 +182,9 @@ class ComputeSpec:
     compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
     # The attention kernel. sdpa: PyTorch's scaled_dot_product_attention; split samples pass it a dense
     # mask, which keeps its fused kernels off. flex: FlexAttention, whose block mask skips the tiles
-    # between a row's two samples (the study's variable-length flash kernel's saving); GPU only.
-    attention: Literal["sdpa", "flex"] = "sdpa"
+    # between a row's two samples (the study's variable-length flash kernel's saving); GPU only. varlen: that
+    # kernel itself (torch.nn.attention.varlen, pipeline/model/varlen_attention.py); GPU only, no prefix objectives.
+    attention: Literal["sdpa", "flex", "varlen"] = "sdpa"
     fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
     sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
     # The sparse LM head and its loss as one pass that never holds every position's logits: chunked, this

@@ -35,9 +35,11 @@ from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.example import IGNORE, Attention
 from pipeline.integrity import verify_recorded
+from pipeline.model import varlen_attention
 from pipeline.model.attention import prefix_attention_mask, segment_positions, split_sample_mask
 from pipeline.model.liger_head import liger_linear_cross_entropy
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
+from pipeline.model.varlen_attention import VARLEN, varlen_inputs
 from pipeline.tokenization.special_tokens import SpecialIds
 
 try:  # transformers 5's: a model built without drawing the weights a checkpoint replaces at once
@@ -188,6 +190,11 @@ def compile_layers(model: torch.nn.Module, mode: str = "default") -> None:
         layer.compile(mode=mode)
 
 
+def attention_implementation(kernel: str) -> str:
+    """transformers' name of ``pretraining.compute.attention``'s kernel (the varlen kernel registered first)."""
+    return varlen_attention.register() if kernel == "varlen" else {"sdpa": "sdpa", "flex": "flex_attention"}[kernel]
+
+
 def builds_cache(model_class: type) -> bool:
     """Whether the model's forward takes ``use_cache`` (decoders); EuroBERT's does not. Not memoised:
     torch.compile traces the signature lookup as it is (a cache wrapper it would skip, with a warning)."""
@@ -203,6 +210,8 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     rest eager (seen on a GPU: BENCHMARKS.md). EuroBERT builds none.
     """
     no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
+    if model.config._attn_implementation == VARLEN:  # pretraining.compute.attention: varlen; samples given by offsets
+        return model.base_model(input_ids=batch.input_ids, **varlen_inputs(batch), **no_cache).last_hidden_state
     if batch.segment_starts is not None:  # two samples a row (pipeline.pretrain.samples); never padded
         length = batch.input_ids.shape[1]
         flex = model.config._attn_implementation == "flex_attention"  # pretraining.compute.attention

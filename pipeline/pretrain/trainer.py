@@ -36,7 +36,7 @@ from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError, first_line
 from pipeline.files import explained_write_failure, write_json
 from pipeline.integrity import verify_recorded
-from pipeline.model.backbone import BackboneSpec, compile_layers, layer_classes, save_language_model
+from pipeline.model.backbone import BackboneSpec, attention_implementation, compile_layers, layer_classes, save_language_model
 from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.pretrain import distributed
@@ -116,8 +116,8 @@ class Trainer:
         self.processes = processes or Processes(0, 1, torch.device("cpu"))
         device = self.processes.device
         self.model = model.to(device)
-        if self.compute.attention == "flex":  # every layer's attention, and the split samples' mask (model.backbone.encode)
-            self.model.set_attn_implementation("flex_attention")
+        if self.compute.attention != "sdpa":  # every layer's attention, and how encode gives it the split samples
+            self.model.set_attn_implementation(attention_implementation(self.compute.attention))
         # The objective's loss may own trainable parts (NSP head, ELECTRA generator): they are
         # optimised, saved and resumed with the backbone; only the backbone is exported.
         self.loss = build_loss(inputs.objective, inputs.backbone, inputs.seed, self.compute.head).to(device)
