@@ -239,6 +239,21 @@ def test_shipped_configs_parse():
             "pretraining.compute.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true",
         ),
         (
+            lambda c: (
+                c["pretraining"].setdefault("compute", {}).update(attention="varlen", precision="fp32"),
+                c.setdefault("hardware", {}).update(gpus_per_run=1),
+            ),
+            "pretraining.compute.attention: 'varlen' needs precision 'bf16': flash attention computes in 16-bit floats only",
+        ),
+        (
+            lambda c: (
+                c["pretraining"].setdefault("compute", {}).update(attention="varlen", precision="bf16"),
+                c.setdefault("hardware", {}).update(gpus_per_run=1),
+            ),
+            "cfg.pretraining.compute.attention: 'varlen' trains CLM and MLM examples only; run 'mlm_nsp-tiny' trains 'mlm_nsp'"
+            " (kind 'nsp') at 'tiny': use 'flex' or 'sdpa' there",
+        ),
+        (
             lambda c: c["tokenizer"].update(vocab_size=1),
             "cfg.tokenizer.vocab_size: 1 is below the 296 tokens a trained byte-level BPE starts with (256 bytes + 40 special tokens)",
         ),

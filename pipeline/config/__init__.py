@@ -304,6 +304,8 @@ class Config:
                     f"{where}.attention: {compute.attention!r} needs a GPU (hardware.gpus_per_run >= 1): "
                     f"{CPU_LESS_ATTENTION[compute.attention]}; use 'sdpa'"
                 )
+            if compute.attention == "varlen" and compute.precision != "bf16":
+                raise ValueError(f"{where}.attention: 'varlen' needs precision 'bf16': flash attention computes in 16-bit floats only")
             if compute.lm_head == "liger" and on_cpu:
                 raise ValueError(f"{where}.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'")
             if compute.lm_head == "liger" and not compute.sparse_prediction:

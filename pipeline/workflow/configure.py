@@ -213,6 +213,7 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
     except ValueError as error:
         raise PipelineError(f"{origin}: {error}") from None
     check_split_samples(config, plans, origin)
+    check_varlen_attention(config, plans, origin)
     check_carried_optimizers(config, plans, origin)
     try:
         points = curve_checkpoints(config, plans)
@@ -252,6 +253,19 @@ def check_split_samples(config: Config, plans: dict[str, RunPlan], origin: str) 
             raise PipelineError(
                 f"{origin}.pretraining.samples: 'split' cuts CLM and MLM examples only; run {plan.run!r} trains {plan.objective!r}"
                 f" (kind {kind!r}): use samples 'packed' with it"
+            )
+
+
+def check_varlen_attention(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
+    """pretraining.compute.attention: varlen gives the kernel no mask, only where each sample starts and ends
+    (pipeline/model/varlen_attention.py): CLM and MLM rows, whole or split, say all they need that way; prefix
+    attention and padded targets (prefix LM, span corruption, UL2, NSP's pairs) do not."""
+    for plan in plans.values():
+        kind = config.objectives[plan.objective]["kind"]
+        if config.pretraining.compute.for_size(plan.size).attention == "varlen" and kind not in SPLIT_KINDS:
+            raise PipelineError(
+                f"{origin}.pretraining.compute.attention: 'varlen' trains CLM and MLM examples only; run {plan.run!r} trains"
+                f" {plan.objective!r} (kind {kind!r}) at {plan.size!r}: use 'flex' or 'sdpa' there"
             )
 
 

@@ -300,7 +300,7 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
         # SDPA takes the split samples' boolean (B, 1, L, L) mask as an additive bias in the activations'
         # dtype, one per layer kept for its backward: 3.2 GB at 210M, micro-batch 32, where the H200
         # measured 3.3 GB over packed blocks (bench/records/gpu-speed-h200-2026-11-28b); FlexAttention's
-        # block mask holds a few bytes per 128 x 128 tile
+        # block mask holds a few bytes per 128 x 128 tile, varlen's offsets two integers a row
         activations += size.num_layers * micro * spec.sequence_length**2 * (2 if bf16 else 4)
     fraction = max(loss_fractions(config, plans, size_name)) if compute.sparse_prediction else 1.0
     logits = head_bytes(compute.head, tokens * fraction, vocab, size.hidden_size)
