@@ -4,7 +4,7 @@ torch's varlen kernel is CUDA only, so here it is replaced by :func:`reference_k
 each span the offsets name, taking exactly the options of one torch version's signature. What is checked
 is everything around the kernel: the offsets, the (B, H, L, D) <-> (B * L, H, D) layout, the causal flag of
 each backbone class, grouped-query heads (the micro size has 2 query heads, 1 key/value head), the scale,
-the positions of split samples, and a pretraining run through the trainer. The kernel itself is checked
+the positions of split samples, a pretraining run through the trainer, and a whole-model compile. The kernel itself is checked
 on a GPU, by bench/pretrain_throughput.py's loss agreement (bench/gpu_speed.sh's ``varlen`` attempt).
 """
 
@@ -24,7 +24,7 @@ from pipeline.batch import Batch
 from pipeline.errors import PipelineError
 from pipeline.example import IGNORE
 from pipeline.model import varlen_attention
-from pipeline.model.backbone import attention_implementation, encode
+from pipeline.model.backbone import attention_implementation, encode, language_model_loss
 from pipeline.model.varlen_attention import sample_offsets, varlen_attention_forward
 from tests.conftest import pretrain_argv, pretrain_spec_json
 from tests.test_attention import SPECIAL, micro_model
@@ -38,24 +38,22 @@ SIGNATURES = {
 
 
 def reference_kernel(accepted: frozenset):
-    """varlen_attn's contract for a signature accepting ``accepted``: (T, Hq, D) per span of the offsets."""
+    """varlen_attn's contract for a signature accepting ``accepted``: query (T, Hq, D) attends within the span
+    of the offsets it lies in. Written without reading tensors on the host, so torch.compile traces it whole."""
 
     def kernel(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, **options):
         assert set(options) <= accepted, f"{set(options) - accepted} is not in this torch's signature"
-        assert torch.equal(cu_seq_q, cu_seq_k) and cu_seq_q.dtype == torch.int32
-        causal = options.get("is_causal", options.get("window_size") == (-1, 0))
-        if key.shape[1] != query.shape[1]:
-            assert options.get("enable_gqa"), "grouped-query heads reached a kernel not told"
-            key, value = (s.repeat_interleave(query.shape[1] // s.shape[1], dim=1) for s in (key, value))
-        output = torch.zeros_like(query)
-        bounds = cu_seq_q.tolist()
-        for start, end in zip(bounds, bounds[1:]):
-            assert end - start <= max_q
-            span = slice(start, end)
-            if end > start:  # (H, n, D) for SDPA, back to (n, H, D)
-                q, k, v = (s[span].transpose(0, 1) for s in (query, key, value))
-                output[span] = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=options.get("scale")).transpose(0, 1)
-        return output
+        assert cu_seq_q is cu_seq_k and cu_seq_q.dtype == torch.int32
+        gqa = key.shape[1] != query.shape[1]
+        assert options.get("enable_gqa", False) == gqa or "enable_gqa" not in accepted, "grouped-query heads and enable_gqa disagree"
+        tokens = torch.arange(query.shape[0], device=query.device)
+        span = torch.searchsorted(cu_seq_q, tokens.to(torch.int32), right=True)  # (T,): which span each token lies in
+        visible = span[:, None] == span[None, :]  # (T, T)
+        if options.get("is_causal", options.get("window_size") == (-1, 0)):
+            visible &= tokens[None, :] <= tokens[:, None]
+        q, k, v = (states.transpose(0, 1) for states in (query, key, value))  # (H, T, D)
+        output = F.scaled_dot_product_attention(q, k, v, attn_mask=visible, scale=options.get("scale"), enable_gqa=gqa)
+        return output.transpose(0, 1)
 
     return kernel
 
@@ -168,3 +166,19 @@ def test_a_split_sample_pretraining_run_trains_as_sdpa_does(tokens_dir, init_dir
     weights = {kernel: load_file(run / "model" / "model.safetensors") for kernel, run in runs.items()}
     for name, tensor in weights["sdpa"].items():
         np.testing.assert_allclose(weights["varlen"][name].numpy(), tensor.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_a_whole_model_compile_traces_varlen_split_samples_in_one_graph(monkeypatch):
+    """The offsets and positions are built in the graph and the kernel's options are constants (the signature read
+    at import): the backbone on split samples is one graph with no break, as under SDPA and FlexAttention
+    (tests/test_backbone.py); the sparse head is left out of it by design."""
+    accepted = SIGNATURES["2.12"]
+    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
+    monkeypatch.setattr(varlen_attention, "flash_varlen", reference_kernel(accepted))
+    model = micro_model("causal")
+    model.set_attn_implementation(attention_implementation("varlen"))
+    batch = split_batch("causal", [5, 11], length=16)
+    batch = dataclasses.replace(batch, labels=batch.input_ids.clone())
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(lambda b: language_model_loss(model, b))(batch)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), [str(r.reason) for r in explained.break_reasons]
