@@ -32,6 +32,8 @@
 # cache (INIT_CACHE), and gets a fair share of what is left of the budget (at least 60 s; 120 s for the 610M and 1B),
 # so a compile that hangs costs its own turn, not the others'.
 # ARCHIVE=$OUT/speed.tar.gz (a device call's $OUT) packs what was measured into one file at the end.
+# Each attempt's table in summary.md ends with where its wall time went (before the first run, each run whole, the
+# profiled runs): what to cut when the attempts do not fit one call.
 # Without a GPU, DEVICE=cpu SIZE=tiny LENGTH=64 BATCH=8 VOCAB=4096 THREADS=2 bench/gpu_speed.sh /tmp/dry dry-runs the plumbing.
 set -uo pipefail
 cd "$(dirname "$0")/.."

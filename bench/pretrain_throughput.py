@@ -34,6 +34,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import platform
 import shutil
 import statistics
@@ -72,6 +73,7 @@ from pipeline.workflow.cost import parameters
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
 PEAK_LR = 5e-4
+IMPORTED = time.perf_counter()  # process_age's origin where /proc is not there
 
 
 def synchronize(device: torch.device) -> None:
@@ -423,14 +425,17 @@ def main() -> None:
         dtype = torch.bfloat16 if args.precision == "bf16" else torch.float32
         peak = matmul_peak(bench.device, dtype)
         print(f"machine: {machine()}\nmatmul peak ({args.precision}): {peak / 1e12:.3f} TFLOP/s", flush=True)
+        wall = {"ready": process_age()}  # imports, tokenizer, initial weights, token blocks, the peak: before any run
         who_runs = ("ours",) if args.no_trainer else ("ours", "trainer")
         results = {kind: {who: [] for who in who_runs} for kind in args.objectives}
         for repeat in range(args.repeats):
             for kind in args.objectives:
                 order = who_runs if repeat % 2 == 0 else who_runs[::-1]  # alternate who goes first
                 for who in order:
+                    began = time.perf_counter()
                     tokens_per_second, memory, final_loss = getattr(bench, who)(kind)
-                    results[kind][who].append({"tokens_per_second": tokens_per_second, "peak_memory_gb": memory, "final_loss": final_loss})
+                    run = {"tokens_per_second": tokens_per_second, "peak_memory_gb": memory, "final_loss": final_loss}
+                    results[kind][who].append(run | {"run_seconds": time.perf_counter() - began})  # all of it: load, compile, warm-up
                     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
                     print(
                         f"repeat {repeat} {kind} {who:8s} {tokens_per_second:12,.0f} tokens/s  peak memory {memory:.1f} GB"
@@ -441,8 +446,9 @@ def main() -> None:
                     write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False)
         profiles = {}  # after the measurements, so that the profiler's own cost never reaches a tokens/s
         for kind in args.objectives if args.profile else ():
+            began = time.perf_counter()
             try:
-                profiles[kind] = bench.profile(kind)
+                profiles[kind] = bench.profile(kind) | {"run_seconds": time.perf_counter() - began}
             except Exception as error:  # a diagnosis that fails (a profiler of another torch) leaves the measurements standing
                 profiles[kind] = {"error": f"{type(error).__name__}: {error}"}
                 print(f"profile of {kind} failed: {profiles[kind]['error']}", flush=True)
@@ -457,7 +463,9 @@ def main() -> None:
             measured = "the GPU's kernel time" if bench.device.type == "cuda" else "the CPU operators' own time"
             print(f"\nWhere a timed step's time goes (one profiled run an objective; shares of {measured}):\n")
             print(step_profile.table(profiles))
-    write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True, profiles=profiles)
+    wall["total"] = process_age()
+    print(wall_time_line(wall, results, profiles))
+    write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True, profiles=profiles, wall=wall)
 
 
 @functools.cache
@@ -467,11 +475,42 @@ def run_identity() -> dict:
     return {**code_version(), "machine": machine()}
 
 
+def process_age() -> float:
+    """Seconds since this process started (Linux; elsewhere since this module was imported): what a caller's
+    time cap counts, interpreter start-up and imports included."""
+    try:
+        started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started / os.sysconf("SC_CLK_TCK")
+    except (OSError, AttributeError, ValueError, IndexError):
+        return time.perf_counter() - IMPORTED
+
+
+def wall_time_line(wall: dict, results: dict, profiles: dict) -> str:
+    """Where an attempt's wall time went: before the first run, each run whole (load, compile, warm-up, timed
+    steps), the profiled runs, the rest (the second peak, the table), so a time cap can be set from it."""
+    runs = [row["run_seconds"] for by_who in results.values() for rows in by_who.values() for row in rows]
+    profiled = [profile["run_seconds"] for profile in profiles.values() if "run_seconds" in profile]
+    rest = wall["total"] - wall["ready"] - sum(runs) - sum(profiled)
+    each = ", ".join(f"{seconds:.1f}" for seconds in runs)
+    return (
+        f"wall time: {wall['ready']:.1f} s before the first run, {sum(runs):.1f} s in {len(runs)} runs ({each}), "
+        f"{sum(profiled):.1f} s profiled, {rest:.1f} s else: {wall['total']:.1f} s in all"
+    )
+
+
 def write_record(
-    args: argparse.Namespace, results: dict, summary: dict, peak: float, datasheet: float, complete: bool, profiles: dict | None = None
+    args: argparse.Namespace,
+    results: dict,
+    summary: dict,
+    peak: float,
+    datasheet: float,
+    complete: bool,
+    profiles: dict | None = None,
+    wall: dict | None = None,
 ) -> None:
     """The ``--json`` record: ``complete`` false while measurements remain (its summary the medians of
-    those made, against the peak measured before them); ``profiles``, with --profile, each objective's."""
+    those made, against the peak measured before them); ``profiles``, with --profile, each objective's;
+    ``wall``, once complete, the attempt's wall time (:func:`wall_time_line`)."""
     if not args.json:
         return
     record = {
@@ -484,6 +523,7 @@ def write_record(
         "results": results,
         "summary": summary,
         "profile": profiles or {},
+        "wall_seconds": wall or {},
     }
     Path(args.json).write_text(json.dumps(record, indent=2))
 

@@ -75,6 +75,18 @@ def test_a_profiled_run_says_where_its_steps_time_goes(baseline):
         assert profile["longest"][0]["seconds_per_step"] == max(row["seconds_per_step"] for row in profile["longest"])
 
 
+def test_an_attempt_says_where_its_wall_time_went(baseline):
+    """What a time cap counts, from the process's start: before the first run (imports, weights, blocks), each
+    run whole and each profiled run, the rest; printed and recorded, so a cap can be set from it."""
+    record = json.loads(baseline.read_text())
+    wall = record["wall_seconds"]
+    runs = [row["run_seconds"] for by_who in record["results"].values() for rows in by_who.values() for row in rows]
+    profiled = [profile["run_seconds"] for profile in record["profile"].values()]
+    assert len(runs) == 2 and len(profiled) == 2 and min(runs + profiled) > 0
+    assert 0 < wall["ready"] < wall["ready"] + sum(runs) + sum(profiled) <= wall["total"]
+    assert wall["ready"] > 1  # the interpreter's start and torch's import count: measured from the process's start
+
+
 def test_fresh_weights_are_built_once_for_the_attempts_that_share_an_init_cache(tmp_path, tokenizer, special, monkeypatch):
     """--init-cache: the first run of a size builds its fresh weights (one seed), the next reads them; an
     entry of other special tokens is built again, and a half-written one never passes for whole."""
