@@ -39,7 +39,6 @@ from pipeline.model import varlen_attention
 from pipeline.model.attention import prefix_attention_mask, segment_positions, split_sample_mask
 from pipeline.model.liger_head import liger_linear_cross_entropy
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
-from pipeline.model.varlen_attention import VARLEN, varlen_inputs
 from pipeline.tokenization.special_tokens import SpecialIds
 
 try:  # transformers 5's: a model built without drawing the weights a checkpoint replaces at once
@@ -210,8 +209,8 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     rest eager (seen on a GPU: BENCHMARKS.md). EuroBERT builds none.
     """
     no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
-    if model.config._attn_implementation == VARLEN:  # pretraining.compute.attention: varlen; samples given by offsets
-        return model.base_model(input_ids=batch.input_ids, **varlen_inputs(batch), **no_cache).last_hidden_state
+    if model.config._attn_implementation == varlen_attention.VARLEN:  # pretraining.compute.attention: varlen
+        return model.base_model(input_ids=batch.input_ids, **varlen_attention.varlen_inputs(batch), **no_cache).last_hidden_state
     if batch.segment_starts is not None:  # two samples a row (pipeline.pretrain.samples); never padded
         length = batch.input_ids.shape[1]
         flex = model.config._attn_implementation == "flex_attention"  # pretraining.compute.attention

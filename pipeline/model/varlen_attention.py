@@ -55,9 +55,11 @@ def register() -> str:
 def sample_offsets(segment_starts: torch.Tensor | None, batch_size: int, length: int, device: torch.device) -> torch.Tensor:
     """(N + 1,) int32 cumulative offsets of the N samples of B rows of L tokens laid end to end.
 
-    segment_starts (B,) long: each row's second sample starts there (0: the row is one sample, and its
-    first sample is empty: an offset repeated, which the kernel skips); N = 2B. None: every row is one
-    sample, N = B. The count never depends on the data, so compiled layers see one shape a batch size.
+    segment_starts (B,) long: each row's second sample starts there; N = 2B. A 0 (a row left whole in a batch
+    of cut rows) gives an empty first sample, an offset repeated: pretraining never makes one (its cuts leave
+    12 tokens at least a side, pipeline.pretrain.samples), and the CUDA kernel has not been run on one.
+    None: every row is one sample, N = B. The count never depends on the data, so compiled layers see one
+    shape a batch size.
     """
     rows = torch.arange(batch_size, device=device) * length  # (B,): each row's first token, end to end
     starts = rows if segment_starts is None else torch.stack([rows, rows + segment_starts], dim=1).flatten()  # (N,)
