@@ -73,7 +73,7 @@ from pipeline.workflow.cost import parameters
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
 PEAK_LR = 5e-4
-IMPORTED = time.perf_counter()  # process_age's origin where /proc is not there
+IMPORTED = time.perf_counter()  # process_age's origin where /proc is not there: the imports above done
 
 
 def synchronize(device: torch.device) -> None:
@@ -476,8 +476,8 @@ def run_identity() -> dict:
 
 
 def process_age() -> float:
-    """Seconds since this process started (Linux; elsewhere since this module was imported): what a caller's
-    time cap counts, interpreter start-up and imports included."""
+    """Seconds since this process started (Linux: what a caller's time cap counts, interpreter start-up and
+    imports included; elsewhere only since this script's imports ended)."""
     try:
         started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks
         return time.clock_gettime(time.CLOCK_BOOTTIME) - started / os.sysconf("SC_CLK_TCK")
