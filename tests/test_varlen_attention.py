@@ -130,7 +130,8 @@ def test_the_comparison_can_fail(monkeypatch):
     ],
     ids=["prefix", "padded"],
 )
-def test_what_offsets_cannot_say_is_refused(batch, message, kernel_of_torch):
+def test_what_offsets_cannot_say_is_refused(batch, message):
+    """Refused before any kernel runs, whatever the torch."""
     model = micro_model("causal")
     model.set_attn_implementation(attention_implementation("varlen"))
     with pytest.raises(PipelineError, match=message):
