@@ -404,6 +404,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.attention in CPU_LESS_ATTENTION and args.device != "cuda":
         parser.error(f"--attention {args.attention}: {CPU_LESS_ATTENTION[args.attention]}; give --device cuda")
+    if args.attention == "varlen" and args.precision != "bf16":
+        parser.error("--attention varlen: flash attention computes in 16-bit floats only; give --precision bf16")
     if args.lm_head == "liger" and (args.device != "cuda" or args.dense_lm_head):
         parser.error("--lm-head liger: a sparse head and a Triton kernel; give --device cuda, without --dense-lm-head")
     if not 0 <= args.profile <= args.steps:
