@@ -58,12 +58,18 @@ def reference_kernel(accepted: frozenset):
     return kernel
 
 
+def use_reference_kernel(monkeypatch, version: str = "2.12", calls: list | None = None) -> None:
+    """The reference kernel in the kernel's place under torch ``version``'s signature; each call appended to ``calls``."""
+    accepted = SIGNATURES[version]
+    kernel = reference_kernel(accepted)
+    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
+    monkeypatch.setattr(varlen_attention, "flash_varlen", kernel if calls is None else lambda *a, **o: calls.append(1) or kernel(*a, **o))
+
+
 @pytest.fixture(params=sorted(SIGNATURES))
 def kernel_of_torch(request, monkeypatch):
     """The reference kernel under one torch version's signature."""
-    accepted = SIGNATURES[request.param]
-    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
-    monkeypatch.setattr(varlen_attention, "flash_varlen", reference_kernel(accepted))
+    use_reference_kernel(monkeypatch, request.param)
     return request.param
 
 
@@ -100,10 +106,8 @@ def test_varlen_gives_the_dense_mask_s_hidden_states_and_gradients(attention, st
 
 def test_the_comparison_can_fail(monkeypatch):
     """A kernel that ignores the cut (one span a row) gives other hidden states than the dense mask."""
-    accepted = SIGNATURES["2.12"]
-    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
+    use_reference_kernel(monkeypatch)
     monkeypatch.setattr(varlen_attention, "sample_offsets", lambda starts, b, length, device: sample_offsets(None, b, length, device))
-    monkeypatch.setattr(varlen_attention, "flash_varlen", reference_kernel(accepted))
     batch = split_batch("causal", [12, 20])
     model = micro_model("causal")
     dense = encode(model, batch)
@@ -151,11 +155,8 @@ def test_the_attention_function_alone_wants_the_offsets():
 def test_a_split_sample_pretraining_run_trains_as_sdpa_does(tokens_dir, init_dir, tmp_path, monkeypatch):
     """The trainer sets the model to the kernel (pretraining.compute.attention: varlen) and trains the split
     samples as the dense mask does: same losses and weights up to float rounding."""
-    accepted, calls = SIGNATURES["2.12"], []
-    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
-    monkeypatch.setattr(
-        varlen_attention, "flash_varlen", lambda *args, **options: calls.append(1) or reference_kernel(accepted)(*args, **options)
-    )
+    calls = []
+    use_reference_kernel(monkeypatch, calls=calls)
     runs = {}
     for kernel in ("sdpa", "varlen"):
         spec = pretrain_spec_json({"kind": "clm"}, num_steps=3, samples="split", compute={"attention": kernel})
@@ -173,9 +174,7 @@ def test_a_whole_model_compile_traces_varlen_split_samples_in_one_graph(monkeypa
     """The offsets and positions are built in the graph and the kernel's options are constants (the signature read
     at import): the backbone on split samples is one graph with no break, as under SDPA and FlexAttention
     (tests/test_backbone.py); the sparse head is left out of it by design."""
-    accepted = SIGNATURES["2.12"]
-    monkeypatch.setattr(varlen_attention, "_PARAMETERS", accepted)
-    monkeypatch.setattr(varlen_attention, "flash_varlen", reference_kernel(accepted))
+    use_reference_kernel(monkeypatch)
     model = micro_model("causal")
     model.set_attn_implementation(attention_implementation("varlen"))
     batch = split_batch("causal", [5, 11], length=16)
