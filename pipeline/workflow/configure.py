@@ -212,8 +212,7 @@ def resolve(data: dict[str, Any], origin: str = "config") -> Resolved:
         plans = plan_runs(config)
     except ValueError as error:
         raise PipelineError(f"{origin}: {error}") from None
-    check_split_samples(config, plans, origin)
-    check_varlen_attention(config, plans, origin)
+    check_row_objectives(config, plans, origin)
     check_carried_optimizers(config, plans, origin)
     try:
         points = curve_checkpoints(config, plans)
@@ -241,28 +240,27 @@ def check_carried_optimizers(config: Config, plans: dict[str, RunPlan], origin: 
             )
 
 
-def check_split_samples(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
-    """The study's cut samples (pretraining.samples: split) keep an example aligned with its
-    block, which CLM and MLM examples are and the others (span corruption's targets, NSP's
-    pairs, ...) are not: every run trains with the same samples, or the comparison is unfair."""
-    if config.pretraining.samples != "split":
-        return
+def check_row_objectives(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
+    """What works on CLM and MLM rows alone, refused for a run of another objective (span corruption's
+    targets, NSP's pairs, prefix LM, UL2, ...):
+
+    - the study's cut samples (pretraining.samples: split) keep an example aligned with its block, which CLM
+      and MLM examples are and the others are not: every run trains with the same samples, or the comparison
+      is unfair;
+    - pretraining.compute.attention: varlen gives the kernel no mask, only where each sample starts and ends
+      (pipeline/model/varlen_attention.py): CLM and MLM rows, whole or split, say all they need that way;
+      prefix attention and padded targets do not.
+    """
     for plan in plans.values():
         kind = config.objectives[plan.objective]["kind"]
-        if kind not in SPLIT_KINDS:
+        if kind in SPLIT_KINDS:
+            continue
+        if config.pretraining.samples == "split":
             raise PipelineError(
                 f"{origin}.pretraining.samples: 'split' cuts CLM and MLM examples only; run {plan.run!r} trains {plan.objective!r}"
                 f" (kind {kind!r}): use samples 'packed' with it"
             )
-
-
-def check_varlen_attention(config: Config, plans: dict[str, RunPlan], origin: str) -> None:
-    """pretraining.compute.attention: varlen gives the kernel no mask, only where each sample starts and ends
-    (pipeline/model/varlen_attention.py): CLM and MLM rows, whole or split, say all they need that way; prefix
-    attention and padded targets (prefix LM, span corruption, UL2, NSP's pairs) do not."""
-    for plan in plans.values():
-        kind = config.objectives[plan.objective]["kind"]
-        if config.pretraining.compute.for_size(plan.size).attention == "varlen" and kind not in SPLIT_KINDS:
+        if config.pretraining.compute.for_size(plan.size).attention == "varlen":
             raise PipelineError(
                 f"{origin}.pretraining.compute.attention: 'varlen' trains CLM and MLM examples only; run {plan.run!r} trains"
                 f" {plan.objective!r} (kind {kind!r}) at {plan.size!r}: use 'flex' or 'sdpa' there"
