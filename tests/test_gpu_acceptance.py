@@ -97,6 +97,30 @@ def test_the_speed_attempts_start_none_past_the_call_s_budget(tmp_path):
     assert done.returncode == 0 and summary == ["== finetune-210m", skipped, "== finetune-210m-compiled", skipped]
 
 
+def test_every_speed_attempt_gets_at_least_the_time_it_needs(tmp_path):
+    """A cap below what an attempt needs stops it in its last run and leaves no verdict (the 2026-11-28b lease's 210M
+    attempts took 73-75 s each): however many attempts remain, the first gets 120 s (cold caches, profiled), each
+    other one at SIZE 90 s and each fine-tuning size 120 s (a fake ``timeout`` records the caps and runs nothing)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "timeout").write_text('#!/bin/sh\necho "$*" >> "$CAPS"\n')  # CAP COMMAND...: the cap, and the attempt by its --json
+    (fake / "timeout").chmod(0o755)
+    caps = tmp_path / "caps"
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "PYTHON": sys.executable, "DEVICE": "cpu", "BUDGET_SECONDS": "450", "CAPS": str(caps)}
+    for part in ("attempts", "finetune"):
+        command = ["bash", str(REPOSITORY / "bench" / "gpu_speed.sh"), str(tmp_path / part)]
+        done = subprocess.run(command, env=env | {"PART": part}, timeout=120)
+        assert done.returncode == 0
+    given = {}
+    for line in caps.read_text().splitlines():
+        words = line.split()
+        given[Path(words[words.index("--json") + 1]).stem] = int(words[0])
+    assert min(given.pop("finetune-210m"), given.pop("finetune-210m-compiled")) >= 120  # (a fair share of 450 s over 4: 112)
+    assert given.pop("jobs") == 120  # the fair share at SIZE: 450 s over 12 attempts, 37 s
+    assert [given.pop(lever) for lever in ("varlen", "liger-layers", "model", "graphs")] == [90] * 4  # over 11 to 8: 40-56 s
+    assert given and min(given.values()) >= 90  # the comparisons, the last ones' fair share above 90
+
+
 def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
     """What the cost estimate takes from a record must be what a pipeline job runs: at 1B, forward
     passes of config/paper.yaml's 8 sequences with SDPA and the chunked head (its by_size), not the 32 of 210M
