@@ -16,6 +16,7 @@ from report_fakes import FakeTree, write_fake_results
 from pipeline import warm_worker
 from pipeline.__main__ import main
 from pipeline.report.render import benchmark_rule, read_benchmarks
+from pipeline.report.tables import row
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,13 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     # A family row shows its random-init average too (comparison.csv's random_*), not a dash.
     family_row = re.search(r'<tr class="family">(.*?)</tr>', section(html, "headline"), re.S).group(1)
     assert re.findall(r"<td[^>]*>(.*?)</td>", family_row)[3] != "—"
+    # every row's own MLM − CLM with its interval (the column once printed "None", its value overwritten)
+    gaps = []
+    for table in re.findall(r"<table.*?</table>", section(html, "headline"), re.S):
+        header = re.findall(r"<th[^>]*>(.*?)</th>", table)
+        rows = [re.findall(r"<td[^>]*>(.*?)</td>", found) for found in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)]
+        gaps += [cells[header.index("MLM − CLM [95% CI, Welch]")] for cells in rows if cells]
+    assert len(gaps) >= 4 and all(re.fullmatch(r"[+−]\d+\.\d \[[+−]\d+\.\d,\s[+−]\d+\.\d\]", gap) for gap in gaps), gaps
     assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
     for heading in ("Scale of this run", *APPENDIX_HEADINGS[1:]):
         assert heading in html
@@ -267,3 +275,10 @@ def test_needle_heatmap_draws_one_panel_per_run(tmp_path: Path) -> None:
     ] + [{"run": "clm-tiny", "key": "exact_match", "test_mean": 80.0, "test_low": 75.0, "test_high": 85.0}]
     path = figures.needle_heatmaps(pd.DataFrame(rows), NEEDLE_CELL_PREFIX, tmp_path / "needle.png")
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_cell_that_missed_its_formatting_is_refused_not_printed() -> None:
+    """None or a NaN read back from an empty CSV field would print as "None" or "nan" in a table."""
+    for value in (None, float("nan")):
+        with pytest.raises(TypeError, match="a report cell must be formatted text, got"):
+            row("title_search", value)

@@ -36,6 +36,12 @@ class Cell:
     text: str
     css: str = ""  # e.g. "num" (right-aligned), "verdict-supported", "winner-mlm"
 
+    def __post_init__(self):
+        # A value that missed its formatting (None, a NaN read back from an empty CSV field) would print as
+        # "None" or "nan" in the report's tables, which once hid the headline's MLM − CLM column: refused here.
+        if not isinstance(self.text, str):
+            raise TypeError(f"a report cell must be formatted text, got {self.text!r} ({type(self.text).__name__})")
+
 
 @dataclass(frozen=True)
 class Row:
@@ -131,8 +137,8 @@ def headline_tables(
                     winner = Cell("no evidence", "winner-none")
                 lexical = references.loc[(item["name"], item["mlm_run"])] if (item["name"], item["mlm_run"]) in references.index else None
                 theirs = study.get((size, item["level"], item["name"]))
-                gap = [theirs[f"difference_{part}"] for part in ("mean", "low", "high")] if theirs is not None else None
-                beside = [num(interval_text(*gap, signed=True) if gap else "—")] if published else []
+                study_gap = [theirs[f"difference_{part}"] for part in ("mean", "low", "high")] if theirs is not None else None
+                beside = [num(interval_text(*study_gap, signed=True) if study_gap else "—")] if published else []
                 rows.append(
                     row(
                         key(name),
