@@ -15,6 +15,7 @@ from report_fakes import FakeTree, write_fake_results
 
 from pipeline import warm_worker
 from pipeline.__main__ import main
+from pipeline.report.appendix_tables import tasks_table
 from pipeline.report.render import benchmark_rule, read_benchmarks
 from pipeline.report.tables import row
 
@@ -282,3 +283,21 @@ def test_a_cell_that_missed_its_formatting_is_refused_not_printed() -> None:
     for value in (None, float("nan")):
         with pytest.raises(TypeError, match="a report cell must be formatted text, got"):
             row("title_search", value)
+
+
+def test_a_task_without_a_label_set_says_so_in_the_tasks_table() -> None:
+    """Extractive QA and retrieval have no label set: their stats.json's empty list is read back as NaN."""
+    item = {
+        "task": "news_qa",
+        "family": "QA",
+        "proxy_for": "SQuAD v1.1",
+        "labels": float("nan"),
+        "num_train": 10,
+        "num_validation": 2,
+        "num_test": 3,
+        "majority_label": "no answer",
+        "majority_test_score": 0.0,
+        "description": "A cloze over news.",
+        "derived_labels": float("nan"),
+    }
+    assert tasks_table(pd.DataFrame([item])).rows[0].cells[3].text == "— (no label set)"

@@ -62,7 +62,7 @@ def tasks_table(tasks: pd.DataFrame) -> Table:
                 key(item["task"]),
                 item["family"],
                 Cell(f"PROXY for {proxy}", "proxy") if proxy else Cell("— (no study counterpart)", "muted"),
-                item["labels"],
+                item["labels"] if isinstance(item["labels"], str) and item["labels"] else "— (no label set)",
                 num(f"{item['num_train']:,} / {item['num_validation']:,} / {item['num_test']:,}"),
                 num(majority_text(item)),
                 item["description"],
