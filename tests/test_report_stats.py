@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
+from pipeline.analysis import zero_shot
 from pipeline.analysis.stats import (
     Estimate,
     average,
@@ -106,3 +108,29 @@ def test_replicates_to_detect_scales_with_the_squared_ratio_of_mde_to_effect() -
     assert replicates_to_detect(estimate, 3) == math.ceil(3 * mde**2)
     assert replicates_to_detect(Estimate(10.0, 1.0, 4.0, 0.95), 3) == 3  # already detectable
     assert replicates_to_detect(Estimate(0.0, 1.0, 4.0, 0.95), 3) == math.inf
+
+
+def pairs_of(outcomes: list[float]) -> pd.DataFrame:
+    """Minimal-pair outcomes (1 won, 0 lost, ½ tied) as the scoring stage writes them."""
+    return pd.DataFrame({"pair_id": range(len(outcomes)), "outcome": outcomes})
+
+
+def test_a_model_winning_every_one_of_few_pairs_is_not_certain_of_it() -> None:
+    """14 of 14 pairs won: 100 points, but not ± 0 (the plain t-interval's, from a sample without spread);
+    Agresti and Coull's standard error, at 16 of 18: t(13) x sqrt(16/18 x 2/18 / 18) = 2.160 x 7.41 points."""
+    won = zero_shot.accuracy(pairs_of([1.0] * 14), 0.95)
+    assert won.mean == 100.0 and won.half_width == pytest.approx(t_critical(0.95, 13) * 100 * math.sqrt(16 / 18 * 2 / 18 / 18))
+    # two models winning the same 14 pairs: a difference of 0, not known to be 0 (Agresti and Min: half a pair per outcome)
+    same = zero_shot.paired_difference(pairs_of([1.0] * 14), pairs_of([1.0] * 14), 0.95)
+    assert same.mean == 0.0 and same.half_width == pytest.approx(t_critical(0.95, 13) * 100 / 16) and same.low < 0 < same.high
+
+
+def test_with_many_pairs_the_adjusted_intervals_are_the_plain_ones() -> None:
+    """399 pairs, 375 won, and a second model ahead on 40 and behind on 10: within 3% of the plain t-intervals."""
+    outcomes = [1.0] * 375 + [0.0] * 24
+    plain = mean_interval([100.0 * outcome for outcome in outcomes], 0.95)
+    assert zero_shot.accuracy(pairs_of(outcomes), 0.95).half_width == pytest.approx(plain.half_width, rel=0.03)
+    first, second = [1.0] * 40 + [0.0] * 10 + [1.0] * 349, [0.0] * 40 + [1.0] * 10 + [1.0] * 349
+    plain = mean_interval([100.0 * (a - b) for a, b in zip(first, second)], 0.95)
+    paired = zero_shot.paired_difference(pairs_of(first), pairs_of(second), 0.95)
+    assert paired.mean == pytest.approx(plain.mean) and paired.half_width == pytest.approx(plain.half_width, rel=0.03)

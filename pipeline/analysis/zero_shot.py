@@ -1,10 +1,16 @@
 """The zero-shot family's tables: minimal pairs won per model, against its random-init twin,
 and MLM against CLM.
 
-For one pretraining run per arm, every interval is over *pairs*: a t-interval of the
-per-pair outcomes (in points), and for a difference of two models the interval of their
-per-pair differences (a paired comparison, since both read the same pairs). It is
-conditional on the one pretraining run and the one initialisation behind each model.
+For one pretraining run per arm, every interval is over *pairs*: the share of pairs won
+(in points), and for a difference of two models the mean of their per-pair differences (a
+paired comparison, since both read the same pairs), each ± t(pairs − 1) standard errors. It is
+conditional on the one pretraining run and the one initialisation behind each model. A pair's
+outcome is a win, a loss or a tie (1, 0, ½), so a sample can have no spread at all (a model
+winning all 14 pairs of a kind, two models winning the same ones), and the plain standard
+error, zero, would claim a certainty that 14 pairs do not give: the standard errors are
+taken with pseudo-counts added, as Agresti and Coull (one share: two wins and two losses)
+and Agresti and Min (a paired difference: half a pair to each of the four outcomes) do,
+which leaves a large sample's interval as it was.
 
 With several pretraining replicates per arm (pipeline/config/replicates.py), each replicate
 is scored as above against *its own* random-init twin (same initial weights), and the arm's
@@ -36,14 +42,30 @@ def by_kind(outcomes: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def paired_difference(first: pd.DataFrame, second: pd.DataFrame, confidence: float) -> Estimate:
-    """mean over pairs of (first − second) outcome, in points, with its t-interval."""
-    joined = first.set_index("pair_id")["outcome"] - second.set_index("pair_id")["outcome"]
-    return mean_interval(100.0 * joined.to_numpy(), confidence)
+    """Mean over pairs of (first − second) outcome, in points; its standard error Agresti and Min's, from the
+    pairs where first did better (``ahead``: their differences summed) and where second did (``behind``), half
+    a pair added to each of the four outcomes (both win, first alone, second alone, both lose)."""
+    differences = (first.set_index("pair_id")["outcome"] - second.set_index("pair_id")["outcome"]).to_numpy(dtype=float)
+    count = len(differences)
+    ahead, behind = differences.clip(min=0).sum() + 0.5, (-differences).clip(min=0).sum() + 0.5
+    variance = (ahead + behind - (ahead - behind) ** 2 / (count + 2)) / (count + 2) ** 2
+    return pairs_estimate(100.0 * differences.mean(), 100.0 * math.sqrt(variance), count, confidence)
 
 
 def accuracy(pairs: pd.DataFrame, confidence: float) -> Estimate:
-    """Share of ``pairs`` won, in points, with its t-interval over pairs."""
-    return mean_interval(100.0 * pairs["outcome"].to_numpy(), confidence)
+    """Share of ``pairs`` won, in points; its standard error Agresti and Coull's, at the share with two wins and
+    two losses added."""
+    outcomes = pairs["outcome"].to_numpy(dtype=float)
+    count = len(outcomes)
+    adjusted = (outcomes.sum() + 2) / (count + 4)
+    return pairs_estimate(100.0 * outcomes.mean(), 100.0 * math.sqrt(adjusted * (1 - adjusted) / (count + 4)), count, confidence)
+
+
+def pairs_estimate(mean: float, std_error: float, count: int, confidence: float) -> Estimate:
+    """An estimate over ``count`` pairs, with t(count − 1); a single pair gives none (as mean_interval)."""
+    if count == 0:
+        raise ValueError("an estimate over minimal pairs needs at least one pair")
+    return Estimate(mean, std_error if count > 1 else math.nan, float(count - 1), confidence)
 
 
 def final_model(outcomes: pd.DataFrame, run: str, method: str | None = None) -> pd.DataFrame:
