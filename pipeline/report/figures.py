@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from pipeline.analysis.runs import MASKING, SECTIONS, TWO_STAGE  # noqa: E402
-from pipeline.analysis.text import replacement_text  # noqa: E402
+from pipeline.analysis.text import count_text, replacement_text  # noqa: E402
 
 # Colour-blind-safe (ColorBrewer Dark2); objective kinds outside these three take
 # the remaining colours in a stable order.
@@ -96,6 +96,26 @@ def centred(index: int, count: int) -> float:
 def half_widths(rows: pd.DataFrame, prefix: str = "test_") -> list[float]:
     """Error-bar half widths of the rows' intervals; 0 where a single seed gives none."""
     return [0.0 if math.isnan(low) else (high - low) / 2 for low, high in zip(rows[f"{prefix}low"], rows[f"{prefix}high"])]
+
+
+def log_axis_at(ax: plt.Axes, values: Sequence[float], labels: Sequence[str], right: float | None = None) -> None:
+    """A log x-axis labelled at ``values`` alone (the grid's learning rates, the measured token budgets): decade
+    ticks label none of them, and their minor labels pile up over a span of under one decade. A half-decade's margin
+    either side (to ``right`` if it is further), so a single value is not zoomed into a sliver of one decade."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(values))
+    ax.xaxis.set_major_formatter(FixedFormatter(list(labels)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(min(values) / 1.5, max(max(values), right or 0) * 1.5)
+
+
+def legend_under_panels(figure: plt.Figure, axes: list[plt.Axes]) -> None:
+    """One legend under the panels with each series once, gathered from every panel: a series missing from the first
+    (a size that task was not fine-tuned at, a family the study lacks) is still named."""
+    labelled = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
+    columns = min(len(labelled), 6)
+    figure.legend(list(labelled.values()), list(labelled), loc="lower center", ncol=columns, frameon=False, bbox_to_anchor=(0.5, -0.02))
+    figure.tight_layout(rect=(0, 0.07 * math.ceil(len(labelled) / columns), 1, 1))
 
 
 def below_axes_legend(ax: plt.Axes) -> None:
@@ -220,23 +240,13 @@ def score_vs_learning_rate(means: pd.DataFrame, scores: pd.DataFrame, sizes: Seq
                 markerfacecolor="none",
                 markeredgecolor=kind_colour(first["objective_kind"]),
             )
-        ax.set_xscale("log")
         grid_rates = sorted(set(at_task["learning_rate"]))
-        ax.xaxis.set_major_locator(FixedLocator(grid_rates))  # label the grid's LRs, nothing else
-        ax.xaxis.set_major_formatter(FixedFormatter([f"{r:.0e}" for r in grid_rates]))
-        ax.xaxis.set_minor_locator(NullLocator())
-        if len(grid_rates) == 1:
-            ax.set_xlim(grid_rates[0] / 2, grid_rates[0] * 2)
+        log_axis_at(ax, grid_rates, [f"{r:.0e}" for r in grid_rates])
         ax.set_title(task)
         ax.set_xlabel("fine-tuning learning rate")
         ax.set_ylabel(f"test {first['metric']} (points)")
 
-    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
-        handles, labels = axes[0].get_legend_handles_labels()
-        figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False, bbox_to_anchor=(0.5, -0.02))
-        figure.tight_layout(rect=(0, 0.07, 1, 1))
-
-    return panel_figure(tasks, draw, path, finish=finish)
+    return panel_figure(tasks, draw, path, finish=legend_under_panels)
 
 
 def difference_forest(comparison: pd.DataFrame, path: Path) -> Path:
@@ -414,6 +424,7 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
     def draw(ax: plt.Axes, panel: tuple[tuple[str, str, str], pd.DataFrame]) -> None:
         (level, name, size), points = panel
         contrasts = list(dict.fromkeys(points["contrast"]))
+        furthest = points["tokens"].max()  # the furthest trend line's end
         for index, (contrast, series) in enumerate(points.groupby("contrast", sort=False)):
             series = series.sort_values("tokens")
             colour = colours.get(contrast, "#1f78b4")
@@ -429,9 +440,11 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
                     else max(series["tokens"].max(), line["tokens_to_decide"])
                 )
                 ends = [series["tokens"].min(), right]
+                furthest = max(furthest, right)
                 ax.plot(ends, [line["intercept"] + line["slope_per_decade"] * math.log10(x) for x in ends], "--", color=colour, linewidth=1)
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xscale("log")
+        budgets = sorted(set(points["tokens"]))
+        log_axis_at(ax, budgets, [count_text(tokens) for tokens in budgets], right=furthest)
         ax.set_title(f"{name} average, {size}" if level == "family" else f"{name}, {size}")
         ax.set_xlabel("pretraining tokens")
         ax.set_ylabel("difference (points)")

@@ -21,7 +21,7 @@ import pandas as pd
 from pipeline.analysis.budget_trend import MLM_MINUS_CLM
 from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
 from pipeline.external.published_tables import AVERAGE, read_published_tables
-from pipeline.report.figures import panel_figure
+from pipeline.report.figures import legend_under_panels, panel_figure
 
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"
 
@@ -85,12 +85,4 @@ def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame 
         ax.set_xlabel("pretraining tokens (log scale)")
         ax.set_ylabel("MLM − CLM (points)")
 
-    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
-        """One legend under the panels, each series once (a family the study lacks has no grey line)."""
-        labelled = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
-        figure.legend(
-            list(labelled.values()), list(labelled), loc="lower center", ncol=len(labelled), frameon=False, bbox_to_anchor=(0.5, -0.02)
-        )
-        figure.tight_layout(rect=(0, 0.07, 1, 1))
-
-    return panel_figure(families, draw, path, finish=finish)
+    return panel_figure(families, draw, path, finish=legend_under_panels)  # (a family the study lacks has no grey line)
