@@ -73,6 +73,7 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
         f">{column}</th>" in html for column in ("Random init", "Bag of words", "Floor", "Detectable at 80% power (seeds to decide a tie)")
     )
     assert "Zero-shot: minimal pairs" in html and "90.0 ± " in html and "PLL (within-word l2r)" in html
+    assert "Minimal pairs (all kinds), MLM vs CLM: MLM at small, MLM at tiny." in html  # the evidence summary names the sizes
 
 
 def test_html_has_a_numbered_section_per_objective_family(rendered: tuple[FakeTree, Path]) -> None:

@@ -30,7 +30,9 @@ def evidence_summary(comparison: pd.DataFrame, minimal_pairs_comparison: pd.Data
     ]
     if len(minimal_pairs_comparison):
         pooled = minimal_pairs_comparison[minimal_pairs_comparison["kind"] == "all"]
-        parts.append(f"Minimal pairs, MLM vs CLM: {', '.join(pooled['winner'].astype(str))}.")
+        winners = [winner if isinstance(winner, str) and winner else "undecided" for winner in pooled["winner"]]
+        verdicts = [f"{winner} at {size}" for size, winner in zip(pooled["size"], winners)]
+        parts.append(f"Minimal pairs (all kinds), MLM vs CLM: {', '.join(verdicts)}.")
     if len(claims):
         counts = claims["verdict"].value_counts()
         parts.append("Claims: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + ".")
