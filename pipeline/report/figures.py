@@ -100,7 +100,7 @@ def half_widths(rows: pd.DataFrame, prefix: str = "test_") -> list[float]:
 
 def log_axis_at(ax: plt.Axes, values: Sequence[float], labels: Sequence[str], right: float | None = None) -> None:
     """A log x-axis labelled at ``values`` alone (the grid's learning rates, the measured token budgets): decade
-    ticks label none of them, and their minor labels pile up over a span of under one decade. A half-decade's margin
+    ticks label none of them, and their minor labels pile up over a span of under one decade. A margin of a factor 1.5
     either side (to ``right`` if it is further), so a single value is not zoomed into a sliver of one decade."""
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator(values))
