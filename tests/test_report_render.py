@@ -308,13 +308,13 @@ def test_the_legend_under_the_panels_names_every_series_of_every_panel() -> None
     """A series missing from the first panel (a size a task was not fine-tuned at) is still in the legend, once."""
     import matplotlib.pyplot as plt
 
-    from pipeline.report import figures
+    from pipeline.report import panels
 
     figure, axes = plt.subplots(1, 2)
     axes[0].plot([1], [1], label="clm-tiny")
     axes[1].plot([1], [1], label="clm-tiny")
     axes[1].plot([1], [2], label="clm-mini")
-    figures.legend_under_panels(figure, list(axes))
+    panels.legend_under_panels(figure, list(axes))
     assert [text.get_text() for text in figure.legends[0].get_texts()] == ["clm-tiny", "clm-mini"]
     plt.close(figure)
 
@@ -323,13 +323,13 @@ def test_a_token_axis_is_labelled_at_its_budgets_alone_with_room_around_a_single
     """A single budget is not zoomed into a sliver of a decade with crowded labels; ticks name the budgets."""
     import matplotlib.pyplot as plt
 
-    from pipeline.report import figures
+    from pipeline.report import panels
 
     figure, ax = plt.subplots()
-    figures.log_axis_at(ax, [2.95e6], ["2.95M"])
+    panels.log_axis_at(ax, [2.95e6], ["2.95M"])
     assert ax.get_xlim() == pytest.approx((2.95e6 / 1.5, 2.95e6 * 1.5))
     figure.canvas.draw()
     assert [label.get_text() for label in ax.get_xticklabels()] == ["2.95M"] and not ax.xaxis.get_minorticklocs().size
-    figures.log_axis_at(ax, [983040.0, 2.95e6], ["983k", "2.95M"], right=7.2e6)  # a trend line drawn out to 7.2M
+    panels.log_axis_at(ax, [983040.0, 2.95e6], ["983k", "2.95M"], right=7.2e6)  # a trend line drawn out to 7.2M
     assert ax.get_xlim() == pytest.approx((983040.0 / 1.5, 7.2e6 * 1.5))
     plt.close(figure)

@@ -21,7 +21,7 @@ import pandas as pd
 from pipeline.analysis.budget_trend import MLM_MINUS_CLM
 from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
 from pipeline.external.published_tables import AVERAGE, read_published_tables
-from pipeline.report.figures import legend_under_panels, panel_figure
+from pipeline.report.panels import legend_under_panels, panel_figure
 
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"
 
