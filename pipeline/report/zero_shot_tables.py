@@ -23,9 +23,9 @@ def variance_note(pretraining_seeds: float) -> str:
     return (
         "Intervals are over minimal pairs (paired where two models are compared): they hold the one pretraining run and the "
         "one initialisation behind each model fixed, so they say how surely this model beats that one on such sentences, "
-        "not how surely another pretraining seed would. Their standard errors add pseudo-counts (Agresti and Coull's two wins "
-        "and two losses; Agresti and Min's half pair per outcome for a difference), so a kind of a few pairs all won is not "
-        "reported as certain."
+        "not how surely another pretraining seed would. A standard error is at least the one with pseudo-counts added (Agresti "
+        "and Coull's two wins and two losses; Agresti and Min's half pair per outcome for a difference), so a kind of a few "
+        "pairs all won is not reported as certain."
     )
 
 
