@@ -8,6 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 
+def text_or(value: Any, default: str) -> str:
+    """A table's text field, or ``default`` where it is blank (an empty CSV field reads back as NaN)."""
+    return value if isinstance(value, str) and value else default
+
+
 def number_text(value: float, digits: int = 1, signed: bool = False) -> str:
     """A rounded number with a typographic minus (and a plus when ``signed``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

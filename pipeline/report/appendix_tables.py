@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.text import duration_text, number_text, plus_minus_text
+from pipeline.analysis.text import duration_text, number_text, plus_minus_text, text_or
 from pipeline.report.tables import Cell, Table, key, num, row
 
 
@@ -56,17 +56,17 @@ def tasks_table(tasks: pd.DataFrame) -> Table:
     """Downstream tasks; a proxy is named as one, with how its labels were derived."""
     rows = []
     for _, item in tasks.iterrows():
-        proxy = item["proxy_for"] if isinstance(item["proxy_for"], str) and item["proxy_for"] else ""
+        proxy = text_or(item["proxy_for"], "")
         rows.append(
             row(
                 key(item["task"]),
                 item["family"],
                 Cell(f"PROXY for {proxy}", "proxy") if proxy else Cell("— (no study counterpart)", "muted"),
-                item["labels"] if isinstance(item["labels"], str) and item["labels"] else "— (no label set)",
+                text_or(item["labels"], "— (no label set)"),
                 num(f"{item['num_train']:,} / {item['num_validation']:,} / {item['num_test']:,}"),
                 num(majority_text(item)),
                 item["description"],
-                derived if isinstance(derived := item.get("derived_labels"), str) else "—",
+                text_or(item.get("derived_labels"), "—"),
             )
         )
     return Table(

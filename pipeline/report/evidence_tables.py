@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from pipeline.analysis.replicates import variance_text
-from pipeline.analysis.text import count_text, interval_text
+from pipeline.analysis.text import count_text, interval_text, text_or
 from pipeline.report.tables import Cell, Table, key, num, row
 
 DECIDED = ("MLM", "CLM")
@@ -30,8 +30,7 @@ def evidence_summary(comparison: pd.DataFrame, minimal_pairs_comparison: pd.Data
     ]
     if len(minimal_pairs_comparison):
         pooled = minimal_pairs_comparison[minimal_pairs_comparison["kind"] == "all"]
-        winners = [winner if isinstance(winner, str) and winner else "undecided" for winner in pooled["winner"]]
-        verdicts = [f"{winner} at {size}" for size, winner in zip(pooled["size"], winners)]
+        verdicts = [f"{text_or(winner, 'undecided')} at {size}" for size, winner in zip(pooled["size"], pooled["winner"])]
         parts.append(f"Minimal pairs (all kinds), MLM vs CLM: {', '.join(verdicts)}.")
     if len(claims):
         counts = claims["verdict"].value_counts()
@@ -42,7 +41,7 @@ def evidence_summary(comparison: pd.DataFrame, minimal_pairs_comparison: pd.Data
 
 def gain_cells(item: pd.Series, arm: str) -> tuple[Cell, Cell]:
     verdict = item[f"{arm}_versus_random"]
-    verdict = verdict if isinstance(verdict, str) and verdict else "—"
+    verdict = text_or(verdict, "—")
     return (
         num(
             interval_text(item[f"{arm}_minus_random_mean"], item[f"{arm}_minus_random_low"], item[f"{arm}_minus_random_high"], signed=True)

@@ -25,6 +25,7 @@ from pipeline.analysis.text import (
     number_text,
     plus_minus_text,
     steps_text,
+    text_or,
     yardstick_text,
 )
 
@@ -333,7 +334,7 @@ def verdict_cell(verdict: str) -> Cell:
 
 def claim_evidence(item: Mapping[str, Any]) -> str:
     """A verdict's evidence, and what it needed where it was not measured."""
-    needed = item["needed"] if isinstance(item["needed"], str) and item["needed"] else ""
+    needed = text_or(item["needed"], "")
     return f"{item['evidence'].rstrip('.')}. Needed: {needed}." if needed else item["evidence"]
 
 
