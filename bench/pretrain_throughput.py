@@ -50,7 +50,6 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
-from pipeline.config.pretraining import CPU_LESS_ATTENTION
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
@@ -402,12 +401,12 @@ def main() -> None:
     parser.add_argument("--compare-losses", metavar="JSON", help="another run's --json: its last-step training losses against ours")
     parser.add_argument("--loss-tolerance", type=float, default=0.02, help="largest loss difference taken as rounding (bf16 noise)")
     args = parser.parse_args()
-    if args.attention in CPU_LESS_ATTENTION and args.device != "cuda":
-        parser.error(f"--attention {args.attention}: {CPU_LESS_ATTENTION[args.attention]}; give --device cuda")
-    if args.attention == "varlen" and args.precision != "bf16":
-        parser.error("--attention varlen: flash attention computes in 16-bit floats only; give --precision bf16")
-    if args.lm_head == "liger" and (args.device != "cuda" or args.dense_lm_head):
-        parser.error("--lm-head liger: a sparse head and a Triton kernel; give --device cuda, without --dense-lm-head")
+    kernels = ComputeSpec(
+        precision=args.precision, attention=args.attention, lm_head=args.lm_head, sparse_prediction=not args.dense_lm_head
+    )
+    refusal = kernels.kernel_refusal(on_gpu=args.device == "cuda", gpu_is="--device cuda")
+    if refusal:
+        parser.error(f"--{refusal[0].replace('_', '-')}: {refusal[1]}")
     if not 0 <= args.profile <= args.steps:
         parser.error(f"--profile {args.profile}: give a number of the timed steps (0 to --steps {args.steps})")
     if bool(args.init) == bool(args.size):

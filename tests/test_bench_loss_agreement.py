@@ -104,3 +104,21 @@ def test_fresh_weights_are_built_once_for_the_attempts_that_share_an_init_cache(
     assert pretrain_throughput.prepare_init(args, tokenizer, other, tmp_path / "scratch", cache) == first
     assert read_backbone_spec(first).mask_id == special.pad and (first / WEIGHTS_FILE).is_file()  # built again, for these tokens
     assert sorted(p.name for p in first.parent.iterdir()) == [first.name]
+
+
+@pytest.mark.parametrize(
+    "options, kernels",
+    [
+        (("--attention", "flex"), {"attention": "flex"}),
+        (("--lm-head", "liger", "--device", "cuda", "--dense-lm-head"), {"lm_head": "liger", "sparse_prediction": False}),
+        (("--attention", "varlen", "--device", "cuda"), {"attention": "varlen", "precision": "fp32"}),
+    ],
+)
+def test_the_benchmark_refuses_a_kernel_setting_by_the_configs_own_rule(tokens_dir, init_dir, tmp_path, options, kernels):
+    """One rule (ComputeSpec.kernel_refusal) for both: a setting a benchmark could time but no job could run is refused."""
+    from pipeline.config import ComputeSpec
+
+    field_name, why = ComputeSpec(**kernels).kernel_refusal(on_gpu="--device" in options, gpu_is="--device cuda")
+    done = throughput(tokens_dir, init_dir, tmp_path / "refused.json", *options)
+    assert done.returncode == 2 and not (tmp_path / "refused.json").exists()
+    assert done.stderr.splitlines()[-1] == f"pretrain_throughput.py: error: --{field_name.replace('_', '-')}: {why}"

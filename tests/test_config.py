@@ -236,7 +236,7 @@ def test_shipped_configs_parse():
                 c["pretraining"].setdefault("compute", {}).update(lm_head="liger", sparse_prediction=False),
                 c.setdefault("hardware", {}).update(gpus_per_run=1),
             ),
-            "pretraining.compute.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true",
+            "pretraining.compute.lm_head: 'liger' is a sparse head; it needs compute.sparse_prediction: true",
         ),
         (
             lambda c: (

@@ -34,7 +34,6 @@ from pipeline.config.data import (
 )
 from pipeline.config.finetuning import BagOfWordsSpec, ExampleBudget, FinetuningSpec, InputFormat, TaskBudgetSpec
 from pipeline.config.pretraining import (
-    CPU_LESS_ATTENTION,
     ComputeOverrides,
     ComputeSpec,
     ContinuedPretrainingSpec,
@@ -295,21 +294,13 @@ class Config:
 
     def _check_compute_kernels(self) -> None:
         """The GPU-only kernels of ``pretraining.compute`` (and of each ``by_size`` entry) are refused where they cannot run."""
-        base, on_cpu = self.pretraining.compute, self.hardware.gpus_per_run == 0
+        base, on_gpu = self.pretraining.compute, self.hardware.gpus_per_run > 0
         for where, compute in [("pretraining.compute", base)] + [
             (f"pretraining.compute.by_size.{size}", base.for_size(size)) for size in base.by_size
         ]:
-            if compute.attention in CPU_LESS_ATTENTION and on_cpu:
-                raise ValueError(
-                    f"{where}.attention: {compute.attention!r} needs a GPU (hardware.gpus_per_run >= 1): "
-                    f"{CPU_LESS_ATTENTION[compute.attention]}; use 'sdpa'"
-                )
-            if compute.attention == "varlen" and compute.precision != "bf16":
-                raise ValueError(f"{where}.attention: 'varlen' needs precision 'bf16': flash attention computes in 16-bit floats only")
-            if compute.lm_head == "liger" and on_cpu:
-                raise ValueError(f"{where}.lm_head: 'liger' needs a GPU (hardware.gpus_per_run >= 1): a Triton kernel; use 'chunked'")
-            if compute.lm_head == "liger" and not compute.sparse_prediction:
-                raise ValueError(f"{where}.lm_head: 'liger' is a sparse head; it needs pretraining.compute.sparse_prediction: true")
+            refusal = compute.kernel_refusal(on_gpu, gpu_is="hardware.gpus_per_run >= 1")
+            if refusal:
+                raise ValueError(f"{where}.{refusal[0]}: {refusal[1]}")
 
     def evaluated_with(self, trainer: str) -> tuple[str, ...]:
         """The tasks of ``finetuning.tasks`` that ``trainer``'s fine-tuned models are scored on besides it."""

@@ -150,10 +150,11 @@ class OptimizerSpec:
             raise ValueError(f"betas must have two values, got {list(self.betas)}")
 
 
-# The attention kernels a CPU cannot run, and why
-CPU_LESS_ATTENTION = {
-    "flex": "FlexAttention has no backward on the CPU",
-    "varlen": "flash attention's variable-length kernel is CUDA only",
+# The kernels a CPU cannot run, by (ComputeSpec field, value): why, and what runs instead
+GPU_ONLY_KERNELS = {
+    ("attention", "flex"): "FlexAttention has no backward on the CPU; use 'sdpa'",
+    ("attention", "varlen"): "flash attention's variable-length kernel is CUDA only; use 'sdpa'",
+    ("lm_head", "liger"): "a Triton kernel; use 'chunked'",
 }
 
 
@@ -199,6 +200,20 @@ class ComputeSpec:
     def head(self) -> str:
         """How the LM head and loss compute: on every position ("dense"), else the sparse ``lm_head``."""
         return self.lm_head if self.sparse_prediction else "dense"
+
+    def kernel_refusal(self, on_gpu: bool, gpu_is: str) -> tuple[str, str] | None:
+        """The first kernel setting this cannot run with, as (field, why), else None; ``gpu_is`` names how the
+        caller asks for a GPU (a config's ``hardware.gpus_per_run >= 1``, a benchmark's ``--device cuda``).
+        One rule for the pipeline's config check and the benchmarks' arguments, so they refuse the same."""
+        for field_name in ("attention", "lm_head"):
+            value = getattr(self, field_name)
+            if (field_name, value) in GPU_ONLY_KERNELS and not on_gpu:
+                return field_name, f"{value!r} needs a GPU ({gpu_is}): {GPU_ONLY_KERNELS[field_name, value]}"
+        if self.attention == "varlen" and self.precision != "bf16":
+            return "attention", "'varlen' needs precision 'bf16': flash attention computes in 16-bit floats only"
+        if self.lm_head == "liger" and not self.sparse_prediction:
+            return "lm_head", "'liger' is a sparse head; it needs compute.sparse_prediction: true"
+        return None
 
     def for_size(self, size: str) -> "ComputeSpec":
         """The settings one size runs with: the shared values with its ``by_size`` entry applied."""
