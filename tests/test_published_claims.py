@@ -47,7 +47,7 @@ def test_comparisons_some_for_and_some_against_are_mixed_and_named(verdicts):
     assert c01["verdict"] == "mixed"
     assert c01["evidence"].endswith("mixed: holds for SC 210M, SC 610M, SC 1B; fails for QA 210M, QA 610M, QA 1B")
     c11 = verdicts.loc["c11"]  # SC and QA widen with size, IR narrows, TC undecided
-    assert c11["verdict"] == "mixed" and "; undecided for TC (210M -0.05, 1B +0.05)" in c11["evidence"]
+    assert c11["verdict"] == "mixed" and "; undecided for TC (210M −0.05, 1B +0.05)" in c11["evidence"]
     assert verdicts.loc["c18", "verdict"] == "mixed" and "fails for TC 610M" in verdicts.loc["c18", "evidence"]
     assert (
         verdicts.loc["p02", "verdict"] == "mixed"

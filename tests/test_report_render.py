@@ -333,3 +333,11 @@ def test_a_token_axis_is_labelled_at_its_budgets_alone_with_room_around_a_single
     panels.log_axis_at(ax, [983040.0, 2.95e6], ["983k", "2.95M"], right=7.2e6)  # a trend line drawn out to 7.2M
     assert ax.get_xlim() == pytest.approx((983040.0 / 1.5, 7.2e6 * 1.5))
     plt.close(figure)
+
+
+def test_every_negative_number_in_the_report_has_a_typographic_minus(rendered: tuple[FakeTree, Path]) -> None:
+    """One sign for one thing: ``−4.1`` beside ``+10.7``, never ``-4.1`` where a format skipped number_text."""
+    html = (rendered[1] / "replication.html").read_text()
+    text = re.sub(r"<(style|script)\b.*?</\1>|<[^>]+>", " ", html, flags=re.S)
+    hyphen_minus = re.findall(r"(?:^|[\s(\[:;,→])(-\d[\d.,]*)", text)
+    assert not hyphen_minus, hyphen_minus

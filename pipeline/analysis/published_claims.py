@@ -22,6 +22,7 @@ from pipeline.analysis.claims.spec import Claim
 from pipeline.analysis.claims.verdicts import Verdict, combine, direction_verdict, fit_text, judge, listing, mixed_text, range_verdict
 from pipeline.analysis.stats import Estimate, difference, linear_combination
 from pipeline.analysis.study_cells import PublishedTables, headline
+from pipeline.analysis.text import number_text
 from pipeline.external.published_tables import AVERAGE, FAMILY_ORDER, read_published_tables
 
 SIZES = ("210M", "610M", "1B")
@@ -155,7 +156,8 @@ def gap_narrows_with_size(tables: PublishedTables, params) -> Verdict:
     items = []
     for family in FAMILY_ORDER:
         small, large = (gap for label, gap in gaps(tables, "mlm", [family]) if label.endswith(("210M", "1B")))
-        items.append((f"{family} (210M {small.mean:+.2f}, 1B {large.mean:+.2f})", linear_combination((1.0, -1.0), (small, large))))
+        small_gap, large_gap = (number_text(gap.mean, 2, signed=True) for gap in (small, large))
+        items.append((f"{family} (210M {small_gap}, 1B {large_gap})", linear_combination((1.0, -1.0), (small, large))))
     evidence = f"MLM − CLM gap at 210M minus at 1B, points {SOURCE} (positive: it narrows): {listing(items)}"
     return Verdict(direction_verdict(items), evidence + mixed_text(items))
 

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from pipeline.analysis.replicates import variance_text
-from pipeline.analysis.text import count_text, interval_text, text_or
+from pipeline.analysis.text import count_text, interval_text, number_text, text_or
 from pipeline.report.tables import Cell, Table, key, num, row
 
 DECIDED = ("MLM", "CLM")
@@ -114,7 +114,7 @@ def budget_fit_table(fit: pd.DataFrame, trend: pd.DataFrame, confidence: float) 
             f"{count_text(p['tokens'])}: {interval_text(p['effect_mean'], p['effect_low'], p['effect_high'], signed=True)}"
             for _, p in points.sort_values("tokens").iterrows()
         )
-        slope = "—" if math.isnan(item["slope_per_decade"]) else f"{item['slope_per_decade']:+.1f}"
+        slope = number_text(item["slope_per_decade"], signed=True)
         name = item["name"] if item["level"] != "family" else f"{item['name']} average"
         rows.append(
             row(

@@ -25,7 +25,7 @@ from pipeline.analysis.claims.verdicts import (
 )
 from pipeline.analysis.contract import FLOOR_MARGIN, Results
 from pipeline.analysis.stats import Estimate, linear_combination
-from pipeline.analysis.text import interval_text
+from pipeline.analysis.text import interval_text, number_text
 
 Objective = Literal["mlm", "clm"]
 
@@ -177,8 +177,9 @@ def check_gap_narrows_with_size(results: Results, params: GapNarrowsWithSize) ->
         sign = 1.0 if small.mean >= 0 else -1.0
         narrowing = linear_combination((sign, -sign), (small, large))  # > 0: the gap shrank
         items.append(judge(narrowing))
+        small_gap, large_gap = (number_text(gap.mean, signed=True) for gap in (small, large))
         parts.append(
-            f"{family} {ordered.iloc[0]['size']} {small.mean:+.1f} → {ordered.iloc[-1]['size']} {large.mean:+.1f} "
+            f"{family} {ordered.iloc[0]['size']} {small_gap} → {ordered.iloc[-1]['size']} {large_gap} "
             f"(narrowing {interval_text(narrowing.mean, narrowing.low, narrowing.high, signed=True)})"
         )
     if not items:
