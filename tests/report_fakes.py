@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -258,6 +258,7 @@ def write_fake_results(
     unanswerable: dict[str, int] | None = None,
     zoo_sizes: tuple[str, ...] = (),
     budget_sizes: tuple[str, ...] = (),
+    zoo_steps: int | None = None,
     curve_sizes: tuple[str, ...] = (),
     curve_runs: tuple[str, ...] = ("clm", "mlm"),
     curve_steps: tuple[int, ...] = (150, 300),
@@ -265,7 +266,7 @@ def write_fake_results(
 ) -> FakeTree:
     """Every file the report stages read, for CLM, MLM and random-init runs at ``sizes``
     and the zoo, two-stage and continued runs at ``zoo_sizes``, and a shorter two-stage
-    budget's runs at ``budget_sizes``; every task is in family
+    budget's runs at ``budget_sizes`` (with ``zoo_steps``, the from-scratch zoo trains that budget); every task is in family
     SC unless ``families`` says otherwise; the tasks of ``unanswerable`` are extractive QA
     with that many unanswerable test questions (the others: sequence classification). The runs named in ``curve_runs`` at
     ``curve_sizes`` also get learning-curve scores at each of ``curve_steps`` inside
@@ -307,7 +308,8 @@ def write_fake_results(
             },
         )
 
-    runs = [(run, size) for size in sizes for run in BASE_RUNS] + [(run, size) for size in zoo_sizes for run in ZOO_RUNS]
+    zoo_runs = [replace(run, num_steps=zoo_steps) if zoo_steps and run.name in SCRATCH_ZOO else run for run in ZOO_RUNS]
+    runs = [(run, size) for size in sizes for run in BASE_RUNS] + [(run, size) for size in zoo_sizes for run in zoo_runs]
     runs += [(run, size) for size in budget_sizes for run in BUDGET_RUNS]
     for name, kind, size in [(run.name, run.kind, size) for run, size in runs] + [("random", "random", size) for size in sizes]:
         for task in tasks:

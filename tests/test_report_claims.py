@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from report_fakes import BONUS, LR_PENALTY, SIZE_BONUS, FakeTree, curve_formula, score_formula, write_fake_results
 
@@ -15,6 +17,7 @@ from pipeline.analysis.claims.registry import KINDS
 from pipeline.analysis.claims.spec import read_claims
 from pipeline.analysis.claims.verdicts import Verdict
 from pipeline.analysis.contract import FLOOR_MARGIN, Results
+from pipeline.analysis.runs import tokens_from_initialisation
 from pipeline.analysis.stats import Estimate
 from pipeline.errors import PipelineError
 
@@ -343,6 +346,44 @@ def test_every_zoo_claim_gets_its_verdict_when_its_runs_exist(zoo_results: Resul
     assert "span_corruption-tiny 1.54M vs mlm-tiny 1.23M (1.25x)" in outcomes["c14"].evidence
     assert "vs electra (best of 11)" in outcomes["c15"].evidence
     assert "20% 76.0 [75.4, 76.6]" in outcomes["p01"].evidence and "the sweep at two or more sizes" in outcomes["p01"].needed
+
+
+def test_zoo_claims_at_a_shorter_budget_compare_runs_of_that_budget(tmp_path: Path) -> None:
+    """The from-scratch zoo at 400 steps beside CLM and MLM at 600 and their 400-step decay branches
+    (from step 300). c15's competitors trained 400 steps: the 600-step MLM, made the strongest run here,
+    is not one (it was picked, with every 600-step run, before). The decay branch's positions count from
+    initialisation: 400 steps', as many as MLM+NSP's, so c13 lists no difference in positions (it said
+    4.00x, its own 100 steps against 400) and c14 the 1.25x of span corruption's longer examples."""
+    bonus = {**BONUS, "mlm": 9.0}
+    results = fake(
+        tmp_path,
+        zoo_sizes=("tiny",),
+        budget_sizes=("tiny",),
+        zoo_steps=400,
+        score=score_formula(bonus=lambda task, name, size: bonus[name] + SIZE_BONUS[size]),
+    )
+    c13, c14, c15 = (check(claim, results) for claim in ("c13", "c14", "c15"))
+    assert "vs electra (best of 11)" in c15.evidence and "all 12 runs compared pretrained 400 steps" in c15.evidence
+    assert "positions processed" not in c13.evidence and "both runs compared pretrained 400 steps" in c13.evidence
+    assert "positions processed span_corruption-tiny 1.02M vs mlm_400steps-tiny 819k (1.25x)" in c14.evidence
+
+
+def test_tokens_from_initialisation_count_what_a_run_inherited() -> None:
+    """A decay branch and a split add their base's positions up to their branch step, a continued run all
+    of its base's; a base's own inheritance is carried along; an outside start is not known."""
+    table = pd.DataFrame(
+        [
+            ("clm", "initial", None, None, 0, 1000, 1000 * 8),
+            ("clm_400", "checkpoint", "clm", 300, 300, 400, 100 * 8),
+            ("split", "checkpoint", "clm_400", 350, 350, 400, 50 * 8),
+            ("cpt", "final", "clm", None, 0, 160, 160 * 8),
+            ("outside_cpt", "outside", None, None, 0, 160, 160 * 8),
+        ],
+        columns=["run", "started_from_kind", "started_from_run", "started_from_step", "first_step", "num_steps", "num_tokens"],
+    )
+    assert tokens_from_initialisation(table).to_dict() == pytest.approx(
+        {"clm": 8000, "clm_400": 3200, "split": 3200, "cpt": 9280, "outside_cpt": math.nan}, nan_ok=True
+    )
 
 
 def test_c10_judges_meap_against_clm_on_the_needle_family(tmp_path: Path) -> None:

@@ -133,6 +133,39 @@ def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]
     return references
 
 
+def tokens_from_initialisation(pretraining: pd.DataFrame) -> pd.Series:
+    """Per run: the input positions its weights have seen since the initial ones (NaN for a run started
+    from an outside model, whose own pretraining is not known here).
+
+    ``num_tokens`` counts a run's own steps only, so a decay branch that starts at step 384 of a
+    1,440-step run and ends at 480 counts 96 steps; what it has trained on is the 480 steps', the same
+    as a 480-step run from scratch. A run started from another's checkpoint at step s adds that run's
+    positions up to s (at its own positions per step, whatever it inherited included); one started
+    from another's final model adds all of that run's.
+    """
+    table = pretraining.set_index("run")
+    totals: dict[str, float] = {}
+
+    def total(run: str) -> float:
+        if run not in totals:
+            row = table.loc[run]
+            kind, own = row["started_from_kind"], float(row["num_tokens"])
+            if kind == "initial":
+                totals[run] = own
+            elif kind == "final":
+                totals[run] = own + total(row["started_from_run"])
+            elif kind == "checkpoint":
+                base = table.loc[row["started_from_run"]]
+                inherited = total(row["started_from_run"]) - float(base["num_tokens"])
+                per_step = float(base["num_tokens"]) / (base["num_steps"] - base["first_step"])
+                totals[run] = own + inherited + per_step * (row["started_from_step"] - base["first_step"])
+            else:  # outside: an outside model's pretraining is not counted here
+                totals[run] = math.nan
+        return totals[run]
+
+    return pd.Series({run: total(run) for run in table.index}, dtype=float)
+
+
 def clm_share(run: pd.Series, home: str, base_kind: str) -> float:
     """The share of a two-stage-section run's step budget trained with CLM: a split's
     first stage (when it started from a CLM run), all or none of a decay branch's; NaN
