@@ -341,3 +341,37 @@ def test_every_negative_number_in_the_report_has_a_typographic_minus(rendered: t
     text = re.sub(r"<(style|script)\b.*?</\1>|<[^>]+>", " ", html, flags=re.S)
     hyphen_minus = re.findall(r"(?:^|[\s(\[:;,→])(-\d[\d.,]*)", text)
     assert not hyphen_minus, hyphen_minus
+
+
+def test_the_overview_draws_the_references_of_the_budget_its_runs_trained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A panel of 480-step zoo runs beside the 1,440-step headline runs draws the 480-step CLM and MLM as its
+    lines and says so; a panel of one budget keeps its plain title."""
+    from pipeline.report import figures
+
+    def run(name: str, section: str, steps: int, score: float, size: str = "tiny") -> dict:
+        reference = {"clm": f"clm{'' if steps == 1440 else '_480steps'}-{size}", "mlm": f"mlm{'' if steps == 1440 else '_480steps'}-{size}"}
+        return {
+            "level": "family", "repeated": False, "family": "SC", "size": size, "run": f"{name}-{size}", "run_name": name,
+            "section": section, "num_steps": steps, "test_mean": score, "test_low": score - 1, "test_high": score + 1,
+            "clm_run": reference["clm"], "mlm_run": reference["mlm"],
+        }  # fmt: skip
+
+    objectives = pd.DataFrame(
+        [
+            run("clm", "Causal LM", 1440, 75.0),
+            run("mlm", "Masked LM", 1440, 73.0),
+            run("ul2", "Prefix LM and span denoisers", 480, 70.0),
+            run("mlm_nsp", "Masked LM", 480, 65.0),
+            run("clm_480steps", "Two-stage CLM→MLM", 480, 71.0),
+            run("mlm_480steps", "Two-stage CLM→MLM", 480, 69.0),
+            run("clm", "Causal LM", 1440, 60.0, size="mini"),
+            run("mlm", "Masked LM", 1440, 62.0, size="mini"),
+        ]
+    )
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda figure, path: drawn.append(figure) or path)
+    figures.objective_overview(objectives, tmp_path / "overview.png")
+    tiny, mini = drawn[0].axes
+    assert tiny.get_title() == "SC average, tiny (lines: CLM and MLM at 480 steps)" and mini.get_title() == "SC average, mini"
+    references = {ax: sorted(line.get_xdata()[0] for line in ax.lines if line.get_linestyle() in (":", "--")) for ax in (tiny, mini)}
+    assert references == {tiny: [69.0, 71.0], mini: [60.0, 62.0]}

@@ -276,7 +276,9 @@ def masking_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path) -
 
 def objective_overview(objectives: pd.DataFrame, path: Path) -> Path:
     """Every pretrained run's family average with its CI, one panel per (family, size),
-    coloured by report section, with the CLM and MLM reference scores as lines.
+    coloured by report section, with the CLM and MLM reference scores as lines: those of the step
+    budget most of the panel's runs trained (the zoo's, not the longer headline runs'), named in
+    the panel's title where its runs trained several budgets.
 
     Dots and intervals rather than bars: bars must start at zero, where differences of
     a point between objectives scoring ~75 would not show; bars cut off above zero
@@ -291,12 +293,14 @@ def objective_overview(objectives: pd.DataFrame, path: Path) -> Path:
             group = group.iloc[::-1].reset_index(drop=True)  # the first section on top
             ax.errorbar(group["test_mean"], group.index, xerr=half_widths(group), fmt="none", ecolor="#444444", capsize=2, linewidth=1)
             ax.scatter(group["test_mean"], group.index, c=[SECTION_COLOURS[s] for s in group["section"]], s=22, zorder=3)
+            budget = group["num_steps"].mode().max()  # the most common budget (the longer one on a tie)
             for kind, style in (("clm", ":"), ("mlm", "--")):
-                reference = group[group["run"] == group[f"{kind}_run"]]
+                reference = group[(group["run"] == group[f"{kind}_run"]) & (group["num_steps"] == budget)]
                 if len(reference):
                     ax.axvline(reference["test_mean"].iloc[0], color=KIND_COLOURS[kind], linestyle=style, linewidth=1)
             ax.set_yticks(group.index, group["run_name"])
-            ax.set_title(f"{family} average, {size}")
+            lines = f" (lines: CLM and MLM at {budget:,} steps)" if group["num_steps"].nunique() > 1 else ""
+            ax.set_title(f"{family} average, {size}{lines}")
             ax.set_xlabel("test score (points)")
             ax.grid(axis="y", alpha=0)
         handles = [
