@@ -96,8 +96,8 @@ def scale_table(pretraining: pd.DataFrame) -> Table:
         ("Size", "Runs", "Parameters", "Non-embedding", "Steps", "Tokens per run"),
         tuple(rows),
         note="Tokens are the input positions a run processed; they differ between objectives whose examples are longer than "
-        "the corpus block (span corruption adds sentinels and targets) and for second stages and continued runs, which count their own "
-        "steps only.",
+        "the corpus block (span corruption adds sentinels and targets) and for runs started from another's weights (second stages, "
+        "decay branches, continued runs), which count their own steps only.",
     )
 
 
@@ -291,7 +291,8 @@ def pretraining_table(pretraining: pd.DataFrame) -> Table:
         note="“Loss on” is the fraction of token positions that carry loss, counted over the batches actually trained. "
         "Losses of different objectives are over different targets and are not comparable with each other. The held-out "
         "yardstick is shared by runs of one attention pattern: next-token perplexity for causal and prefix attention, "
-        "masked-token accuracy at 15% masking for bidirectional. A second stage (steps a–b) counts its own steps only.",
+        "masked-token accuracy at 15% masking for bidirectional. A run started from another's checkpoint (steps a–b: a second "
+        "stage or a decay branch) counts its own steps only.",
     )
 
 
