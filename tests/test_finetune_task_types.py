@@ -281,7 +281,7 @@ def test_pure_bf16_keeps_weights_and_adam_state_in_bf16_and_loses_updates_below_
         optimizer = build_adamw(layer, OptimizerSpec(weight_decay=0.0), 1e-4)
         layer(torch.ones(1, 4, dtype=layer.weight.dtype)).sum().backward()
         optimizer.step()  # Adam's first step: every weight moves by the learning rate, 1e-4
-        moved[precision] = float((layer.weight.float() - 1.0).abs().max())
+        moved[precision] = float((layer.weight.detach().float() - 1.0).abs().max())
         assert optimizer.state[layer.weight]["exp_avg"].dtype == layer.weight.dtype
     assert moved["fp32"] == pytest.approx(1e-4, rel=1e-2) and moved["bf16_weights"] == 0.0  # bf16's spacing at 1.0 is 2^-7
 
