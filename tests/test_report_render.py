@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import struct
 import zlib
@@ -375,3 +376,28 @@ def test_the_overview_draws_the_references_of_the_budget_its_runs_trained(monkey
     assert tiny.get_title() == "SC average, tiny (lines: CLM and MLM at 480 steps)" and mini.get_title() == "SC average, mini"
     references = {ax: sorted(line.get_xdata()[0] for line in ax.lines if line.get_linestyle() in (":", "--")) for ax in (tiny, mini)}
     assert references == {tiny: [69.0, 71.0], mini: [60.0, 62.0]}
+
+
+def test_the_budget_trend_has_one_legend_under_all_its_panels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every contrast named once, under the figure; not a legend under the first panel that reads as that panel's."""
+    from pipeline.report import figures, panels
+
+    points = [
+        {"level": level, "name": name, "size": "tiny", "contrast": contrast, "tokens": tokens, "effect_mean": 1.0}
+        for level, name, contrasts in (
+            ("family", "SC", ("MLM − CLM", "MLM − random init")),
+            ("minimal pairs", "minimal pairs", ("CLM − random init",)),
+        )
+        for contrast in contrasts
+        for tokens in (1e6, 2e6)
+    ]  # fmt: skip
+    trend = pd.DataFrame(points).assign(effect_low=0.0, effect_high=2.0)
+    fit = trend.drop_duplicates(["level", "name", "size", "contrast"]).assign(
+        slope_per_decade=1.0, intercept=0.0, tokens_to_decide=math.nan
+    )
+    drawn = []
+    monkeypatch.setattr(panels, "save", lambda figure, path: drawn.append(figure) or path)  # panel_figure's
+    figures.budget_trend(trend, fit, tmp_path / "trend.png")
+    (figure,) = drawn
+    assert [ax.get_legend() for ax in figure.axes] == [None] * len(figure.axes)
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["MLM − CLM", "MLM − random init", "CLM − random init"]

@@ -374,8 +374,4 @@ def budget_trend(trend: pd.DataFrame, fit: pd.DataFrame, path: Path) -> Path:
         ax.set_xlabel("pretraining tokens")
         ax.set_ylabel("difference (points)")
 
-    def finish(figure: plt.Figure, axes: list[plt.Axes]) -> None:
-        below_axes_legend(axes[0])
-        figure.tight_layout()
-
-    return panel_figure(panels, draw, path, finish=finish)
+    return panel_figure(panels, draw, path, finish=legend_under_panels)  # one legend for the figure, not under its first panel
