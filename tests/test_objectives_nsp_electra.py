@@ -192,3 +192,20 @@ def test_the_losses_owning_parameters_are_those_the_plan_names():
     objectives = [parse_objective({"kind": kind}) for kind in registered_kinds()]
     owning = {objective.loss for objective in objectives if list(build_loss(objective, spec, seed=0).parameters())}
     assert owning == LOSSES_WITH_PARAMETERS
+
+
+def test_rtd_yardstick_is_the_discriminators_gain_over_the_base_rate():
+    """A detection head that always answers the share replaced scores 0 (it learned nothing); one that always
+    answers one half scores 100 x (1 − ln 2 / H(p)), below 0; a shared yardstick read through the never-trained
+    LM head is not what ELECTRA reports."""
+    _, model, loss_fn, batch = micro_setup("electra", count=8)
+    assert loss_fn.own_yardstick_name == "replaced_token_detection_gain"
+    with torch.no_grad():
+        share = float(loss_fn.parts(model, batch)[2].float().mean())  # nothing is padded: every position is real
+        loss_fn.detection_head.weight.zero_()
+        loss_fn.detection_head.bias.fill_(np.log(share / (1 - share)))
+    assert loss_fn.own_yardstick(model, [batch]) == pytest.approx(0.0, abs=1e-3)
+    base_rate = -(share * np.log(share) + (1 - share) * np.log(1 - share))
+    with torch.no_grad():
+        loss_fn.detection_head.bias.zero_()
+    assert loss_fn.own_yardstick(model, [batch, batch]) == pytest.approx(100 * (1 - np.log(2) / base_rate), rel=1e-4)

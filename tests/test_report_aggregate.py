@@ -306,7 +306,7 @@ def test_pretraining_carries_the_new_summary_keys(zoo_tables: dict[str, pd.DataF
     assert (
         runs.loc["ul2-tiny", "attention"] == "prefix" and runs.loc["mlm_cpt_on_clm-tiny", "description"] == "mlm_cpt_on_clm for 160 steps"
     )
-    assert math.isnan(runs.loc["electra-tiny", "heldout_metric_value"])  # null: the yardstick was not measured
+    assert runs.loc["electra-tiny", ["heldout_metric_name", "heldout_metric_value"]].tolist() == ["replaced_token_detection_gain", 4.0]
     assert (zoo_tables["comparison"]["mlm_run"] == "mlm-tiny").all()  # the run named mlm, among many of kind mlm
 
 

@@ -81,6 +81,8 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert ("clm-micro", "10", "sentence_log_likelihood") in scored
     assert {("random-micro", "", m) for m in ("sentence_log_likelihood", "pseudo_log_likelihood")} <= scored
     assert not any(row["run"] == "electra-micro" for row in pooled)  # its LM head is never trained
+    electra = json.loads((workdir / "results" / "pretrain" / "electra-micro" / "summary.json").read_text())["heldout_metric"]
+    assert electra["name"] == "replaced_token_detection_gain" and isinstance(electra["value"], float)  # its discriminator's
     # an outside model goes through the zero-shot family too: clm-micro re-imported scores as clm-micro
     accuracy = {(row["run"], row["step"]): row["accuracy_mean"] for row in pooled}
     assert accuracy[("clm_reimported-outside", "")] == accuracy[("clm-micro", "")]

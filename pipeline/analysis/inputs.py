@@ -65,7 +65,8 @@ SUMMARY_FIELDS: dict[str, Any] = {
 SUMMARY_CHOICES = {"study": ("objectives", "short_budget", "two_stage", "continued"), "attention": ("causal", "bidirectional", "prefix")}
 STARTED_FROM_FIELDS: dict[str, Any] = {"kind": str, "run": OPTIONAL_STR, "step": OPTIONAL_INT, "carry_optimizer": bool}
 STARTED_FROM_CHOICES = {"kind": ("initial", "checkpoint", "final", "outside")}
-# The value is null where the run's loss never trains the LM head the yardstick reads (ELECTRA).
+# The value is null where it could not be measured (a loss that never trains the LM head the shared yardstick reads
+# and measures nothing of its own).
 HELDOUT_METRIC_FIELDS: dict[str, Any] = {"name": str, "value": OPTIONAL_NUMBER}
 TASK_STATS_FIELDS: dict[str, Any] = {
     "task": str,

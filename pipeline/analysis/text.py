@@ -58,7 +58,7 @@ def yardstick_text(run: Mapping[str, Any]) -> str:
     """The held-out yardstick of a pretraining row, or why it was not measured."""
     name, value = run["heldout_metric_name"].replace("_", " "), run["heldout_metric_value"]
     if math.isnan(value):
-        return f"{name}: not measured (LM head never trained)"
+        return f"{name}: not measured"
     return f"{name} {number_text(value)}"
 
 

@@ -155,7 +155,8 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     )
     progress = trainer.train()
     # The last logged row is the final step's, evaluated in the loop (held-out loss and yardstick).
-    metric_name, metric_value = YARDSTICKS[objective.attention].name, progress.rows[-1]["heldout_metric"]
+    metric_name = trainer.loss.own_yardstick_name or YARDSTICKS[objective.attention].name
+    metric_value = progress.rows[-1]["heldout_metric"]
     num_parameters, num_non_embedding = count_parameters(model)
     summary = {
         "run": spec.run,

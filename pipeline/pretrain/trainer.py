@@ -267,8 +267,14 @@ class Trainer:
         self.trained.eval()
         with distributed.gathered(self.trained, self.processes), self._autocast():
             loss = objective_loss(self.loss, self.model, inputs.objective, heldout)
-            # Read through the LM head, the yardstick means nothing when the loss never trains that head.
-            metric = yardstick(self.model, inputs.objective.attention, heldout)[1] if self.loss.measures_language_model else None
+            # Read through the LM head, the shared yardstick means nothing when the loss never trains that head;
+            # such a loss may measure what it trains instead (ELECTRA: its discriminator).
+            if self.loss.own_yardstick_name:
+                metric = self.loss.own_yardstick(self.model, heldout.batches(inputs.objective))
+            elif self.loss.measures_language_model:
+                metric = yardstick(self.model, inputs.objective.attention, heldout)[1]
+            else:
+                metric = None
         self.trained.train()
         return loss, metric
 

@@ -20,7 +20,9 @@ SECTION_INTROS = {
     "every next token.",
     MASKED: "Bidirectional models trained on corrupted positions: MLM (the headline run), MLM with next-sentence prediction "
     "(RoBERTa's ablation), and ELECTRA's replaced-token detection, whose kept discriminator never trains the LM head "
-    "that the held-out yardstick reads.",
+    "that the held-out yardstick reads: it is measured by its detection gain instead, the share (%) of the base rate's "
+    "cross-entropy (always answering the share of tokens replaced) that its held-out predictions remove; 0 is no better "
+    "than that guess.",
     DENOISERS: "Prefix attention: bidirectional over a prefix, causal after it. Prefix LM predicts the suffix; span "
     "corruption (T5) drops spans from the input and predicts them after it; UL2 mixes span-corruption and prefix-LM denoisers.",
     MASKING: "MLM at several masking ratios with BERT's replacement rule ([MASK] / random token / kept), and with every "

@@ -291,7 +291,9 @@ def pretraining_table(pretraining: pd.DataFrame) -> Table:
         note="“Loss on” is the fraction of token positions that carry loss, counted over the batches actually trained. "
         "Losses of different objectives are over different targets and are not comparable with each other. The held-out "
         "yardstick is shared by runs of one attention pattern: next-token perplexity for causal and prefix attention, "
-        "masked-token accuracy at 15% masking for bidirectional. A run started from another's checkpoint (steps a–b: a second "
+        "masked-token accuracy at 15% masking for bidirectional; ELECTRA's discriminator, whose LM head never trains, by its "
+        "replaced-token detection gain over the base rate (%; 0: it detects no better than always answering the share "
+        "replaced). A run started from another's checkpoint (steps a–b: a second "
         "stage or a decay branch) counts its own steps only.",
     )
 

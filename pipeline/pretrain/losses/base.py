@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import nn
@@ -25,6 +25,8 @@ class PretrainingLoss(nn.Module):
     # masked-token / next-token yardstick read through that head means something.
     # False for ELECTRA, whose exported backbone is a discriminator with an untrained LM head.
     measures_language_model: bool = True
+    # What such a loss measures on held-out blocks instead, by name (own_yardstick computes it); None: nothing.
+    own_yardstick_name: str | None = None
     # How the LM head and its loss compute (ComputeSpec.head: dense, or a sparse head); set by build_loss.
     head: LmHead = "chunked"
 
@@ -32,6 +34,10 @@ class PretrainingLoss(nn.Module):
         super().__init__()
 
     def forward(self, model: PreTrainedModel, batch: Batch) -> torch.Tensor:
+        raise NotImplementedError
+
+    def own_yardstick(self, model: PreTrainedModel, batches: Iterable[Batch]) -> float | None:
+        """``own_yardstick_name``'s value over the held-out ``batches`` (of this loss's objective); None: not measurable."""
         raise NotImplementedError
 
 

@@ -12,7 +12,8 @@ A sample that happens to equal the original counts as "original", as in ELECTRA.
 The sample is discrete, so no gradient flows from the discriminator into the generator
 (ELECTRA trains the generator by maximum likelihood, not adversarially). The exported
 backbone is the discriminator; its LM head is never trained, which is why this loss
-sets ``measures_language_model = False``.
+sets ``measures_language_model = False`` and is measured on held-out blocks by what it
+trains instead: the discriminator's detection gain over the base rate.
 
 The generator has the discriminator's depth and head width and ``generator_width_fraction``
 of its hidden and FFN widths (ELECTRA: 1/4 to 1/3). ELECTRA also ties the generator's
@@ -24,6 +25,7 @@ architecture every other objective trains.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -69,6 +71,7 @@ def sampling_generator(seeds: torch.Tensor, device: torch.device) -> torch.Gener
 @register_loss("replaced_token_detection")
 class ReplacedTokenDetectionLoss(PretrainingLoss):
     measures_language_model = False
+    own_yardstick_name = "replaced_token_detection_gain"
 
     def __init__(self, backbone: BackboneSpec, objective: Objective, seed: int):
         super().__init__(backbone, objective, seed)
@@ -103,3 +106,23 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
     def forward(self, model: PreTrainedModel, batch: Batch) -> torch.Tensor:
         generator_loss, discriminator_loss, _ = self.parts(model, batch)
         return generator_loss + self.discriminator_weight * discriminator_loss
+
+    @torch.no_grad()
+    def own_yardstick(self, model: PreTrainedModel, batches: Iterable[Batch]) -> float | None:
+        """The share (%) of the base rate's cross-entropy that the discriminator removes: 100 x (1 − its BCE /
+        H(p)), p the share of real positions replaced, H(p) the BCE of always answering p. 0: it detects no
+        better than that guess (a discriminator that learned nothing); 100: every replacement found for sure.
+        Over every real position of ``batches``, with the generator's samples as in training; None where nothing
+        (or everything) was replaced, so that the base rate is already certain."""
+        loss_sum, replaced_count, count = 0.0, 0, 0
+        for batch in batches:
+            _, discriminator_loss, replaced = self.parts(model, batch)
+            real = torch.ones_like(replaced) if batch.padding_mask is None else batch.padding_mask.bool()  # (B, L)
+            positions = int(real.sum())
+            loss_sum += float(discriminator_loss) * positions
+            replaced_count, count = replaced_count + int(replaced[real].sum()), count + positions
+        share = replaced_count / max(count, 1)
+        if share in (0.0, 1.0):
+            return None
+        base_rate = -(share * math.log(share) + (1 - share) * math.log(1 - share))
+        return 100.0 * (1.0 - loss_sum / count / base_rate)
