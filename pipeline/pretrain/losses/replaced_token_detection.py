@@ -68,6 +68,11 @@ def sampling_generator(seeds: torch.Tensor, device: torch.device) -> torch.Gener
     return torch.Generator(device=device).manual_seed(int(state))
 
 
+def real_positions(batch: Batch) -> torch.Tensor:
+    """(B, L) bool: the positions holding text, not padding; the discriminator answers at each."""
+    return torch.ones_like(batch.input_ids, dtype=torch.bool) if batch.padding_mask is None else batch.padding_mask.bool()
+
+
 @register_loss("replaced_token_detection")
 class ReplacedTokenDetectionLoss(PretrainingLoss):
     measures_language_model = False
@@ -99,7 +104,7 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
         replaced = corrupted != original  # (B, L)
         hidden = encode(model, replace(batch, input_ids=corrupted))  # (B, L, H)
         scores = self.detection_head(hidden).squeeze(-1).float()  # (B, L)
-        real = torch.ones_like(masked) if batch.padding_mask is None else batch.padding_mask.bool()  # (B, L)
+        real = real_positions(batch)
         discriminator_loss = F.binary_cross_entropy_with_logits(scores[real], replaced[real].float())
         return generator_loss, discriminator_loss, replaced
 
@@ -117,7 +122,7 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
         loss_sum, replaced_count, count = 0.0, 0, 0
         for batch in batches:
             _, discriminator_loss, replaced = self.parts(model, batch)
-            real = torch.ones_like(replaced) if batch.padding_mask is None else batch.padding_mask.bool()  # (B, L)
+            real = real_positions(batch)
             positions = int(real.sum())
             loss_sum += float(discriminator_loss) * positions
             replaced_count, count = replaced_count + int(replaced[real].sum()), count + positions
