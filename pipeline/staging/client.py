@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 from pipeline.errors import PipelineError
 from pipeline.files import sha256_file
-from pipeline.staging.manifest import files_under
+from pipeline.staging.manifest import files_under, mirror_dir
 from pipeline.staging.references import HubReference
 
 
@@ -108,8 +108,7 @@ class DirectoryHub(HubClient):
         self.root = Path(root)
 
     def repository(self, reference: HubReference) -> Path:
-        name = reference.repo + (f"@{reference.revision}" if reference.revision else "")
-        path = self.root / f"{reference.kind}s" / name
+        path = mirror_dir(self.root, reference.kind, reference.repo, reference.revision)
         if not path.is_dir():
             raise PipelineError(f"{reference.label}: not in {self.root} (no directory {path})")
         return path

@@ -21,6 +21,16 @@ MANIFEST = "manifest.json"
 FILE_KEYS = {"size", "sha256"}
 
 
+def repository_key(kind: str, repo: str, revision: str | None) -> str:
+    """A repository's place in a mirror (and in a directory laid out as one), relative to its root: its manifest key."""
+    return f"{kind}s/{repo}" + (f"@{revision}" if revision else "")
+
+
+def mirror_dir(mirror: str | Path, kind: str, repo: str, revision: str | None) -> Path:
+    """Where a repository lies in the mirror."""
+    return Path(mirror) / repository_key(kind, repo, revision)
+
+
 def read_manifest(path: Path) -> dict[str, Any]:
     """The manifest at ``path``, checked key by key."""
     data = read_json(path)

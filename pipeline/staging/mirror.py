@@ -18,9 +18,8 @@ import dataclasses
 from pathlib import Path
 
 from pipeline.config import Config, HubSpec
-from pipeline.data.sources.mirror import mirror_dir
 from pipeline.errors import PipelineError
-from pipeline.staging.manifest import MANIFEST, read_manifest
+from pipeline.staging.manifest import MANIFEST, mirror_dir, read_manifest
 from pipeline.staging.references import Kind, hf_files, is_hub_id, with_hub_paths
 
 

@@ -24,12 +24,11 @@ from typing import Any
 
 from pipeline.config import Config
 from pipeline.config.data import leaves_its_folder
-from pipeline.data.sources.mirror import mirror_dir
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.staging.card import CARD, card_configs, config_data_files
 from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
-from pipeline.staging.manifest import MANIFEST, read_manifest
+from pipeline.staging.manifest import MANIFEST, mirror_dir, read_manifest, repository_key
 from pipeline.staging.references import HubReference, references
 from pipeline.workflow.configure import read_configs, resolve_files
 
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
     manifest_path = args.to / MANIFEST
     manifest: dict[str, Any] = read_manifest(manifest_path) if manifest_path.is_file() else {"repositories": {}}
     for reference, files in plan:
-        staged = manifest["repositories"].setdefault(mirror_key(reference), {"files": {}})
+        staged = manifest["repositories"].setdefault(repository_key(reference.kind, reference.repo, reference.revision), {"files": {}})
         commit, before = client.commit(reference), staged.get("commit")
         if commit is not None:
             if before is not None and before != commit:
@@ -89,10 +88,6 @@ def run(args: argparse.Namespace) -> None:
 
 def gigabytes(size: int) -> str:
     return f"{size / 1e9:,.2f} GB"
-
-
-def mirror_key(reference: HubReference) -> str:
-    return f"{reference.kind}s/{reference.repo}" + (f"@{reference.revision}" if reference.revision else "")
 
 
 def selected_files(client: HubClient, reference: HubReference) -> list[RemoteFile]:

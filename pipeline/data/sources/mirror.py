@@ -14,13 +14,8 @@ from pathlib import Path
 from pipeline.config import HubSpec
 from pipeline.errors import PipelineError
 from pipeline.staging.card import CARD, card_configs, config_data_files
-from pipeline.staging.manifest import verify_mirrored_files, verify_staged
-from pipeline.staging.references import HF_URL, Kind, is_hub_id
-
-
-def mirror_dir(mirror: str | Path, kind: Kind, repo: str, revision: str | None) -> Path:
-    """Where a repository lies in the mirror."""
-    return Path(mirror) / f"{kind}s" / (repo + (f"@{revision}" if revision else ""))
+from pipeline.staging.manifest import mirror_dir, verify_mirrored_files, verify_staged
+from pipeline.staging.references import HF_URL, is_hub_id
 
 
 def local_source(spec: HubSpec) -> tuple[str, dict[str, list[str]]]:
