@@ -43,7 +43,7 @@ STAGES = {
     "check-config": ("pipeline.workflow.check_config", "validate a config file"),
     "cost": ("pipeline.workflow.cost_printout", "estimate GPU-hours per stage and peak GPU memory per size of a config"),
     "progress": ("pipeline.workflow.progress", "where a working directory's GPU jobs stand, and the GPU-hours left"),
-    "stage": ("pipeline.staging.stage", "list, download and verify what a config reads from the hub, into a mirror for offline runs"),
+    "stage": ("pipeline.workflow.stage", "list, download and verify what a config reads from the hub, into a mirror for offline runs"),
     "schema": ("pipeline.schema", "print the config's JSON Schema (config/schema.json)"),
 }
 

@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     stand-ins (at their config size) with the study's tokenizer; with --encodeval, the study's
     released results."""
     from pipeline.staging.references import references
-    from pipeline.staging.stage import config_read_from_the_hub
+    from pipeline.workflow.stage import config_read_from_the_hub
 
     parser = argparse.ArgumentParser(prog="python -m tests.paper_hub", description=main.__doc__)
     parser.add_argument("--configfile", nargs="+", required=True, help="config overlays, as snakemake takes them")

@@ -82,7 +82,7 @@ def test_the_registries_and_the_planner_import_without_torch(module: str) -> Non
         ("pipeline.pretrain.plan", "pipeline.workflow.configure"),
         ("pipeline.data.sources", "pipeline.data.sources.wikitext"),  # mwparserfromhell only when Wikipedia is read
         ("pipeline.data.sources", "pipeline.staging.mirror"),  # the readers read the mirror; rewriting configs is above them
-        ("pipeline.data.sources", "pipeline.staging.stage"),
+        ("pipeline.data.sources", "pipeline.workflow.stage"),
     ],
 )
 def test_stages_stay_apart(module: str, forbidden: str) -> None:
@@ -100,6 +100,15 @@ def test_the_analysis_renders_nothing_and_the_readers_of_outside_results_stay_be
         assert not [m for m in reachable(module) if m.startswith("pipeline.report")], module
     for module in members_of("pipeline.external"):
         assert not [m for m in reachable(module) if m.startswith(("pipeline.report", "pipeline.analysis"))], module
+
+
+def test_staging_sits_below_the_readers_of_the_mirror_and_the_commands_that_fill_it() -> None:
+    """staging/ (the mirror's references, clients, layout and manifest) is what the data, tokenizer
+    and model readers verify a staged file against: it reaches none of them, nor workflow/, whose
+    configure rewrites a config to read the mirror and whose stage command fills it."""
+    above = ("pipeline.data", "pipeline.tokenization", "pipeline.model", "pipeline.workflow")
+    for module in members_of("pipeline.staging"):
+        assert not [m for m in reachable(module) if m.startswith(above)], module
 
 
 def test_the_report_computes_no_statistic() -> None:

@@ -352,7 +352,7 @@ from pipeline.files import write_json
 from pipeline.staging.client import DirectoryHub
 from pipeline.staging.references import HubReference
 from pipeline.staging.manifest import repository_key
-from pipeline.staging.stage import stage_file
+from pipeline.workflow.stage import stage_file
 hub, mirror = DirectoryHub(Path(sys.argv[1])), Path(sys.argv[2])
 reference = HubReference("model", "org/llama", None, None, (), ("outside_models[0].path",))
 files = {remote.path: stage_file(hub, reference, remote, mirror) for remote in hub.list_files(reference)}

@@ -2,8 +2,8 @@
 source's ``path``, or ``hf://datasets/...`` data files) and models (a ready-made tokenizer, the
 outside models), each with the config key that reads it.
 
-One traversal serves both sides of staging: :mod:`.stage` lists and downloads what it finds,
-:mod:`.mirror` points every one of them at the mirror.
+One traversal serves both sides of staging: the ``stage`` command (:mod:`pipeline.workflow.stage`) lists and
+downloads what it finds, :mod:`.mirror` points every one of them at the mirror.
 """
 
 from __future__ import annotations

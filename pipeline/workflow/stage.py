@@ -5,7 +5,7 @@ listed with its size, then downloaded into a mirror directory and verified.
     python -m pipeline stage --configfile config/paper.yaml --to /scratch/hub-mirror          # download and verify
 
 Run on a machine with hub access (a cluster's login node); then add ``hub_mirror:
-/scratch/hub-mirror`` to the config (:mod:`.mirror`) and every job reads the mirror, offline.
+/scratch/hub-mirror`` to the config (:mod:`pipeline.staging.mirror`) and every job reads the mirror, offline.
 A dataset read by config name stages the files its card's ``configs`` give that config
 (FineWeb-Edu's ``sample-100BT`` is ``sample/100BT/*``, not the whole repository), plus its card;
 ``hf://`` data files stage those files; a ready-made tokenizer stages its tokenizer files; an
