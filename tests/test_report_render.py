@@ -342,6 +342,26 @@ def test_every_negative_number_in_the_report_has_a_typographic_minus(rendered: t
     text = re.sub(r"<(style|script)\b.*?</\1>|<[^>]+>", " ", html, flags=re.S)
     hyphen_minus = re.findall(r"(?:^|[\s(\[:;,→])(-\d[\d.,]*)", text)
     assert not hyphen_minus, hyphen_minus
+    # a negative number that rounds to zero shows the digit that makes it negative
+    assert not re.findall(r"−0\.0(?!\d)", text)
+
+
+@pytest.mark.parametrize(
+    ("value", "signed", "shown"),
+    [
+        (-0.0258, True, "−0.03"),  # an interval's low bound beside zero: below it, and it says so
+        (0.04, False, "0.04"),
+        (0.0004, False, "0.0"),  # zero at two more digits too: zero (a spread of equal seeds is 1e-14, not "0.000")
+        (-1e-14, True, "+0.0"),
+        (0.0, True, "+0.0"),
+        (3.9076, True, "+3.9"),
+        (-0.05, False, "−0.1"),  # rounds away from zero: no more digits
+    ],
+)
+def test_a_number_that_rounds_to_zero_keeps_its_side_of_zero(value: float, signed: bool, shown: str) -> None:
+    from pipeline.analysis.text import number_text
+
+    assert number_text(value, signed=signed) == shown
 
 
 def test_the_overview_draws_the_references_of_the_budget_its_runs_trained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

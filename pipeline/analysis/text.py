@@ -13,11 +13,23 @@ def text_or(value: Any, default: str) -> str:
     return value if isinstance(value, str) and value else default
 
 
+# How many more digits a number that is not zero may take so that it does not read as zero.
+MORE_DIGITS_NEAR_ZERO = 2
+
+
 def number_text(value: float, digits: int = 1, signed: bool = False) -> str:
-    """A rounded number with a typographic minus (and a plus when ``signed``)."""
+    """A rounded number with a typographic minus (and a plus when ``signed``). A number that rounds to
+    zero takes up to two more digits, so that an interval's bound beside zero says on which side it
+    lies: ``−0.03``, never ``−0.0`` beside a verdict that turns on that sign; one that is zero at those
+    digits too (a spread of equal seeds, 1e-14 by float rounding) is written as zero."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    shown = digits
+    while round(value, shown) == 0 and shown < digits + MORE_DIGITS_NEAR_ZERO:
+        shown += 1
+    if round(value, shown) == 0:
+        value, shown = 0.0, digits
+    text = f"{value:+.{shown}f}" if signed else f"{value:.{shown}f}"
     return text.replace("-", "−")
 
 
