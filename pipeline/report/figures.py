@@ -27,6 +27,7 @@ from pipeline.report.panels import (
     legend_under_panels,
     log_axis_at,
     panel_figure,
+    ring,
     save,
 )
 
@@ -38,6 +39,8 @@ SECTION_COLOURS = dict(zip(SECTIONS, ("#d95f02", "#1b9e77", "#7570b3", "#e7298a"
 # Lines that differ by something other than kind (runs in one panel, task families).
 SERIES_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b15928", "#6a3d9a")
 SIZE_STYLES = ("-", "--", ":", "-.")
+# A line of seed means with their interval bars, among many in one panel: small marks, so the bars stay readable.
+SEED_MEANS = {"marker": "o", "markersize": 3, "capsize": 2, "linewidth": 1.2}
 
 
 def kind_colour(kind: str) -> str:
@@ -107,14 +110,11 @@ def learning_curves(curves: pd.DataFrame, sizes: Sequence[str], path: Path) -> P
                 yerr=half_widths(points),
                 color=colour,
                 linestyle=size_style(first["size"], sizes),
-                marker="o",
-                markersize=3,
-                capsize=2,
-                linewidth=1.2,
                 label=run,
+                **SEED_MEANS,
             )
             final = points["final"].to_numpy(dtype=bool)
-            ax.plot(steps[final], points["test_mean"].to_numpy()[final], "o", markersize=9, markerfacecolor="none", markeredgecolor=colour)
+            ring(ax, steps[final], points["test_mean"].to_numpy()[final], colour)
         ax.set_xlim(left=0)
         ax.set_title(f"{family} average")
         ax.set_xlabel("pretraining step (ringed: the final model)")
@@ -137,30 +137,19 @@ def score_vs_learning_rate(means: pd.DataFrame, scores: pd.DataFrame, sizes: Seq
         runs = list(dict.fromkeys(at_task["run"]))
         for index, run in enumerate(runs):
             points = at_task[at_task["run"] == run].sort_values("learning_rate")
-            first = points.iloc[0]
+            first, colour = points.iloc[0], kind_colour(points.iloc[0]["objective_kind"])
             nudge = 10 ** (0.03 * centred(index, len(runs)))
-            half_widths = (points["test_high"] - points["test_mean"]).fillna(0.0)  # NaN: one seed, no interval
             ax.errorbar(
                 points["learning_rate"] * nudge,
                 points["test_mean"],
-                yerr=half_widths,
-                color=kind_colour(first["objective_kind"]),
+                yerr=half_widths(points),
+                color=colour,
                 linestyle=size_style(first["size"], sizes),
-                marker="o",
-                markersize=3,
-                capsize=2,
-                linewidth=1.2,
                 label=run,
+                **SEED_MEANS,
             )
             best = scores[(scores["task"] == task) & (scores["run"] == run)].iloc[0]
-            ax.plot(
-                best["best_learning_rate"] * nudge,
-                best["test_mean"],
-                "o",
-                markersize=9,
-                markerfacecolor="none",
-                markeredgecolor=kind_colour(first["objective_kind"]),
-            )
+            ring(ax, best["best_learning_rate"] * nudge, best["test_mean"], colour)
         grid_rates = sorted(set(at_task["learning_rate"]))
         log_axis_at(ax, grid_rates, [f"{r:.0e}" for r in grid_rates])
         ax.set_title(task)

@@ -74,6 +74,12 @@ def half_widths(rows: pd.DataFrame, prefix: str = "test_") -> list[float]:
     return [0.0 if math.isnan(low) else (high - low) / 2 for low, high in zip(rows[f"{prefix}low"], rows[f"{prefix}high"])]
 
 
+def ring(ax: plt.Axes, x, y, colour: str) -> None:
+    """A hollow ring around the points at ``x``, ``y``: the one point of a line that was chosen
+    (the learning rate picked on validation, the final model)."""
+    ax.plot(x, y, "o", markersize=9, markerfacecolor="none", markeredgecolor=colour)
+
+
 def log_axis_at(ax: plt.Axes, values: Sequence[float], labels: Sequence[str], right: float | None = None) -> None:
     """A log x-axis labelled at ``values`` alone (the grid's learning rates, the measured token budgets): decade
     ticks label none of them, and their minor labels pile up over a span of under one decade. A margin of a factor 1.5
