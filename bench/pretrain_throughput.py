@@ -61,7 +61,7 @@ from pipeline.model.backbone import (
 )
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.distributed import Processes
-from pipeline.pretrain.plan import RunPlan, Start
+from pipeline.pretrain.plan import Start, planned_run
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import RunInputs, Trainer
 from pipeline.provenance import code_version, write_provenance
@@ -226,19 +226,7 @@ class Bench:
             compute=compute,
             samples=samples,
         )
-        plan = RunPlan(
-            run=f"{kind}-bench",
-            name=kind,
-            size="bench",
-            objective=kind,
-            study="objectives",
-            description="benchmark",
-            start=Start("initial"),
-            first_step=0,
-            last_step=self.total_steps,
-            schedule=schedule,
-            schedule_steps=self.total_steps,
-        )
+        plan = planned_run(kind, "bench", kind, "objectives", "benchmark", Start("initial"), (0, self.total_steps), schedule)
         inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench")
         model = load_language_model(self.init_dir, objective.attention)
         with tempfile.TemporaryDirectory() as work_dir, liger_layers(model, args.liger_layers):

@@ -15,7 +15,7 @@ import pytest
 from pipeline import strict
 from pipeline.config import ScheduleSpec, SizeSpec, TokenizerSpec
 from pipeline.model.backbone import WEIGHTS_FILE, BackboneSpec, save_language_model
-from pipeline.pretrain.plan import RunPlan, Start
+from pipeline.pretrain.plan import Start, planned_run
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 from pipeline.tokenization.train import train_tokenizer
@@ -150,19 +150,9 @@ SCHEDULE = {"kind": "wsd", "peak_lr": 3e-3, "num_warmup_steps": 2, "num_decay_st
 
 
 def scratch_plan(name: str, num_steps: int, **changes) -> dict:
-    """A from-scratch RunPlan as JSON; ``changes`` override fields (two-stage, continued)."""
-    plan = RunPlan(
-        run=f"{name}-micro",
-        name=name,
-        size="micro",
-        objective=name,
-        study="objectives",
-        description="test run",
-        start=Start("initial"),
-        first_step=0,
-        last_step=num_steps,
-        schedule=strict.parse(ScheduleSpec, SCHEDULE),
-        schedule_steps=num_steps,
+    """A from-scratch run plan as JSON; ``changes`` override fields (two-stage, continued)."""
+    plan = planned_run(
+        name, "micro", name, "objectives", "test run", Start("initial"), (0, num_steps), strict.parse(ScheduleSpec, SCHEDULE)
     )
     return strict.to_plain(dataclasses.replace(plan, **changes))
 
