@@ -52,6 +52,20 @@ def corpus_texts(copies: int = 20) -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def paper_plan():
+    """config/paper.yaml resolved: its config, planned runs and curve points (frozen, so every test may share it)."""
+    from pipeline.workflow.configure import read_configs, resolve
+
+    return resolve(read_configs([str(REPO / "config" / "paper.yaml")]), "paper")
+
+
+@pytest.fixture(scope="session")
+def paper(paper_plan):
+    """config/paper.yaml's resolved config."""
+    return paper_plan.config
+
+
+@pytest.fixture(scope="session")
 def tokenizer_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tokenizer")
     train_tokenizer(corpus_texts(), TokenizerSpec(vocab_size=400, min_frequency=2, num_sentinel_tokens=8)).save_pretrained(out)

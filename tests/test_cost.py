@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.config import SizeSpec
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
-from pipeline.workflow.configure import Resolved, read_configs, resolve
+from pipeline.workflow.configure import read_configs, resolve
 from pipeline.workflow.cost import (
     data_stage_cost,
     over_memory,
@@ -30,26 +30,16 @@ def test_parameter_counts_match_the_built_model(attention):
     assert (counts.total, counts.non_embedding) == count_parameters(model)
 
 
-@pytest.fixture(scope="module")
-def resolved() -> Resolved:
-    return resolve(read_configs([str(REPO / "config" / "paper.yaml")]), "paper")
-
-
-@pytest.fixture(scope="module")
-def paper(resolved):
-    return resolved.config
-
-
 def test_paper_sizes_are_the_study_sizes(paper):
     # "210M" counts the non-embedding parameters and one 128,256 x 768 embedding matrix.
     assert parameters(paper.sizes["210m"], 128256).non_embedding + 128256 * 768 == pytest.approx(210e6, rel=0.02)
     assert parameters(paper.sizes["610m"], 128256).non_embedding + 128256 * 1152 == pytest.approx(610e6, rel=0.02)
 
 
-def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper, resolved):
+def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper, paper_plan):
     """6 x N x tokens, N the non-embedding parameters plus the LM head at the share of positions it
     runs on under sparse prediction: all of them (less one) for CLM, the mask ratio for MLM."""
-    costs = {c.stage: c for c in stage_costs(paper, resolved.plans, resolved.curve_points)}
+    costs = {c.stage: c for c in stage_costs(paper, paper_plan.plans, paper_plan.curve_points)}
     runs = costs["pretrain (objectives)"]
     assert runs.jobs == 3 * 5  # clm, mlm and the three other masking ratios at three sizes
     tokens_per_run = 42000 * 1152 * 2048
@@ -64,7 +54,7 @@ def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper
     assert runs.flops == pytest.approx(sum(flops(size, objective) for size, objective in every), rel=1e-4)
     hardware = paper.hardware
     # every size's CLM and MLM kinds at the MFU its records give the H100 (pipeline.workflow.measured_mfu)
-    mfu = {(p.size, p.objective): measured_for(paper, p).mfu for p in resolved.plans.values() if p.study == "objectives"}
+    mfu = {(p.size, p.objective): measured_for(paper, p).mfu for p in paper_plan.plans.values() if p.study == "objectives"}
     seconds = sum(flops(size, objective) / mfu[size, objective] for size, objective in every)
     assert runs.gpu_hours == pytest.approx(seconds / (hardware.gpu_peak_tflops * 1e12) / 3600, rel=1e-4)
     assert costs["finetune"].runs == costs["finetune"].jobs * 6 * 5  # the study's 6 learning rates x 5 seeds
@@ -72,7 +62,7 @@ def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper
 
 @pytest.mark.parametrize("size", ["210m", "610m", "1b"])
 @pytest.mark.parametrize("objective", ["clm", "mlm"])
-def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resolved, objective, size):
+def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, paper_plan, objective, size):
     """The round trip the estimate rests on: a run measured in bench/records (2,048 tokens, bf16,
     the study's vocabulary, MLM at 40%, the micro-batch the config's jobs use) costs its tokens
     over the record's tokens per second on that GPU (the H200). Counting MLM's head at every
@@ -84,15 +74,15 @@ def test_a_measured_run_is_costed_at_its_measured_tokens_per_second(paper, resol
     from pipeline.workflow.cost_printout import on_gpu
 
     h200 = on_gpu(paper, "h200")
-    plan = next(p for p in resolved.plans.values() if p.study == "objectives" and p.size == size and p.objective == objective)
+    plan = next(p for p in paper_plan.plans.values() if p.study == "objectives" and p.size == size and p.objective == objective)
     found = measured_mfu(h200.hardware.gpu_name, size, objective, setting_of(h200, size))
     tokens_per_second = json.loads((REPOSITORY / found.record).read_text())["summary"][objective]["ours"]["tokens_per_second"]
     hours = pretraining_tokens(plan, h200) / tokens_per_second / 3600
     assert pretraining_gpu_hours(h200, plan) == pytest.approx(hours, rel=1e-3)
 
 
-def test_memory_is_checked_against_the_gpu(paper, resolved):
-    plans = resolved.plans
+def test_memory_is_checked_against_the_gpu(paper, paper_plan):
+    plans = paper_plan.plans
     assert over_memory(paper, plans) == []
     compute = dataclasses.replace(paper.pretraining.compute, micro_batch_size=128, by_size={})
     greedy = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute))
@@ -168,14 +158,14 @@ def test_the_estimate_takes_the_measured_mfu_where_a_record_exists_and_says_whic
         assert measured_mfu("H100 80GB SXM", "210m", "clm", other) is None, other
 
 
-def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, resolved):
+def test_fine_tuning_fits_a_gpu_by_its_micro_batch(paper, paper_plan):
     """The paper's 1B fine-tuned 32 examples of 2,028 tokens at once would not fit an 80 GB GPU;
     its micro-batches of 8 (the study's 4 x 8) do."""
     from pipeline.workflow.cost import finetune_peak_memory, over_memory
 
     assert all(finetune_peak_memory(paper, size).fits for size in ("210m", "610m", "1b"))
     whole = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, micro_batch_size=None))
-    assert not finetune_peak_memory(whole, "1b").fits and "1b fine-tuning" in over_memory(whole, resolved.plans)
+    assert not finetune_peak_memory(whole, "1b").fits and "1b fine-tuning" in over_memory(whole, paper_plan.plans)
 
 
 H200_RECORDS = [
@@ -185,7 +175,7 @@ H200_RECORDS = [
 
 
 @pytest.mark.parametrize("record", H200_RECORDS)
-def test_the_memory_estimate_agrees_with_every_measured_peak(paper, resolved, record):
+def test_the_memory_estimate_agrees_with_every_measured_peak(paper, paper_plan, record):
     """The H200's jobs'-path records (the chunked or the Liger head, SDPA or FlexAttention, packed blocks or
     split samples, layers compiled, bf16, one GPU): the estimate of their size at their micro-batch and kernels
     is within 10% of the measured peak (it was 2.8x at 210M, micro-batch 8, when it counted every position's
@@ -202,7 +192,7 @@ def test_the_memory_estimate_agrees_with_every_measured_peak(paper, resolved, re
     )
     samples = args.get("samples", "packed")  # before --samples: packed blocks
     config = dataclasses.replace(paper, pretraining=dataclasses.replace(paper.pretraining, compute=compute, samples=samples))
-    estimate = peak_memory(config, resolved.plans, args["size"], world_size=1)
+    estimate = peak_memory(config, paper_plan.plans, args["size"], world_size=1)
     for kind, sides in measured["summary"].items():
         assert estimate.total_gb == pytest.approx(sides["ours"]["peak_memory_gb"], rel=0.10), kind
 

@@ -21,7 +21,7 @@ from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import read_backbone_spec
 from pipeline.workflow import cost, measured_mfu
-from pipeline.workflow.configure import REPOSITORY, read_configs, resolve
+from pipeline.workflow.configure import REPOSITORY
 from pipeline.workflow.cost import parameters, training_flops
 from tests.test_finetune import make_task
 from tests.test_finetune_task_types import make_task as make_typed_task
@@ -127,8 +127,7 @@ def plant(records: Path, name: str, record: dict) -> None:
     measured_mfu.finetune_measurements.cache_clear()
 
 
-def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, scratch_records):
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
+def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and_size(bench_record, scratch_records, paper):
     assumed = paper.hardware.assumed_finetune_mfu
     without_finetune_records(scratch_records)
     assert cost.finetune_mfu(paper, "sst2", "210m") == assumed  # no record yet
@@ -150,10 +149,9 @@ def test_a_gpu_record_replaces_the_assumed_fine_tuning_mfu_for_its_task_type_and
     assert "timed on grid points of 2 steps" in sources and sources.endswith("20% MFU assumed elsewhere")
 
 
-def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_scoring(bench_record, scratch_records):
+def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_scoring(bench_record, scratch_records, paper):
     """A point of the jobs' steps is its set-up once, then its training and scoring FLOPs at their own MFUs;
     not the short bench point's whole MFU, in which the set-up and scoring weigh far more."""
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
     plant(scratch_records, "h100.json", gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01, phases=(2.0, 0.3, 0.5)))
     found = measured_mfu.measured_finetune_for(paper, "sst2", "210m")
@@ -172,9 +170,8 @@ def test_a_record_of_the_phases_costs_a_point_of_any_length_as_set_up_steps_and_
     assert "timed on grid points" not in sources  # the short points' caveat is for records of the whole point alone
 
 
-def test_a_record_of_compiled_layers_costs_only_jobs_that_compile(bench_record, scratch_records):
+def test_a_record_of_compiled_layers_costs_only_jobs_that_compile(bench_record, scratch_records, paper):
     """finetuning.compile is part of the setting a record was measured in: records from before it were eager."""
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     compiled = dataclasses.replace(paper, finetuning=dataclasses.replace(paper.finetuning, compile=True))
     without_finetune_records(scratch_records)
     eager_record = gpu_record(bench_record, "H100 80GB HBM3", "210m", 0.01)
@@ -188,9 +185,8 @@ def test_a_record_of_compiled_layers_costs_only_jobs_that_compile(bench_record, 
     assert measured_mfu.measured_finetune_for(paper, "sst2", "210m").record.endswith("eager.json")
 
 
-def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records):
+def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_record, scratch_records, paper):
     """The H100 never measured fine-tuning: the H200's record times the H100/H200 CLM ratio at a size both pretrained."""
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
     plant(scratch_records, "h200.json", gpu_record(bench_record, "H200", "210m", 0.2, (2.0, 0.3, 0.5)))
     ratio, how = measured_mfu.gpu_ratio(paper.hardware.gpu_name, "nvidia h200", "clm")
@@ -201,7 +197,7 @@ def test_another_gpu_s_record_is_scaled_by_the_two_gpus_pretraining_ratio(bench_
     assert "scaled from (bench/records/finetune-test/h200.json)" in measured_mfu.finetune_mfu_sources(paper, [("sst2", "210m")])
 
 
-def test_news_qa_s_rows_fine_tuned_as_token_tagging_stand_in_for_the_paper_s_qa_type(init_dir, tmp_path, scratch_records):
+def test_news_qa_s_rows_fine_tuned_as_token_tagging_stand_in_for_the_paper_s_qa_type(init_dir, tmp_path, scratch_records, paper):
     """The paper fine-tunes SQuAD, SQuAD v2 and ReCoRD as EncodEval's token tagging; the embedded news_qa
     is extractive QA. The bench's news_qa_tagged fine-tunes news_qa's rows as qa_token_tagging, so a GPU
     record of it costs the paper's QA type."""
@@ -214,19 +210,17 @@ def test_news_qa_s_rows_fine_tuned_as_token_tagging_stand_in_for_the_paper_s_qa_
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(out.read_text())
     assert record["tasks"]["news_qa_tagged"]["type"] == "qa_token_tagging"
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     without_finetune_records(scratch_records)
     plant(scratch_records, "h100.json", gpu_record(record, "H100 80GB HBM3", "210m", 0.05, (1.0, 0.2, 0.4)))
     for task in ("squad", "squad_v2", "record"):
         assert measured_mfu.measured_finetune_for(paper, task, "210m").phases == measured_mfu.FinetunePhases(1.0, 0.2, 0.4), task
 
 
-def test_the_h200_s_records_cost_the_paper_s_210m_fine_tuning_of_every_stand_in_s_type():
+def test_the_h200_s_records_cost_the_paper_s_210m_fine_tuning_of_every_stand_in_s_type(paper):
     """bench/records/gpu-speed-h200-2026-11-28b: the stand-ins at 210M on one H200 give the H100 estimate of
     their task types there (scaled by the two GPUs' CLM ratio), and the printout says how short their points
     were. SQuAD is not among them: the paper fine-tunes it as qa_token_tagging (EncodEval's), the stand-in
     news_qa is extractive_qa."""
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")])).config
     assert measured_mfu.measured_finetune_for(paper, "squad", "210m") is None
     jobs = [("sst2", "210m"), ("conll2003", "210m"), ("msmarco", "210m")]
     for task, size in jobs:

@@ -121,15 +121,13 @@ def test_every_speed_attempt_gets_at_least_the_time_it_needs(tmp_path):
     assert given and min(given.values()) >= 90  # the comparisons, the last ones' fair share above 90
 
 
-def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch):
+def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path, monkeypatch, paper):
     """What the cost estimate takes from a record must be what a pipeline job runs: at 1B, forward
     passes of config/paper.yaml's 8 sequences with SDPA and the chunked head (its by_size), not the 32 of 210M
     with FlexAttention and Liger's head."""
     import importlib.util
     import json
     from argparse import Namespace
-
-    from pipeline.workflow.configure import read_configs, resolve
 
     loaded = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
     acceptance = importlib.util.module_from_spec(loaded)
@@ -145,7 +143,6 @@ def test_the_throughput_section_measures_one_micro_batch_of_the_size_s(tmp_path,
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(acceptance.subprocess, "run", measured)
-    paper = resolve(read_configs([str(REPOSITORY / "config" / "paper.yaml")]), "paper").config
     for size, micro, kernels in (("210m", 32, "flex, liger head"), ("1b", 8, "sdpa, chunked head")):
         record = {}
         args = Namespace(work=tmp_path, inputs=tmp_path, size=size, device="cpu", sequence_length=2048, threads=1, paper=paper)

@@ -18,11 +18,6 @@ from tests.conftest import REPO
 PAPER = str(REPO / "config" / "paper.yaml")
 
 
-@pytest.fixture(scope="module")
-def paper():
-    return resolve(read_configs([PAPER]), "paper")
-
-
 def plan_rows(resolved) -> list[tuple[dict, float, str]]:
     """(pretraining.csv row, masking ratio, base kind) of every planned run, as the aggregate stage would read them."""
     config, plans = resolved.config, resolved.plans
@@ -43,40 +38,40 @@ def plan_rows(resolved) -> list[tuple[dict, float, str]]:
     return rows
 
 
-def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper):
-    studies = pd.Series([plan.study for plan in paper.plans.values()]).value_counts().to_dict()
+def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper_plan):
+    studies = pd.Series([plan.study for plan in paper_plan.plans.values()]).value_counts().to_dict()
     assert studies == {"objectives": 15, "two_stage": 14, "continued": 6, "short_budget": 4}  # 15 + 17 + 6, and 1B's 10k+32k
-    assert [plan.run for plan in paper.plans.values() if plan.size == "1b" and plan.study == "two_stage"] == ["clm10k_mlm-1b"]
-    assert {plan.size for plan in paper.plans.values() if plan.study in ("continued", "short_budget")} == {"610m"}
-    one_b = paper.config.sizes["1b"]
+    assert [plan.run for plan in paper_plan.plans.values() if plan.size == "1b" and plan.study == "two_stage"] == ["clm10k_mlm-1b"]
+    assert {plan.size for plan in paper_plan.plans.values() if plan.study in ("continued", "short_budget")} == {"610m"}
+    one_b = paper_plan.config.sizes["1b"]
     assert (one_b.num_layers, one_b.ffn_size, one_b.hidden_size) == (28, 5120, 1728)  # the paper's Table 1
-    assert sorted({(plan.run, step) for plan, step in paper.curve_points}) == [
+    assert sorted({(plan.run, step) for plan, step in paper_plan.curve_points}) == [
         (run, step) for run in ("clm-610m", "mlm-610m") for step in (1000, 2000, 5000, 10000, 20000, 40000)
     ]
-    costs = {cost.stage: cost for cost in stage_costs(paper.config, paper.plans, paper.curve_points)}
+    costs = {cost.stage: cost for cost in stage_costs(paper_plan.config, paper_plan.plans, paper_plan.curve_points)}
     # 39 models and 3 untrained baselines x 10 datasets trained on, and 12 checkpoints x 10: each its
     # 6 LRs x 5 seeds (nq and mldr_en are scored on MS MARCO's fine-tuned models, as in the study)
     assert (costs["finetune"].jobs, costs["finetune"].runs) == (420, 12_600)
     assert (costs["finetune_checkpoint"].jobs, costs["finetune_checkpoint"].runs) == (120, 3_600)
 
 
-def test_the_paper_plan_fills_every_model_the_study_published(paper):
+def test_the_paper_plan_fills_every_model_the_study_published(paper_plan):
     """Each of the 200 published (model, checkpoint) rows of Tables 2-17 is a run or checkpoint of the plan."""
     published = read_published_tables().drop_duplicates(KEY)
-    num_steps = paper.config.pretraining.num_steps
+    num_steps = paper_plan.config.pretraining.num_steps
     planned = set()
-    for row, mask_ratio, base_kind in plan_rows(paper):
-        steps = [None] + [step for plan, step in paper.curve_points if plan.run == row["run"]]
+    for row, mask_ratio, base_kind in plan_rows(paper_plan):
+        steps = [None] + [step for plan, step in paper_plan.curve_points if plan.run == row["run"]]
         for step in steps:
             planned |= {tuple(key[c] for c in KEY[1:]) for key in study_keys(row, step, num_steps, mask_ratio, base_kind)}
     wanted = {tuple(row[c] for c in KEY[1:]) for _, row in published.iterrows()}
     assert len(wanted) == 50 and wanted <= planned  # 50 models and checkpoints, each in 4 tables (one per family)
 
 
-def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper):
+def test_the_beyond_overlay_adds_the_other_sizes_and_the_zoo(paper_plan):
     beyond = resolve(read_configs([PAPER, str(REPO / "config" / "paper_beyond.yaml")]), "beyond")
-    assert set(paper.plans) < set(beyond.plans)
-    added = {plan.run for plan in beyond.plans.values()} - set(paper.plans)
+    assert set(paper_plan.plans) < set(beyond.plans)
+    added = {plan.run for plan in beyond.plans.values()} - set(paper_plan.plans)
     assert {"clm3k_mlm_12000steps-210m", "mlm_cpt_on_clm_2000steps-1b", "ul2-210m"} <= added
 
 
