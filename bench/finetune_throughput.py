@@ -39,7 +39,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pretrain_throughput import machine, prepare_init, run_identity  # a sibling script
+from pretrain_throughput import prepare_init  # a sibling script
+from throughput_record import machine, run_identity  # a sibling script
 
 from pipeline.finetune.lengths import scored_tokens, task_encoder, train_tokens
 from pipeline.finetune.run import command_line

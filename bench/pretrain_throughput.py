@@ -32,13 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
-import json
-import os
-import platform
 import shutil
-import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +40,17 @@ from pathlib import Path
 import numpy as np
 import step_profile  # a sibling script
 import torch
+from throughput_record import (  # a sibling script
+    compare_losses,
+    machine,
+    process_age,
+    read_baseline,
+    report,
+    summarize,
+    trainer_micro_batch,
+    wall_time_line,
+    write_record,
+)
 from transformers import AutoTokenizer
 
 from pipeline import strict
@@ -64,7 +69,7 @@ from pipeline.pretrain.distributed import Processes
 from pipeline.pretrain.plan import Start, planned_run
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import RunInputs, Trainer
-from pipeline.provenance import code_version, write_provenance
+from pipeline.provenance import write_provenance
 from pipeline.tokenization.special_tokens import SpecialIds
 from pipeline.workflow.configure import REPOSITORY, read_configs
 from pipeline.workflow.cost import parameters
@@ -72,7 +77,6 @@ from pipeline.workflow.cost import parameters
 OBJECTIVES = {"clm": {"kind": "clm"}, "mlm": {"kind": "mlm", "mask_ratio": 0.4}}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
 PEAK_LR = 5e-4
-IMPORTED = time.perf_counter()  # process_age's origin where /proc is not there: the imports above done
 
 
 def synchronize(device: torch.device) -> None:
@@ -135,11 +139,6 @@ def compile_for_attempt(trainer: Trainer, scope: str, mode: str) -> None:
         trainer.trained.compile(mode=mode)
         return
     compile_layers(trainer.model, mode)
-
-
-def trainer_micro_batch(args: argparse.Namespace) -> int:
-    """The Trainer's sequences per forward pass: --trainer-micro-batch-size, else ours."""
-    return args.trainer_micro_batch_size or args.micro_batch_size or args.batch_size
 
 
 def attention_backends(choice: str):
@@ -331,18 +330,8 @@ def prepare_init(args: argparse.Namespace, tokenizer, special: SpecialIds, direc
     return directory
 
 
-def machine() -> str:
-    try:
-        cpu = next(
-            line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")
-        )
-    except (OSError, StopIteration):
-        cpu = platform.processor()
-    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""
-    return f"{cpu}, {torch.get_num_threads()} threads{gpu}; torch {torch.__version__}, Python {platform.python_version()}"
-
-
-def main() -> None:
+def arguments() -> argparse.Namespace:
+    """The command line, a setting no job may run or two that contradict each other refused in one line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", required=True, help="packed token directory (results/tokens)")
     parser.add_argument("--init", help="initial weights + tokenizer (results/init/random-tiny); or --size")
@@ -402,6 +391,11 @@ def main() -> None:
     # ours takes a shorter last micro-batch (a job's 144 rows a GPU in micro-batches of 32); the Trainer accumulates equal ones
     if not args.no_trainer and args.batch_size % trainer_micro_batch(args):
         parser.error(f"the Trainer's micro-batch {trainer_micro_batch(args)} must divide --batch-size {args.batch_size}")
+    return args
+
+
+def main() -> None:
+    args = arguments()
     baseline = read_baseline(args.compare_losses, args) if args.compare_losses else None
     datasheet = read_configs([str(REPOSITORY / "config" / "paper.yaml")])["hardware"]["gpu_peak_tflops"] * 1e12
     torch.set_num_threads(args.threads)
@@ -432,7 +426,9 @@ def main() -> None:
                         flush=True,
                     )
                     # after each measurement, so that a run stopped at its time limit keeps what it measured
-                    write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False)
+                    write_record(
+                        args, results, summarize(bench.model_flops_per_token, results, peak, datasheet), peak, datasheet, complete=False
+                    )
         profiles = {}  # after the measurements, so that the profiler's own cost never reaches a tokens/s
         for kind in args.objectives if args.profile else ():
             began = time.perf_counter()
@@ -441,10 +437,18 @@ def main() -> None:
             except Exception as error:  # a diagnosis that fails (a profiler of another torch) leaves the measurements standing
                 profiles[kind] = {"error": f"{type(error).__name__}: {error}"}
                 print(f"profile of {kind} failed: {profiles[kind]['error']}", flush=True)
-            write_record(args, results, summarize(bench, results, peak, datasheet), peak, datasheet, complete=False, profiles=profiles)
+            write_record(
+                args,
+                results,
+                summarize(bench.model_flops_per_token, results, peak, datasheet),
+                peak,
+                datasheet,
+                complete=False,
+                profiles=profiles,
+            )
         peak_after = matmul_peak(bench.device, dtype)
         print(f"matmul peak again after the runs: {peak_after / 1e12:.3f} TFLOP/s (load drift check)")
-        summary = summarize(bench, results, max(peak, peak_after), datasheet)
+        summary = summarize(bench.model_flops_per_token, results, max(peak, peak_after), datasheet)
         if baseline is not None:
             compare_losses(summary, baseline, args)
         print(report(args, summary, max(peak, peak_after), datasheet))
@@ -455,169 +459,6 @@ def main() -> None:
     wall["total"] = process_age()
     print(wall_time_line(wall, results, profiles))
     write_record(args, results, summary, max(peak, peak_after), datasheet, complete=True, profiles=profiles, wall=wall)
-
-
-@functools.cache
-def run_identity() -> dict:
-    """The code version (git_commit only from this project's own checkout; source_sha256 always) and the
-    machine, the same for every record a run writes: hashed and read once, not at each measurement."""
-    return {**code_version(), "machine": machine()}
-
-
-def process_age() -> float:
-    """Seconds since this process started (Linux: what a caller's time cap counts, interpreter start-up and
-    imports included; elsewhere only since this script's imports ended)."""
-    try:
-        started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks
-        return time.clock_gettime(time.CLOCK_BOOTTIME) - started / os.sysconf("SC_CLK_TCK")
-    except (OSError, AttributeError, ValueError, IndexError):
-        return time.perf_counter() - IMPORTED
-
-
-def wall_time_line(wall: dict, results: dict, profiles: dict) -> str:
-    """Where an attempt's wall time went: before the first run, each run whole (load, compile, warm-up, timed
-    steps), the profiled runs, the rest (the second peak, the table), so a time cap can be set from it."""
-    runs = [row["run_seconds"] for by_who in results.values() for rows in by_who.values() for row in rows]
-    profiled = [profile["run_seconds"] for profile in profiles.values() if "run_seconds" in profile]
-    rest = wall["total"] - wall["ready"] - sum(runs) - sum(profiled)
-    each = ", ".join(f"{seconds:.1f}" for seconds in runs)
-    return (
-        f"wall time: {wall['ready']:.1f} s before the first run, {sum(runs):.1f} s in {len(runs)} runs ({each}), "
-        f"{sum(profiled):.1f} s profiled, {rest:.1f} s else: {wall['total']:.1f} s in all"
-    )
-
-
-def write_record(
-    args: argparse.Namespace,
-    results: dict,
-    summary: dict,
-    peak: float,
-    datasheet: float,
-    complete: bool,
-    profiles: dict | None = None,
-    wall: dict | None = None,
-) -> None:
-    """The ``--json`` record: ``complete`` false while measurements remain (its summary the medians of
-    those made, against the peak measured before them); ``profiles``, with --profile, each objective's;
-    ``wall``, once complete, the attempt's wall time (:func:`wall_time_line`)."""
-    if not args.json:
-        return
-    record = {
-        "args": vars(args),
-        "command": sys.argv,
-        **run_identity(),
-        "complete": complete,
-        "peak_flops": peak,
-        "datasheet_peak_flops": datasheet,
-        "results": results,
-        "summary": summary,
-        "profile": profiles or {},
-        "wall_seconds": wall or {},
-    }
-    Path(args.json).write_text(json.dumps(record, indent=2))
-
-
-def summarize(bench: Bench, results: dict, peak: float, datasheet: float) -> dict:
-    """Per objective and trainer: median tokens/s, MFU against the measured ``peak`` (6N, and 6N +
-    attention) and against the ``datasheet`` peak (6N: what the cost estimate takes), peak memory."""
-    summary = {}
-    for kind, measured in results.items():
-        if not measured.get("ours"):  # not measured yet (a record written along the way)
-            continue
-        flops, flops_attention = bench.model_flops_per_token(kind)
-        summary[kind] = {}
-        for who, rows in measured.items():
-            if not rows:
-                continue
-            median = statistics.median(r["tokens_per_second"] for r in rows)
-            summary[kind][who] = {
-                "tokens_per_second": median,
-                "mfu": median * flops / peak,
-                "mfu_with_attention": median * flops_attention / peak,
-                "mfu_datasheet": median * flops / datasheet,
-                "model_flops_per_token": flops,
-                "peak_memory_gb": max(r["peak_memory_gb"] for r in rows),
-            }
-            if who == "ours":
-                summary[kind][who]["final_loss"] = statistics.median(r["final_loss"] for r in rows)
-    return summary
-
-
-# What must match for two runs' losses to be compared: the same model, data, steps and precision.
-SAME_RUN = ("init", "size", "vocab_size", "sequence_length", "batch_size", "steps", "warmup", "precision", "dense_lm_head")
-
-
-def read_baseline(path: str, args: argparse.Namespace) -> dict:
-    """The run ``--compare-losses`` names, refused in one line unless it trained what this run trains."""
-    try:
-        baseline = json.loads(Path(path).read_text())
-        differing = [key for key in SAME_RUN if baseline["args"][key] != getattr(args, key)]
-    except (OSError, ValueError, KeyError) as error:
-        raise SystemExit(f"error: {path}: not a bench/pretrain_throughput.py record ({type(error).__name__}: {error})") from None
-    if differing:
-        key = differing[0]
-        theirs, ours = baseline["args"][key], getattr(args, key)
-        raise SystemExit(f"error: {path}: trained with {key} {theirs!r}, this run with {ours!r}: its losses compare to nothing here")
-    return baseline
-
-
-def compare_losses(summary: dict, baseline: dict, args: argparse.Namespace) -> None:
-    """Each objective's last-step training loss against the baseline's (same weights, tokens, masks
-    and steps: they differ by rounding alone, bf16 noise on a GPU), recorded beside ours."""
-    for kind, by_who in summary.items():
-        theirs = baseline["summary"].get(kind, {}).get("ours", {}).get("final_loss")
-        if theirs is None:
-            continue
-        difference = by_who["ours"]["final_loss"] - theirs
-        by_who["ours"]["loss_versus_baseline"] = {
-            "baseline": args.compare_losses,
-            "baseline_final_loss": theirs,
-            "difference": difference,
-            "tolerance": args.loss_tolerance,
-            "agrees": abs(difference) <= args.loss_tolerance,
-        }
-
-
-def report(args: argparse.Namespace, summary: dict, peak: float, datasheet: float) -> str:
-    version = run_identity()
-    commit = (version["git_commit"] or "")[:7] or f"not a checkout, source {version['source_sha256']}"
-    attempt = (
-        (f"compile {args.compile_scope} ({args.compile_mode})" if args.compile else "eager")
-        + f", attention {args.attention}, LM head {args.lm_head}{', Liger layers' if args.liger_layers else ''}"
-        + f", SDPA {args.sdpa_backend}, {args.samples} samples"
-    )
-    lines = [
-        f"\n{version['machine']}; commit {commit}; matmul peak {peak / 1e12:.3f} TFLOP/s ({args.precision});"
-        f" medians of {args.repeats} x {args.steps} steps of {args.batch_size} x {args.sequence_length} tokens"
-        f" (micro-batches of {args.micro_batch_size or args.batch_size}; the Trainer's {trainer_micro_batch(args)}); ours: {attempt}",
-        "MFU = tokens/s x 6 x (non-embedding parameters + LM head parameters x share of positions with a loss) / peak;"
-        " +attn adds 12 x layers x hidden x sequence length per token; 'datasheet' divides by"
-        f" hardware.gpu_peak_tflops ({datasheet / 1e12:.0f} TFLOP/s), the rest by the matmul peak measured here",
-        "",
-        "| objective | ours tokens/s | Trainer tokens/s | ratio | ours MFU (6N / +attn) | ours MFU, datasheet | Trainer MFU (6N / +attn)"
-        " | peak GB ours / Trainer | ours' last-step loss (- baseline's) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for kind, by_who in summary.items():
-        ours, trainer = by_who["ours"], by_who.get("trainer")
-        mfu = {who: f"{row['mfu']:.1%} / {row['mfu_with_attention']:.1%}" for who, row in by_who.items()}
-        versus = (
-            f"{trainer['tokens_per_second']:,.0f} | {ours['tokens_per_second'] / trainer['tokens_per_second']:.2f}x" if trainer else "— | —"
-        )
-        lines.append(
-            f"| {kind} | {ours['tokens_per_second']:,.0f} | {versus} | {mfu['ours']} | {ours['mfu_datasheet']:.1%}"
-            f" | {mfu.get('trainer', '—')} | {ours['peak_memory_gb']:.1f} / {trainer['peak_memory_gb'] if trainer else float('nan'):.1f}"
-            f" | {loss_cell(ours)} |"
-        )
-    return "\n".join(lines)
-
-
-def loss_cell(ours: dict) -> str:
-    compared = ours.get("loss_versus_baseline")
-    if compared is None:
-        return f"{ours['final_loss']:.4f}"
-    verdict = "within" if compared["agrees"] else "BEYOND"
-    return f"{ours['final_loss']:.4f} ({compared['difference']:+.4f}: {verdict} {compared['tolerance']:g})"
 
 
 if __name__ == "__main__":

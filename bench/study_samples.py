@@ -25,7 +25,8 @@ import torch
 from transformers import AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pretrain_throughput import Bench, machine, prepare_init  # noqa: E402  (a sibling script)
+from pretrain_throughput import Bench, prepare_init  # noqa: E402  (a sibling script)
+from throughput_record import machine  # noqa: E402  (a sibling script)
 
 from pipeline.pretrain.samples import cut_point  # noqa: E402
 from pipeline.tokenization.special_tokens import SpecialIds  # noqa: E402
