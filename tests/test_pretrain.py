@@ -143,6 +143,23 @@ def test_pinned_short_run(kind, tokens_dir, init_dir, tmp_path):
     assert (summary["final_train_loss"], summary["heldout_loss"]) == pytest.approx(PINNED_LOSSES[kind], rel=1e-5)
 
 
+def test_the_wall_time_counts_the_run_from_its_start(tokens_dir, init_dir, tmp_path, monkeypatch):
+    """summary.json's wall_seconds (the report's "Wall time") is the job's, its set-up before the token arrays included."""
+    from pipeline.pretrain import run as pretrain_run
+
+    slow_setup = 3.0  # longer than the 2 training steps themselves take
+    load_tokenizer = pretrain_run.load_saved_tokenizer
+
+    def loaded_slowly(directory):
+        time.sleep(slow_setup)
+        return load_tokenizer(directory)
+
+    monkeypatch.setattr(pretrain_run, "load_saved_tokenizer", loaded_slowly)
+    began = time.perf_counter()
+    run = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=2), tokens_dir, init_dir, tmp_path)
+    assert slow_setup <= read_json(run / "summary.json")["wall_seconds"] <= time.perf_counter() - began
+
+
 def test_loss_fraction_matches_objective(tokens_dir, init_dir, tmp_path):
     run = pretrain(pretrain_spec_json(OBJECTIVES["mlm"], num_steps=4), tokens_dir, init_dir, tmp_path / "mlm")
     assert read_json(run / "summary.json")["loss_fraction"] == pytest.approx(0.4, abs=0.05)

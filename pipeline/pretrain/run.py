@@ -117,11 +117,11 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     tokenizer = load_saved_tokenizer(init_dir)
     special = SpecialIds.from_tokenizer(tokenizer)
     pretraining = spec.pretraining
-    started = time.perf_counter()
+    opening = time.perf_counter()
     # Rank 0 verifies the token arrays for the job (the others would hash the same bytes again).
     train = TokenBlocks(args.tokens, "train", pretraining.sequence_length, spec.seed, verify=processes.is_main)
     heldout = TokenBlocks(args.tokens, "heldout", pretraining.sequence_length, spec.seed, verify=processes.is_main)
-    log.info("token arrays opened in %.1f s (checksums: %s)", time.perf_counter() - started, "on" if verifies_tokens() else "off")
+    log.info("token arrays opened in %.1f s (checksums: %s)", time.perf_counter() - opening, "on" if verifies_tokens() else "off")
     heldout_blocks = heldout.first_blocks(pretraining.num_heldout_batches * pretraining.batch_size)
     inputs = RunInputs(
         backbone=backbone,
