@@ -6,6 +6,7 @@ The conformance suite of tests/test_objectives.py covers both objectives as regi
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from pipeline.example import IGNORE
 from pipeline.model.backbone import BackboneSpec, build_language_model, encode, language_model_loss
 from pipeline.model.pooling import mean_pool
 from pipeline.objectives import example_rng, parse_objective
+from pipeline.pretrain.evaluation import objective_loss
 from pipeline.pretrain.losses import build_loss
 from pipeline.pretrain.losses.replaced_token_detection import generator_size, sampling_generator
 from pipeline.tokenization.special_tokens import SpecialIds
@@ -204,8 +206,17 @@ def test_rtd_yardstick_is_the_discriminators_gain_over_the_base_rate():
         share = float(loss_fn.parts(model, batch)[2].float().mean())  # nothing is padded: every position is real
         loss_fn.detection_head.weight.zero_()
         loss_fn.detection_head.bias.fill_(np.log(share / (1 - share)))
-    assert loss_fn.own_yardstick(model, [batch]) == pytest.approx(0.0, abs=1e-3)
+    assert loss_fn.own_evaluation(model, [batch])[1] == pytest.approx(0.0, abs=1e-3)
     base_rate = -(share * np.log(share) + (1 - share) * np.log(1 - share))
     with torch.no_grad():
         loss_fn.detection_head.bias.zero_()
-    assert loss_fn.own_yardstick(model, [batch, batch]) == pytest.approx(100 * (1 - np.log(2) / base_rate), rel=1e-4)
+    assert loss_fn.own_evaluation(model, [batch, batch])[1] == pytest.approx(100 * (1 - np.log(2) / base_rate), rel=1e-4)
+
+
+def test_rtd_held_out_loss_comes_from_the_yardstick_s_own_passes_equal_to_the_objective_loss():
+    """ELECTRA's held-out loss and yardstick in one pass over the batches: the loss is what every other
+    objective's held-out loss is (each batch's loss weighted by its masked positions), to the digit."""
+    objective, model, loss_fn, batch = micro_setup("electra", count=8)
+    second = micro_setup("electra", count=3)[3]  # another number of masked positions: the weights matter
+    heldout = SimpleNamespace(batches=lambda _objective: iter([batch, second]))
+    assert loss_fn.own_evaluation(model, [batch, second])[0] == objective_loss(loss_fn, model, objective, heldout)

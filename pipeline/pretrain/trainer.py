@@ -266,15 +266,13 @@ class Trainer:
         heldout = HeldOut(inputs.heldout_blocks, inputs.special, inputs.seed, batch_size, device)
         self.trained.eval()
         with distributed.gathered(self.trained, self.processes), self._autocast():
-            loss = objective_loss(self.loss, self.model, inputs.objective, heldout)
             # Read through the LM head, the shared yardstick means nothing when the loss never trains that head;
-            # such a loss may measure what it trains instead (ELECTRA: its discriminator).
+            # such a loss may measure what it trains instead (ELECTRA: its discriminator), from the loss's own passes.
             if self.loss.own_yardstick_name:
-                metric = self.loss.own_yardstick(self.model, heldout.batches(inputs.objective))
-            elif self.loss.measures_language_model:
-                metric = yardstick(self.model, inputs.objective.attention, heldout)[1]
+                loss, metric = self.loss.own_evaluation(self.model, heldout.batches(inputs.objective))
             else:
-                metric = None
+                loss = objective_loss(self.loss, self.model, inputs.objective, heldout)
+                metric = yardstick(self.model, inputs.objective.attention, heldout)[1] if self.loss.measures_language_model else None
         self.trained.train()
         return loss, metric
 

@@ -25,7 +25,7 @@ class PretrainingLoss(nn.Module):
     # masked-token / next-token yardstick read through that head means something.
     # False for ELECTRA, whose exported backbone is a discriminator with an untrained LM head.
     measures_language_model: bool = True
-    # What such a loss measures on held-out blocks instead, by name (own_yardstick computes it); None: nothing.
+    # What such a loss measures on held-out blocks instead, by name (own_evaluation computes it); None: nothing.
     own_yardstick_name: str | None = None
     # How the LM head and its loss compute (ComputeSpec.head: dense, or a sparse head); set by build_loss.
     head: LmHead = "chunked"
@@ -36,8 +36,10 @@ class PretrainingLoss(nn.Module):
     def forward(self, model: PreTrainedModel, batch: Batch) -> torch.Tensor:
         raise NotImplementedError
 
-    def own_yardstick(self, model: PreTrainedModel, batches: Iterable[Batch]) -> float | None:
-        """``own_yardstick_name``'s value over the held-out ``batches`` (of this loss's objective); None: not measurable."""
+    def own_evaluation(self, model: PreTrainedModel, batches: Iterable[Batch]) -> tuple[float, float | None]:
+        """In one pass over the held-out ``batches`` (of this loss's objective): the held-out loss, weighted as
+        :func:`~pipeline.pretrain.evaluation.objective_loss` weighs it, and ``own_yardstick_name``'s value (None: not
+        measurable). One pass, because a loss with a yardstick of its own computes both from the same forward passes."""
         raise NotImplementedError
 
 

@@ -113,21 +113,27 @@ class ReplacedTokenDetectionLoss(PretrainingLoss):
         return generator_loss + self.discriminator_weight * discriminator_loss
 
     @torch.no_grad()
-    def own_yardstick(self, model: PreTrainedModel, batches: Iterable[Batch]) -> float | None:
-        """The share (%) of the base rate's cross-entropy that the discriminator removes: 100 x (1 − its BCE /
-        H(p)), p the share of real positions replaced, H(p) the BCE of always answering p. 0: it detects no
-        better than that guess (a discriminator that learned nothing); 100: every replacement found for sure.
-        Over every real position of ``batches``, with the generator's samples as in training; None where nothing
-        (or everything) was replaced, so that the base rate is already certain."""
-        loss_sum, replaced_count, count = 0.0, 0, 0
+    def own_evaluation(self, model: PreTrainedModel, batches: Iterable[Batch]) -> tuple[float, float | None]:
+        """The held-out loss (generator MLM + weighted discriminator BCE, per batch weighted by its masked
+        positions, as every objective's) and the yardstick: the share (%) of the base rate's cross-entropy that
+        the discriminator removes, 100 x (1 − its BCE / H(p)), p the share of real positions replaced, H(p) the
+        BCE of always answering p. 0: it detects no better than that guess (a discriminator that learned
+        nothing); 100: every replacement found for sure. Over every real position of ``batches``, with the
+        generator's samples as in training; None where nothing (or everything) was replaced, so that the base
+        rate is already certain."""
+        loss_sum, loss_positions = 0.0, 0
+        detection_sum, replaced_count, count = 0.0, 0, 0
         for batch in batches:
-            _, discriminator_loss, replaced = self.parts(model, batch)
+            generator_loss, discriminator_loss, replaced = self.parts(model, batch)
+            loss_sum += float(generator_loss + self.discriminator_weight * discriminator_loss) * batch.num_loss_positions
+            loss_positions += batch.num_loss_positions
             real = real_positions(batch)
             positions = int(real.sum())
-            loss_sum += float(discriminator_loss) * positions
+            detection_sum += float(discriminator_loss) * positions
             replaced_count, count = replaced_count + int(replaced[real].sum()), count + positions
+        loss = loss_sum / max(loss_positions, 1)
         share = replaced_count / max(count, 1)
         if share in (0.0, 1.0):
-            return None
+            return loss, None
         base_rate = -(share * math.log(share) + (1 - share) * math.log(1 - share))
-        return 100.0 * (1.0 - loss_sum / count / base_rate)
+        return loss, 100.0 * (1.0 - detection_sum / count / base_rate)
