@@ -294,7 +294,8 @@ def pretraining_table(pretraining: pd.DataFrame) -> Table:
         "masked-token accuracy at 15% masking for bidirectional; ELECTRA's discriminator, whose LM head never trains, by its "
         "replaced-token detection gain over the base rate (%; 0: it detects no better than always answering the share "
         "replaced). A run started from another's checkpoint (steps a–b: a second "
-        "stage or a decay branch) counts its own steps only.",
+        "stage or a decay branch) counts its own steps only. Tokens/s is over the time inside training steps, every "
+        "attempt of a resumed run included; wall time is the job's last attempt, from its start to its end.",
     )
 
 
