@@ -160,6 +160,35 @@ def test_the_wall_time_counts_the_run_from_its_start(tokens_dir, init_dir, tmp_p
     assert slow_setup <= read_json(run / "summary.json")["wall_seconds"] <= time.perf_counter() - began
 
 
+def test_a_resumed_run_s_wall_time_counts_its_earlier_attempts(tokens_dir, init_dir, tmp_path, monkeypatch):
+    """A run killed after its first saved state, then resumed: its wall time holds the first attempt's up to that
+    save (a 3 s set-up in it) beside the second's, not the last attempt's alone."""
+    from pipeline.pretrain import run as pretrain_run
+    from pipeline.pretrain.trainer import Trainer
+
+    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
+    slow_setup, load_tokenizer, save_state = 3.0, pretrain_run.load_saved_tokenizer, Trainer._save_state
+
+    def loaded_slowly(directory):
+        time.sleep(slow_setup)
+        return load_tokenizer(directory)
+
+    def saved_then_killed(self):
+        save_state(self)
+        raise Killed
+
+    began = time.perf_counter()
+    with monkeypatch.context() as patched, pytest.raises(Killed):
+        patched.setattr(pretrain_run, "load_saved_tokenizer", loaded_slowly)
+        patched.setattr(Trainer, "_save_state", saved_then_killed)
+        pretrain(spec, tokens_dir, init_dir, tmp_path)
+    first_attempt, began = time.perf_counter() - began, time.perf_counter()
+    run = pretrain(spec, tokens_dir, init_dir, tmp_path)
+    second_attempt = time.perf_counter() - began
+    assert second_attempt < slow_setup  # the last attempt alone would not reach it
+    assert slow_setup <= read_json(run / "summary.json")["wall_seconds"] <= first_attempt + second_attempt
+
+
 def test_loss_fraction_matches_objective(tokens_dir, init_dir, tmp_path):
     run = pretrain(pretrain_spec_json(OBJECTIVES["mlm"], num_steps=4), tokens_dir, init_dir, tmp_path / "mlm")
     assert read_json(run / "summary.json")["loss_fraction"] == pytest.approx(0.4, abs=0.05)

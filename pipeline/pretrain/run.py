@@ -135,7 +135,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         fingerprint=run_fingerprint(spec, train, heldout, init_dir),
     )
     model = load_language_model(init_dir, objective.attention)
-    trainer = Trainer(model, inputs, work_dir, processes)
+    trainer = Trainer(model, inputs, work_dir, processes, started)
     if not trainer.try_resume() and spec.plan.start.carry_optimizer:
         trainer.carry_optimizer_state(init_dir)
     plan = spec.plan
@@ -178,7 +178,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         "final_train_loss": progress.rows[-1]["loss"],
         "heldout_loss": progress.rows[-1]["heldout_loss"],
         "heldout_metric": {"name": metric_name, "value": metric_value},
-        "wall_seconds": time.perf_counter() - started,
+        "wall_seconds": trainer.wall_seconds(),  # every attempt's, where a run was resumed
         "tokens_per_second": progress.num_tokens / max(progress.train_seconds, 1e-9),
     }
     if processes.is_main:

@@ -75,6 +75,7 @@ class Progress:
     num_tokens: int = 0  # real input positions processed (span corruption's exceed the block's; padding excluded)
     num_loss_positions: int = 0  # positions that carried loss
     train_seconds: float = 0.0  # time inside training steps (no evaluation, no saving)
+    wall_seconds: float = 0.0  # the run's wall time at the last save, every attempt's from its job's start (Trainer.wall_seconds)
     rows: list[dict] = field(default_factory=list)  # the training log
 
 
@@ -108,7 +109,12 @@ class TrainedModules(nn.Module):
 
 
 class Trainer:
-    def __init__(self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path, processes: Processes | None = None):
+    def __init__(
+        self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path, processes: Processes | None = None, started: float | None = None
+    ):
+        """``started``: when the job began (``time.perf_counter()``), where its wall time counts from; by default now."""
+        self.started = time.perf_counter() if started is None else started
+        self.earlier_attempts_seconds = 0.0  # a resumed run's attempts before this one, each up to its last saved state
         self.inputs = inputs
         self.work_dir = work_dir
         spec = inputs.spec
@@ -172,8 +178,14 @@ class Trainer:
             return False
         distributed.load_full_state(self.trained, self.optimizer, state["trained"], state["optimizer"], self.processes)
         self.progress = Progress(**state["progress"])
+        self.earlier_attempts_seconds = self.progress.wall_seconds
         log.info("resumed from %s at step %d", path, self.progress.step)
         return True
+
+    def wall_seconds(self) -> float:
+        """The run's wall time: this attempt's from its job's start, and every earlier attempt's up to its last
+        saved state (what an attempt ran after that is lost with it, and trained again by this one)."""
+        return self.earlier_attempts_seconds + time.perf_counter() - self.started
 
     def _save_state(self) -> None:
         trained, optimizer = distributed.full_state(self.trained, self.optimizer, self.processes)  # collective under FSDP
@@ -181,6 +193,7 @@ class Trainer:
             return
         path = self._state_path()
         temporary = path.with_suffix(".tmp")
+        self.progress.wall_seconds = self.wall_seconds()
         state = {
             "fingerprint": self.inputs.fingerprint,
             "trained": trained,

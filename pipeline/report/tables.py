@@ -295,7 +295,8 @@ def pretraining_table(pretraining: pd.DataFrame) -> Table:
         "replaced-token detection gain over the base rate (%; 0: it detects no better than always answering the share "
         "replaced). A run started from another's checkpoint (steps a–b: a second "
         "stage or a decay branch) counts its own steps only. Tokens/s is over the time inside training steps, every "
-        "attempt of a resumed run included; wall time is the job's last attempt, from its start to its end.",
+        "attempt of a resumed run included; wall time is from the job's start, every attempt's (an attempt's time after its "
+        "last saved state is lost with it).",
     )
 
 
