@@ -113,7 +113,7 @@ class Trainer:
         self, model: torch.nn.Module, inputs: RunInputs, work_dir: Path, processes: Processes | None = None, started: float | None = None
     ):
         """``started``: when the job began (``time.perf_counter()``), where its wall time counts from; by default now."""
-        self.started = time.perf_counter() if started is None else started
+        self.job_started = time.perf_counter() if started is None else started
         self.earlier_attempts_seconds = 0.0  # a resumed run's attempts before this one, each up to its last saved state
         self.inputs = inputs
         self.work_dir = work_dir
@@ -185,7 +185,7 @@ class Trainer:
     def wall_seconds(self) -> float:
         """The run's wall time: this attempt's from its job's start, and every earlier attempt's up to its last
         saved state (what an attempt ran after that is lost with it, and trained again by this one)."""
-        return self.earlier_attempts_seconds + time.perf_counter() - self.started
+        return self.earlier_attempts_seconds + time.perf_counter() - self.job_started
 
     def _save_state(self) -> None:
         trained, optimizer = distributed.full_state(self.trained, self.optimizer, self.processes)  # collective under FSDP
