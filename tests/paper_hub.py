@@ -22,8 +22,10 @@ import json
 import random
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from pipeline.external.hub_records import datasets_features, hub_records
 
 ENCODEVAL_FIXTURE = Path(__file__).parent / "fixtures" / "encodeval" / "msmarco_210m.json"
 
@@ -88,99 +90,148 @@ def fineweb_text(rng: random.Random) -> str:
     return " ".join(sentences)
 
 
-NER_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
-N = 24  # rows of a train split
+STAND_IN_FILE = "00000-of-00001"  # what a stand-in's data file is named where its record has a glob
+N = 24  # rows of a stand-in split (the record's row counts are the hub's, not a stand-in's)
 FINEWEB_DOCUMENTS = 400
 
 
-def write_paper_hub(root: Path) -> Path:
-    import datasets
+def ner_rows(names: tuple[str, ...], split: str) -> dict[str, list]:
+    """Tokens and tag ids of made-up sentences over the record's tag names: a three-word span of
+    the first entity type, one-word spans of the next two (valid IOB1 and IOB2 alike)."""
+    kinds = list(dict.fromkeys(name[2:] for name in names if name != "O"))
+    tags = [f"B-{kinds[0]}", f"I-{kinds[0]}", f"I-{kinds[0]}", "O", "O", f"B-{kinds[1]}", "O", f"B-{kinds[2]}", "O"]
+    # Llama-3 splits a number from its space ("Bowl", " ", "50"): the lone " " is the number's
+    words = [["Super", "Bowl", "50", "in", "1996", "Bush", "met", "NATO", f"{split}{i}"] for i in range(N)]
+    return {"tokens": words, "tags": [[names.index(tag) for tag in tags]] * N}
 
-    string, sequence = datasets.Value("string"), datasets.Sequence
+
+def qa_rows(split: str) -> dict[str, list]:
+    # the answer holds a lone " " token (before "50"), and starts after the space its first token carries
+    contexts = [f"The Normans were in Normandy, a region in France. Super Bowl 50 was in 2016 ({split} {i})." for i in range(N)]
+    return {
+        "id": [f"{split}{i}" for i in range(N)],
+        "title": ["Normans"] * N,
+        "context": contexts,
+        "question": [f"Which Super Bowl was in 2016? {i}" for i in range(N)],
+        "answers": [{"text": ["Super Bowl 50"], "answer_start": [50]}] * N,
+    }
+
+
+def filler(kind, column: str, split: str, number: int, names: tuple[str, ...]):
+    """A made-up value of a recorded type, for the columns no reader of the harness reads."""
+    if isinstance(kind, dict):
+        return {name: filler(inner, name, split, number, ()) for name, inner in kind.items()}
+    if isinstance(kind, (list, tuple)):
+        return [filler(kind[0], column, split, number, names)]
+    if kind.startswith("list<"):
+        return [filler(kind[5:-1], column, split, number, names)]
+    if kind == "class_label":
+        return number % len(names)
+    return {"string": f"{column} {split} {number}.", "bool": number % 2 == 0, "float64": 0.5}.get(kind, number)
+
+
+def write_part(data: Path, part, split: str, made: dict[str, list], rows: int = N) -> None:
+    """One split of a recorded part in its recorded file, format and features: the columns
+    ``made`` gives (each a recorded column: a stand-in cannot add one), the record's first row
+    first where it has one, every other column filled by type."""
+    features = part.split_features()[split]
+    unknown = sorted(set(made) - set(features))
+    if unknown:
+        raise ValueError(f"{part.repo} split {split}: columns {unknown} are not in its record")
+    table = {
+        column: made.get(column) or [filler(kind, column, split, i, part.label_names.get(column, ())) for i in range(rows)]
+        for column, kind in features.items()
+    }
+    if part.first_row is not None and part.first_row.split == split:
+        table = {column: [part.first_row.row[column], *values] for column, values in table.items()}
+    repository = f"{part.repo}@{part.revision}" if part.revision else part.repo
+    path = data / repository / part.pattern(split).replace("*", STAND_IN_FILE)
+    if path.name.endswith(".jsonl.gz"):
+        jsonl_gz(path, [dict(zip(table, values)) for values in zip(*table.values())])
+    elif path.suffix == ".tsv":
+        tsv(path, list(zip(*table.values())))
+    else:
+        types = {column: datasets_features(kind, part.label_names.get(column, ())) for column, kind in features.items()}
+        parquet(path, table, types)
+
+
+def write_parts(data: Path, record, made: Callable[[str], dict[str, list]], number: int = 0) -> None:
+    """Every split of part ``number`` of ``record``, the columns ``made(split)`` gives made up for the harness's readers."""
+    part = record.parts[number]
+    for split in part.splits:
+        write_part(data, part, split, made(split))
+
+
+def write_paper_hub(root: Path) -> Path:
+    """Every dataset repository the paper reads, each laid out, typed and named as its record says
+    (pipeline/external/published/hub_records.yaml), its first published row first, then made-up rows."""
+    records = hub_records().datasets
     data = root / "datasets"
-    # FineWeb-Edu: one config per sample, `sample/100BT/*.parquet`
+    # FineWeb-Edu: one config per sample, `sample/100BT/*.parquet`; two data files, the unit a corpus shard reads
+    fineweb = records["fineweb_edu"]
     card(
         data / "HuggingFaceFW/fineweb-edu/README.md",
-        {"sample-100BT": {"train": "sample/100BT/*"}, "sample-10BT": {"train": "sample/10BT/*"}},
+        {p.config: {"train": p.pattern("train").removesuffix(".parquet")} for p in fineweb.parts},
     )
     rng = random.Random(0)
-    texts = {"text": [fineweb_text(rng) for _ in range(FINEWEB_DOCUMENTS)], "id": [f"<urn:uuid:{i}>" for i in range(FINEWEB_DOCUMENTS)]}
-    half = FINEWEB_DOCUMENTS // 2  # two data files: the unit a corpus shard reads
-    for number, rows in enumerate((slice(0, half), slice(half, None))):
-        parquet(data / f"HuggingFaceFW/fineweb-edu/sample/100BT/00{number}_00000.parquet", {k: v[rows] for k, v in texts.items()})
-    parquet(data / "HuggingFaceFW/fineweb-edu/sample/10BT/000_00000.parquet", texts)  # not read: not staged
+    texts = [fineweb_text(rng) for _ in range(FINEWEB_DOCUMENTS)]
+    half = FINEWEB_DOCUMENTS // 2
+    for part in fineweb.parts:
+        for number, rows in enumerate((slice(0, half), slice(half, None))):
+            features = {column: datasets_features(kind) for column, kind in part.features.items()}
+            table = {column: [filler(kind, column, "train", i, ()) for i in range(half)] for column, kind in part.features.items()}
+            table |= {"text": texts[rows], "id": [f"<urn:uuid:{i}>" for i in range(FINEWEB_DOCUMENTS)][rows]}
+            parquet(data / part.repo / part.pattern("train").replace("*", f"00{number}_00000"), table, features)
     # GLUE: one directory per config
-    glue = {
-        "sst2": ({"sentence": string}, ["negative", "positive"], ("train", "validation")),
-        "mnli": ({"premise": string, "hypothesis": string}, ["entailment", "neutral", "contradiction"], ("train", "validation_matched")),
-        "qqp": ({"question1": string, "question2": string}, ["not_duplicate", "duplicate"], ("train", "validation")),
-    }
-    card(data / "nyu-mll/glue/README.md", {name: {split: f"{name}/{split}-*" for split in splits} for name, (_, _, splits) in glue.items()})
-    for name, (columns, labels, splits) in glue.items():
-        features = {**columns, "label": datasets.ClassLabel(names=labels), "idx": datasets.Value("int32")}
-        for split in splits:
-            table = {column: [f"{name} {split} {column} {i}." for i in range(N)] for column in columns}
-            parquet(
-                data / f"nyu-mll/glue/{name}/{split}-00000-of-00001.parquet",
-                {**table, "label": [i % 2 for i in range(N)], "idx": list(range(N))},
-                features,
-            )
-    # token classification: the hgissbkh copies and OntoNotes' Parquet conversion
-    for repo, tokens, tags, layout in (
-        ("hgissbkh/conll2003-en", "words", "ner", "data/{split}-00000-of-00001.parquet"),
-        ("hgissbkh/uner_en", "tokens", "ner_tags", "data/{split}-00000-of-00001.parquet"),
-        ("hgissbkh/ontonotes5@~parquet", "tokens", "tags", "default/{split}/0000.parquet"),
-    ):
-        features = {tokens: sequence(string), tags: sequence(datasets.ClassLabel(names=NER_TAGS))}
-        for split in ("train", "validation", "test"):
-            # Llama-3 splits a number from its space ("Bowl", " ", "50"): the lone " " is the number's
-            words = [["Super", "Bowl", "50", "in", "1996", "Bush", "met", "NATO", f"{split}{i}"] for i in range(N)]
-            table = {tokens: words, tags: [[7, 8, 8, 0, 0, 1, 0, 3, 0]] * N}
-            parquet(data / repo / layout.format(split=split), table, features)
+    glue = [records[name].parts[0] for name in ("sst2", "mnli", "qqp")]
+    card(
+        data / "nyu-mll/glue/README.md",
+        {part.config: {split: part.pattern(split).removesuffix(".parquet") for split in part.splits} for part in glue},
+    )
+    for part in glue:
+        for split in part.splits:
+            labels = len(part.label_names["label"])
+            write_part(data, part, split, {"label": [i % labels for i in range(N)], "idx": list(range(N))})
+    # token classification: the hgissbkh copies and OntoNotes' Parquet conversion, tags over each record's names
+    for name, tokens, tags in (("conll2003", "words", "ner"), ("uner_en", "tokens", "ner_tags"), ("ontonotes", "tokens", "tags")):
+        part = records[name].parts[0]
+        write_parts(data, records[name], lambda split: dict(zip((tokens, tags), ner_rows(part.label_names[tags], split).values())))
     # QA: SQuAD's layout
-    answers = sequence({"text": string, "answer_start": datasets.Value("int32")})
-    qa = {"id": string, "title": string, "context": string, "question": string, "answers": answers}
-    for repo in ("rajpurkar/squad", "rajpurkar/squad_v2", "hgissbkh/record"):
-        for split in ("train", "validation"):
-            # the answer holds a lone " " token (before "50"), and starts after the space its first token carries
-            contexts = [f"The Normans were in Normandy, a region in France. Super Bowl 50 was in 2016 ({split} {i})." for i in range(N)]
-            table = {
-                "id": [f"{split}{i}" for i in range(N)],
-                "title": ["Normans"] * N,
-                "context": contexts,
-                "question": [f"Which Super Bowl was in 2016? {i}" for i in range(N)],
-                "answers": [{"text": ["Super Bowl 50"], "answer_start": [50]}] * N,
-            }
-            parquet(data / repo / f"data/{split}-00000-of-00001.parquet", table, qa)
+    for name in ("squad", "squad_v2", "record"):
+        write_parts(data, records[name], qa_rows)
     # IR: MS MARCO's training pairs, BEIR's corpora, queries and qrels, MLDR's configs
     pairs = {"query": [f"what is thing {i}" for i in range(N)], "positive": [f"Thing {i} is a thing." for i in range(N)]}
-    parquet(data / "hgissbkh/msmarco-pairs/data/train-00000-of-00001.parquet", pairs)
-    for beir, title in (("BeIR/msmarco", ""), ("BeIR/nq", "A title")):
-        jsonl_gz(
-            data / beir / "corpus.jsonl.gz", [{"_id": f"d{i}", "title": title, "text": f"Passage {i} about things."} for i in range(N)]
+    write_parts(data, records["msmarco"], lambda split: pairs)
+    for name, title in (("msmarco", ""), ("nq", "A title")):
+        beir = {
+            "corpus": {"_id": [f"d{i}" for i in range(N)], "title": [title] * N, "text": [f"Passage {i} about things." for i in range(N)]},
+            "queries": {"_id": [f"q{i}" for i in range(N)], "text": [f"question {i}" for i in range(N)]},
+        }
+        write_parts(data, records[name], beir.get, number=1 if name == "msmarco" else 0)
+    qrels = {
+        "validation": [(f"q{i}", f"d{i}", 1) for i in range(8)],
+        "test": [(f"q{i}", f"d{i}", 2) for i in range(8, 16)] + [("q8", "d20", 0)],
+    }
+    for split, judged in qrels.items():
+        write_part(
+            data, records["msmarco"].parts[2], split, dict(zip(("query-id", "corpus-id", "score"), map(list, zip(*judged)))), len(judged)
         )
-        jsonl_gz(data / beir / "queries.jsonl.gz", [{"_id": f"q{i}", "text": f"question {i}"} for i in range(N)])
-    tsv(data / "BeIR/msmarco-qrels/dev.tsv", [(f"q{i}", f"d{i}", 1) for i in range(8)])
-    tsv(data / "BeIR/msmarco-qrels/test.tsv", [(f"q{i}", f"d{i}", 2) for i in range(8, 16)] + [("q8", "d20", 0)])
-    tsv(data / "BeIR/nq-qrels/test.tsv", [(f"q{i}", f"d{i}", 1) for i in range(N)])
+    nq_qrels = {"query-id": [f"q{i}" for i in range(N)], "corpus-id": [f"d{i}" for i in range(N)], "score": [1] * N}
+    write_part(data, records["nq"].parts[1], "test", nq_qrels)
+    mldr = records["mldr_en"].parts
     card(
         data / "hgissbkh/mldr-en/README.md",
-        {"default": {"dev": "default/dev-*", "test": "default/test-*"}, "corpus": {"corpus": "corpus/corpus-*"}},
+        {p.config: {split: p.pattern(split).removesuffix(".parquet") for split in p.splits} for p in mldr},
     )
-    passage = datasets.Features({"docid": string, "text": string})
-    mldr = {"query_id": string, "query": string, "positive_passages": [passage], "negative_passages": [passage]}
     for split, numbers in (("dev", range(0, 6)), ("test", range(6, 12))):
-        table = {
+        queries = {
             "query_id": [f"m{n}" for n in numbers],
             "query": [f"long question {n}" for n in numbers],
             "positive_passages": [[{"docid": f"doc{n}", "text": f"Long document {n}."}] for n in numbers],
             "negative_passages": [[] for _ in numbers],
         }
-        parquet(data / f"hgissbkh/mldr-en/default/{split}-00000-of-00001.parquet", table, mldr)
-    parquet(
-        data / "hgissbkh/mldr-en/corpus/corpus-00000-of-00001.parquet",
-        {"docid": [f"doc{n}" for n in range(12)], "text": [f"Long document {n}." for n in range(12)]},
-    )
+        write_part(data, mldr[0], split, queries, len(numbers))
+    write_part(data, mldr[1], "corpus", {"docid": [f"doc{n}" for n in range(12)], "text": [f"Long document {n}." for n in range(12)]}, 12)
     return root
 
 
@@ -271,34 +322,26 @@ def write_release_standin(out: Path, tokenizer: Path, size, seed: int, prefix: s
     names ``model_type: sl_model`` (a class EncodEval registers itself; transformers knows none)
     with the sizes under Optimus' names, the weights one safetensors file under Optimus' module
     names, the tokenizer beside them (its ids: bos, eos as pad, the <|mask|> at the first reserved
-    token, as the released 210m-mlm40-42k's). Neither a real config.json nor a real key list was
-    readable here (pipeline/model/sl_model.py): this is the layout the importer is built for."""
+    token, as the released 210m-mlm40-42k's). Its fixed entries and key names are the record's
+    (hub_records.yaml's released_checkpoints), where they are marked unverified: neither a real
+    config.json nor a real key list was readable here (pipeline/model/sl_model.py)."""
     from safetensors.torch import save_file
     from transformers import AutoTokenizer
 
     ids = AutoTokenizer.from_pretrained(tokenizer)
     out.mkdir(parents=True, exist_ok=True)
+    released = hub_records().released_checkpoints
     config = {
-        "model_type": "sl_model",
-        "architectures": ["SLModel"],
+        **released.model_config,
         "vocab_size": len(ids),
-        "embedding_size": size.hidden_size,
-        "num_head": size.num_heads,
-        "num_kv_head": size.num_kv_heads,
-        "num_layer": size.num_layers,
-        "mlp_hidden_dim": size.ffn_size,
-        "block_size": 2048,
-        "rms_norm_eps": 1e-5,
-        "rope_base": 10_000,
-        "bias": False,
-        "tied_weights": False,
+        **{key: getattr(size, field) for key, field in released.size_keys.items()},
         "bos_token_id": ids.bos_token_id,
         "eos_token_id": ids.eos_token_id,
         "pad_token_id": ids.eos_token_id,
         "mask_token_id": ids.convert_tokens_to_ids("<|reserved_special_token_0|>"),
     }
     (out / "config.json").write_text(json.dumps(config, indent=2))
-    save_file(optimus_state(size, len(ids), seed, prefix), out / "model.safetensors")
+    save_file(optimus_state(size, len(ids), seed, prefix), out / released.weights)
     for file in tokenizer.iterdir():
         shutil.copy(file, out / file.name)
     return out

@@ -218,3 +218,41 @@ def test_local_parquet_is_read_a_batch_at_a_time_with_the_rows_and_ids_datasets_
         assert ours == list(load_rows(globbed, "x", shard=shard))
         assert len(ours) == {None: 7500, (2, 0): 5000, (2, 1): 2500}[shard]
     assert ours[0] == {"split": "train", "id": "train/2-0", "text": "text 2 0", "label": "a"}
+
+
+def test_bare_class_ids_take_the_declared_names_and_one_outside_them_is_refused_naming_the_row(tmp_path):
+    """OntoNotes' tags as the hub's Parquet conversion gives them: int32 ids, names only in its label map."""
+    import datasets
+
+    features = datasets.Features({"tokens": datasets.List(datasets.Value("string")), "tags": datasets.List(datasets.Value("int32"))})
+    table = {"tokens": [["Phil", "Rosen"], ["Boston"]], "tags": [[1, 2], [3]]}
+    datasets.Dataset.from_dict(table, features=features).to_parquet(tmp_path / "train.parquet")
+    fields = {"tokens": "tokens", "tags": "tags"}
+    spec = HubSpec(
+        path="parquet", data_files={"train": str(tmp_path / "train.parquet")}, fields=fields, class_names={"tags": ("O", "B-P", "I-P")}
+    )
+    rows = load_rows(spec, "x")
+    assert next(rows)["tags"] == ["B-P", "I-P"]
+    with pytest.raises(PipelineError) as error:
+        next(rows)
+    assert str(error.value) == f"x.hub: {tmp_path / 'train.parquet'}:2: column 'tags': class id 3 is outside its 3 names (0-2)"
+
+
+def test_class_names_that_differ_from_the_data_s_own_are_refused(tmp_path):
+    import datasets
+
+    features = datasets.Features(
+        {"tokens": datasets.List(datasets.Value("string")), "ner": datasets.List(datasets.ClassLabel(names=list(CONLL_TAGS)))}
+    )
+    datasets.Dataset.from_dict({"tokens": [["EU"]], "ner": [[4]]}, features=features).to_parquet(tmp_path / "train.parquet")
+    fields = {"tokens": "tokens", "tags": "ner"}
+    spec = HubSpec(
+        path="parquet",
+        data_files={"train": str(tmp_path / "train.parquet")},
+        fields=fields,
+        class_names={"tags": tuple(sorted(CONLL_TAGS))},
+    )
+    with pytest.raises(
+        PipelineError, match=r"^x\.hub\.class_names\.tags: \['B-LOC', .*\] differ from the data's ClassLabel names \['O', 'B-PER'"
+    ):
+        list(load_rows(spec, "x"))

@@ -61,16 +61,16 @@ def test_token_classification_from_the_conll2003_schema(tmp_path):
     hub = hub_spec(files, {"id": "id", "tokens": "tokens", "tags": "ner_tags"}, class_names={"tags": CONLL_TAGS})
     assert prepare(tmp_path, "token_classification", hub) == 0
     stats = stats_of(tmp_path)
-    assert stats["labels"] == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER", "O"]  # the tags seen, sorted
+    assert stats["labels"] == list(CONLL_TAGS)  # every declared name, in the source's id order
     assert read_split(tmp_path, "train") == [
         {
             "id": "train/0",
             "tokens": ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
-            "tags": [2, 5, 1, 5, 5, 5, 1, 5, 5],
+            "tags": [3, 0, 7, 0, 0, 0, 7, 0, 0],  # the source's own ids
         }
     ]
-    assert read_split(tmp_path, "test") == [{"id": "test/2", "tokens": ["BRUSSELS", "1996-08-22"], "tags": [0, 5]}]
-    assert stats["label_counts"]["validation"] == {"B-LOC": 0, "B-MISC": 0, "B-ORG": 0, "B-PER": 1, "I-PER": 1, "O": 0}
+    assert read_split(tmp_path, "test") == [{"id": "test/2", "tokens": ["BRUSSELS", "1996-08-22"], "tags": [5, 0]}]
+    assert stats["label_counts"]["validation"] == {name: int(name in ("B-PER", "I-PER")) for name in CONLL_TAGS}
     assert (stats["majority_label"], stats["majority_test_score"]) == ("O", 0.0)
 
 
@@ -109,9 +109,9 @@ def test_a_sentence_pair_task_from_the_mnli_schema(tmp_path):
     hub = hub_spec(files, fields, class_names={"label": ["entailment", "neutral", "contradiction"]})
     assert prepare(tmp_path, "sequence_classification", hub) == 0
     assert read_split(tmp_path, "train") == [
-        {"id": "train/0", "text": "The new rights are nice enough", "text_pair": "Everyone really likes the newest benefits", "label": 2}
+        {"id": "train/0", "text": "The new rights are nice enough", "text_pair": "Everyone really likes the newest benefits", "label": 1}
     ]
-    assert stats_of(tmp_path)["labels"] == ["contradiction", "entailment", "neutral"]
+    assert stats_of(tmp_path)["labels"] == ["entailment", "neutral", "contradiction"]  # the declared order: GLUE's ids
 
 
 def test_retrieval_from_query_positive_pairs_and_its_random_ranking_baseline(tmp_path):
@@ -220,3 +220,20 @@ def test_the_needle_number_never_occurs_in_its_haystack():
     for row in needle_rows(articles, [(40, 0.5)] * 50, random.Random(1)):
         haystack = row["context"].replace(f"The special magic number is {row['answer']}.", "")
         assert row["answer"] not in haystack
+
+
+def test_iob1_rows_prepare_under_their_scheme_and_iob2_refuses_them_naming_the_fix():
+    from pipeline.config import DataSourceSpec, TaskSpec
+    from pipeline.data.task_rows import task_rows
+
+    row = {"tokens": ["EU", "rejects", "German", "call"], "tags": ["I-ORG", "O", "I-MISC", "O"]}  # CoNLL-2003 as published
+
+    def spec(scheme):
+        return TaskSpec("TC", "token_classification", "span_f1", DataSourceSpec("hf"), "d", tagging_scheme=scheme)
+
+    assert task_rows(spec("IOB1")).prepare(row, "w") == row
+    with pytest.raises(PipelineError) as error:
+        task_rows(spec(None)).prepare(row, "w")
+    assert str(error.value) == (
+        "w field 'tags': tag 0 'I-ORG' does not continue a span of its type (IOB2; a source tagged IOB1 says tagging_scheme: IOB1)"
+    )

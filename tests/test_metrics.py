@@ -131,6 +131,14 @@ def test_i_without_b_starts_an_entity_as_in_seqeval_default_mode():
     assert compute("span_f1", [["O", "I-ORG", "I-ORG"]], [["O", "B-ORG", "I-ORG"]])["f1"] == 100.0
 
 
+def test_iob1_tags_read_as_conlleval_reads_raw_conll_2003():
+    # hgissbkh/conll2003-en's train row 0 (EU = I-ORG, German and British = I-MISC): three one-word spans
+    tags = ["I-ORG", "O", "I-MISC", "O", "O", "O", "I-MISC", "O", "O"]
+    assert entities(tags) == [("ORG", 0, 0), ("MISC", 2, 2), ("MISC", 6, 6)]
+    # IOB1's B- separates two adjacent spans of one type: "I-PER I-PER B-PER" is two people
+    assert entities(["I-PER", "I-PER", "B-PER"]) == [("PER", 0, 1), ("PER", 2, 2)]
+
+
 def test_entities_never_cross_a_sentence_boundary():
     # The same span in two sentences is two entities, and an I- opening sentence 2 does not continue sentence 1.
     assert compute("span_f1", [["B-PER"], ["O"]], [["O"], ["B-PER"]]) == {"f1": 0.0, "precision": 0.0, "recall": 0.0}
@@ -142,8 +150,8 @@ def test_no_entities_anywhere_scores_zero_as_seqeval_does():
 
 
 @pytest.mark.parametrize("tag", ["PER", "B-", "E-PER", "S-LOC", "b-PER", ""])
-def test_a_tag_that_is_not_iob2_raises(tag):
-    with pytest.raises(ValueError, match="is not an IOB2 tag"):
+def test_a_tag_that_is_not_iob_raises(tag):
+    with pytest.raises(ValueError, match="is not an IOB tag"):
         compute("span_f1", [["O", tag]], [["O", "O"]])
 
 

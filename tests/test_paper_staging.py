@@ -13,6 +13,7 @@ import yaml
 from pipeline import strict
 from pipeline.__main__ import main
 from pipeline.data.sources.mirror import local_source
+from pipeline.external.hub_records import hub_records
 from pipeline.staging.references import references
 from pipeline.workflow.configure import read_configs, resolve_files
 from tests.conftest import REPO
@@ -63,6 +64,18 @@ def test_the_paper_config_reads_the_mirror_and_prepares_each_dataset_from_it(mir
     assert sizes["mnli"]["test"] == 24 and sizes["conll2003"]["test"] == 24 and sizes["record"]["test"] == 24
     assert sizes["msmarco"]["test"] == 8 and sizes["mldr_en"] == {"train": 24, "validation": 6, "test": 6}
     assert sizes["nq"]["validation"] + sizes["nq"]["test"] == 24
+    # the published first rows, ids as the hub gives them: CoNLL's raw IOB1 tags (EU = I-ORG, German =
+    # I-MISC), OntoNotes' bare int32 tags named by its label map
+    records = hub_records().datasets
+    for name, tags in (("conll2003", "ner"), ("ontonotes", "tags")):
+        first = json.loads((tmp_path / name / "train.jsonl").read_text().splitlines()[0])
+        published = records[name].parts[0].first_row.row
+        assert (first["tokens"], first["tags"]) == (published[tokens_column(name)], published[tags]), name
+        assert json.loads((tmp_path / name / "stats.json").read_text())["labels"] == list(records[name].parts[0].label_names[tags])
+
+
+def tokens_column(name: str) -> str:
+    return {"conll2003": "words"}.get(name, "tokens")
 
 
 def test_the_paper_s_tokenizer_is_llama_3_s_with_the_study_s_ids(study_tokenizer_dir):
@@ -113,3 +126,39 @@ def pyarrow_flip(labels):
     import pyarrow.compute as pc
 
     return pc.subtract(pa.scalar(1, labels.type), labels)
+
+
+def test_a_parquet_conversion_under_another_config_directory_is_refused_naming_the_ones_there(tmp_path, capsys):
+    hub = write_paper_hub(tmp_path / "hub")
+    conversion = hub / "datasets" / "hgissbkh" / "ontonotes5@~parquet"
+    (conversion / "ontonotes5").rename(conversion / "default")
+    write_placeholder_models(hub, [r.repo for r in references(resolve_files(read_configs([PAPER]), [PAPER]).config) if r.kind == "model"])
+    assert main(["stage", "--configfile", PAPER, "--to", str(tmp_path / "mirror"), "--list", "--from-directory", str(hub)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: dataset hgissbkh/ontonotes5@~parquet: no file matches ontonotes5/train/*.parquet")
+    assert error.endswith("; its directories: default")
+
+
+def test_staging_says_in_one_line_how_a_repository_differs_from_its_record(tmp_path, caplog, monkeypatch):
+    import datasets
+
+    from pipeline.staging.client import DirectoryHub
+
+    hub = write_paper_hub(tmp_path / "hub")
+    write_placeholder_models(hub, [r.repo for r in references(resolve_files(read_configs([PAPER]), [PAPER]).config) if r.kind == "model"])
+    conll = hub / "datasets" / "hgissbkh" / "conll2003-en" / "data" / "train-00000-of-00001.parquet"
+    bare = datasets.Dataset.from_parquet(str(conll)).cast_column("ner", datasets.List(datasets.Value("int64")))
+    bare.to_parquet(conll)  # the tags as bare ids, as if the copy had lost its ClassLabel
+    monkeypatch.setattr(DirectoryHub, "serves_the_hub", True)  # its row counts read as the hub's
+    caplog.set_level("WARNING")
+    assert main(["stage", "--configfile", PAPER, "--to", str(tmp_path / "mirror"), "--from-directory", str(hub)]) == 0
+    lines = {
+        record.getMessage().split(" differs")[0]: record.getMessage()
+        for record in caplog.records
+        if "differs from its record" in record.getMessage()
+    }
+    assert lines["dataset hgissbkh/conll2003-en"] == (
+        "dataset hgissbkh/conll2003-en differs from its record (hub_records.yaml): column 'ner' is list<int64>, recorded list<class_label>;"
+        " split 'train' has 25 rows, recorded 14,042; split 'validation' has 24 rows, recorded 3,252;"
+        " split 'test' has 24 rows, recorded 3,454"
+    )

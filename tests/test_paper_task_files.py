@@ -14,11 +14,12 @@ import pytest
 import yaml
 
 from pipeline.__main__ import main
+from pipeline.external.hub_records import datasets_features, hub_records
+from pipeline.staging.references import HF_URL
 from tests.conftest import REPO
-from tests.paper_hub import jsonl_gz, parquet, tsv
+from tests.paper_hub import filler, jsonl_gz, parquet, tsv
 
 TASK_DIR = REPO / "config" / "tasks" / "paper"
-CONLL_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
 
 
 def local(hub: dict, path: str, files: dict[str, str], extra: dict | None = None) -> dict:
@@ -82,33 +83,33 @@ def test_glue_tasks_keep_the_official_validation_as_test_and_format_pairs_with_t
 # ---------------------------------------------------------------- TC: tags as ClassLabel sequences
 
 
-@pytest.mark.parametrize(
-    ("name", "tokens_column", "tags_column"),
-    [("conll2003", "words", "ner"), ("ontonotes", "tokens", "tags"), ("uner_en", "tokens", "ner_tags")],
-)
-def test_token_classification_tasks_read_their_own_three_splits(tmp_path, name, tokens_column, tags_column):
-    import datasets
+@pytest.mark.parametrize("name", ["conll2003", "ontonotes", "uner_en"])
+def test_token_classification_tasks_read_their_own_three_splits(tmp_path, name):
+    """Files typed as each dataset's record says (OntoNotes' tags bare ids, the others' ClassLabels),
+    tags over its own names: the source's ids kept, every declared name numbered in its order."""
 
-    features = {
-        tokens_column: datasets.Sequence(datasets.Value("string")),
-        tags_column: datasets.Sequence(datasets.ClassLabel(names=CONLL_TAGS)),
-    }
+    part = hub_records().for_task(name).parts[0]
+    fields = task_file(name)["data"]["hub"]["fields"]
+    names = part.label_names[fields["tags"]]
+    first, second, third = list(dict.fromkeys(name[2:] for name in names if name != "O"))[:3]
     sentences = {
-        "train": (["Bush", "spoke"], [1, 0]),
-        "validation": (["in", "Iraq"], [0, 5]),
-        "test": (["Al", "Jazeera", "said"], [3, 4, 0]),
+        "train": (["Bush", "spoke"], [f"B-{first}", "O"]),
+        "validation": (["in", "Iraq"], ["O", f"B-{third}"]),
+        "test": (["Al", "Jazeera", "said"], [f"B-{second}", f"I-{second}", "O"]),
     }
-    files = {
-        split: parquet(tmp_path / f"{split}.parquet", {tokens_column: [tokens], tags_column: [tags]}, features)
-        for split, (tokens, tags) in sentences.items()
-    }
+    features = {column: datasets_features(kind, part.label_names.get(column, ())) for column, kind in part.features.items()}
+    files = {}
+    for split, (tokens, tags) in sentences.items():
+        table = {column: [filler(kind, column, split, 0, part.label_names.get(column, ()))] for column, kind in part.features.items()}
+        table |= {fields["tokens"]: [tokens], fields["tags"]: [[names.index(tag) for tag in tags]]}
+        files[split] = parquet(tmp_path / f"{split}.parquet", table, features)
     task = task_file(name)
     task["data"]["hub"] = local(task["data"]["hub"], "parquet", files)
     stats, rows = prepare(tmp_path, name, task)
-    names = stats["labels"]
+    assert stats["labels"] == list(names)
     assert rows["test"][0]["tokens"] == ["Al", "Jazeera", "said"]
-    assert [names[i] for i in rows["test"][0]["tags"]] == ["B-ORG", "I-ORG", "O"]
-    assert [names[i] for i in rows["validation"][0]["tags"]] == ["O", "B-LOC"]
+    assert [names[i] for i in rows["test"][0]["tags"]] == [f"B-{second}", f"I-{second}", "O"]
+    assert [names[i] for i in rows["validation"][0]["tags"]] == ["O", f"B-{third}"]
 
 
 # ---------------------------------------------------------------- QA: SQuAD's layout
@@ -289,3 +290,24 @@ def test_each_task_file_tests_on_the_study_s_split_so_its_examples_can_pair_with
             assert spec.test_source == "BeIR/nq-qrels test, a seeded half of its queries"
         else:
             assert spec.test_source in STUDY_TEST_SOURCES[dataset], path.stem
+
+
+def test_each_task_file_reads_its_dataset_as_its_record_has_it(paper):
+    """The task files and config/paper.yaml against pipeline/external/published/hub_records.yaml: the
+    columns each reads exist there, a tagging task's scheme and names are its record's, and the
+    outside models are the released checkpoints recorded."""
+    records = hub_records()
+    for path in sorted(TASK_DIR.glob("*.yaml")):
+        task = task_file(path.stem)
+        record, hub = records.for_task(path.stem), task["data"]["hub"]
+        assert record is not None, path.stem
+        files = [HF_URL.match(file) for file in (hub.get("data_files") or {}).values()]
+        repo = files[0]["repo"] if files else hub["path"]
+        parts = [part for part in record.parts if part.repo == repo and part.config == hub.get("name")]
+        assert parts or path.stem in ("nq", "mldr_en"), path.stem  # both train on msmarco's pairs, recorded under msmarco
+        columns = {column for part in parts for features in part.split_features().values() for column in features}
+        assert set(hub["fields"].values()) <= columns or not parts, path.stem
+        if record.tagging_scheme is not None:
+            assert task["tagging_scheme"] == record.tagging_scheme, path.stem
+            assert tuple(hub["class_names"]["tags"]) == parts[0].label_names[hub["fields"]["tags"]], path.stem
+    assert {model.path for model in paper.outside_models} == set(records.released_checkpoints.models)

@@ -314,6 +314,11 @@ class TaskSpec:
     # point, instead of fine-tuning its own (the study trains once on MS MARCO and evaluates
     # that model on msmarco, nq and mldr_en). Its `data` is then not trained on.
     trained_with: str | None = None
+    # token_classification only: how the source's tags mark spans. IOB2 (the default): B-X opens
+    # every span, I-X continues one. IOB1 (the raw CoNLL-2003 tags, hgissbkh/conll2003-en's): I-X
+    # opens a span too, B-X only one that directly follows a span of its type. The tags are kept as
+    # the source gives them (the study's macro-F1 scores them as given); the span F1 reads both.
+    tagging_scheme: Literal["IOB1", "IOB2"] | None = None
 
     @property
     def test_source(self) -> str:
@@ -333,6 +338,8 @@ class TaskSpec:
     def validate(self) -> None:
         if self.judgements is not None and self.type != "retrieval":
             raise ValueError("a 'judgements' entry goes with type 'retrieval'")
+        if self.tagging_scheme is not None and self.type != "token_classification":
+            raise ValueError("'tagging_scheme' goes with type 'token_classification'")
         if self.trained_with is not None and self.type != "retrieval":
             raise ValueError("'trained_with' goes with type 'retrieval' (an embedder has no task-specific head to share)")
         if (self.type == "needle_in_a_haystack") != (self.needle is not None):

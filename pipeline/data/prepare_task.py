@@ -8,7 +8,8 @@ against ``test_fraction`` and then ``validation_fraction`` of the rest
 an article the same split in every BBC task. Exact duplicates are removed after the
 split, keeping the copy in test before validation before train, so no text sits in two
 splits. Every split keeps the source's row order. Label and tag names are numbered in
-sorted order. A needle-in-a-haystack task builds its rows from each split's sentences.
+the order the source declares them (``class_names``), else in sorted order. A
+needle-in-a-haystack task builds its rows from each split's sentences.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pipeline.data.judgements import JudgedSplits, read_judgements
 from pipeline.data.needle import needle_rows
 from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
-from pipeline.data.task_rows import RETRIEVAL_ROWS, TASK_TYPES, Baseline, Example, TaskRows, random_ranking, unmapped_fields
+from pipeline.data.task_rows import RETRIEVAL_ROWS, Baseline, Example, TaskRows, random_ranking, task_rows, unmapped_fields
 from pipeline.data.templates import apply_templates
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     spec: TaskSpec = strict.parse_json(TaskSpec, args.spec, f"tasks.{args.name}")
     where = f"tasks.{args.name}.data"
-    task_type = TASK_TYPES[spec.type]
+    task_type = task_rows(spec)
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
         missing = unmapped_fields(spec.type, spec.data.hub.fields, spec.templates)
         if missing:
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     for split, rows_of_split in splits.items():
         if not rows_of_split:
             raise PipelineError(f"{where}: split {split!r} has 0 rows ({sum(map(len, splits.values()))} rows in all)")
-    labels = sorted({name for rows_of_split in splits.values() for e in rows_of_split for name in task_type.names(e.fields)})
+    labels = label_names(spec, task_type, splits, where)
     source, inputs = describe_source(spec.data, args.sources)
     test = [e.fields for e in splits["test"]]
     baseline = random_ranking(test, len(documents)) if documents else task_type.baseline([e.fields for e in splits["train"]], test, labels)
@@ -104,6 +105,25 @@ def run(args: argparse.Namespace) -> None:
         )
     sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
+
+
+def label_names(spec: TaskSpec, task_type: TaskRows, splits: dict[str, list[Example]], where: str) -> list[str]:
+    """The names prepare_task numbers, in id order: the source's declared names where its hub spec
+    gives them (``class_names``: every one, seen or not, so ids and the head's width are the
+    source's own, as the study's are), else the names the rows hold, sorted. A row's name outside
+    the declared ones is refused, naming the row."""
+    seen = {name: e.id for rows in splits.values() for e in rows for name in task_type.names(e.fields)}
+    hub = spec.data.hub
+    declared = (hub.class_names or {}).get(task_type.label_field) if hub is not None and task_type.label_field else None
+    if declared is None:
+        return sorted(seen)
+    undeclared = sorted(set(seen) - set(declared))
+    if undeclared:
+        name = undeclared[0]
+        raise PipelineError(
+            f"{where}: row {seen[name]!r} has {task_type.label_field} {name!r}, not one of hub.class_names.{task_type.label_field}"
+        )
+    return list(declared)
 
 
 def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: str, raw: bool = False) -> tuple[list[Example], int]:

@@ -4,7 +4,7 @@ A type says which fields a reader must give, checks and cleans them (every text 
 with :func:`clean_text`, as the corpus is cleaned, so decontamination compares like with
 like; or, under ``TaskSpec.raw_text``, keeps them as the source gives them, as the study
 feeds them to its models), says what makes two rows duplicates, which names are numbered (class labels,
-IOB2 tags), what a written row looks like (the schemas in the design: ids and fields,
+tags), what a written row looks like (the schemas in the design: ids and fields,
 labels and tags as integers), what ``label_counts`` counts and the trivial baseline
 stats.json reports next to the fine-tuned scores:
 
@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.config import TaskSpec
 from pipeline.data.needle import NUMBERS
 from pipeline.data.text import clean_text, dedup_key
 from pipeline.errors import PipelineError
@@ -76,6 +77,12 @@ class TaskRows:
     # The registered metrics its predictions can be scored with: the standard one first, then the
     # study's variant where EncodEval scores it otherwise (pipeline/metrics/).
     metrics: tuple[str, ...] = ()
+    # The field whose names prepare_task numbers (a hub source's ``class_names`` for it fix their order).
+    label_field: str | None = None
+
+    def configured(self, spec: TaskSpec) -> TaskRows:
+        """This type as ``spec`` reads its rows (a token-classification task's tagging scheme)."""
+        return self
 
     def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
         """The row's checked fields, their texts cleaned (``raw``: as the source gives them, the
@@ -113,6 +120,7 @@ class SequenceClassification(TaskRows):
     text_fields = ("text", "text_pair")
     lexical_baseline = True
     metrics = ("accuracy",)
+    label_field = "label"
 
     def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
         fields = {"text": _text(_string(row, "text", where), raw)}
@@ -142,11 +150,22 @@ class SequenceClassification(TaskRows):
 
 
 class TokenClassification(TaskRows):
-    """``{tokens, tags}``: one IOB2 tag name per token (B-X opens a span, I-X continues it)."""
+    """``{tokens, tags}``: one tag name per token (O, B-X or I-X), kept as the source gives them.
+    Under IOB2 (``scheme``) B-X opens every span and I-X continues one, so an I-X that follows
+    no X is refused. Under IOB1 (raw CoNLL-2003) I-X opens a span too and B-X only separates two
+    adjacent spans of one type: every sequence of well-formed tags reads as spans (conlleval's
+    reading, which :mod:`pipeline.metrics.span_f1` applies to both schemes), so only names are checked."""
 
     fields = ("tokens", "tags")
     text_fields = ("tokens",)
     metrics = ("span_f1", "sentence_macro_f1")
+    label_field = "tags"
+
+    def __init__(self, scheme: str = "IOB2"):
+        self.scheme = scheme
+
+    def configured(self, spec: TaskSpec) -> TaskRows:
+        return TokenClassification(spec.tagging_scheme or "IOB2")
 
     def prepare(self, row: dict[str, Any], where: str, raw: bool = False) -> Fields | None:
         tokens, tags = _string_list(row, "tokens", where), _string_list(row, "tags", where)
@@ -158,9 +177,13 @@ class TokenClassification(TaskRows):
                 raise RowError(where, "tokens", f"token {number} is {token!r}; a token is a non-empty word without spaces")
         for number, tag in enumerate(tags):
             if not _TAG.fullmatch(tag):
-                raise RowError(where, "tags", f"tag {number} is {tag!r}; tags are IOB2 names: O, B-<type>, I-<type>")
-            if tag.startswith("I-") and (number == 0 or tags[number - 1][2:] != tag[2:]):
-                raise RowError(where, "tags", f"tag {number} {tag!r} does not continue a span of its type (IOB2)")
+                raise RowError(where, "tags", f"tag {number} is {tag!r}; tags are {self.scheme} names: O, B-<type>, I-<type>")
+            if self.scheme == "IOB2" and tag.startswith("I-") and (number == 0 or tags[number - 1][2:] != tag[2:]):
+                raise RowError(
+                    where,
+                    "tags",
+                    f"tag {number} {tag!r} does not continue a span of its type (IOB2; a source tagged IOB1 says tagging_scheme: IOB1)",
+                )
         return {"tokens": tokens, "tags": tags} if tokens else None
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
@@ -304,6 +327,11 @@ TASK_TYPES: dict[str, TaskRows] = {
     "retrieval": RETRIEVAL_ROWS,
     "needle_in_a_haystack": NeedleInAHaystack(),
 }
+
+
+def task_rows(spec: TaskSpec) -> TaskRows:
+    """The rows type of a task, as its spec reads them."""
+    return TASK_TYPES[spec.type].configured(spec)
 
 
 def unmapped_fields(task_type: str, hub_fields: dict[str, str], templates: dict[str, str] | None) -> list[str]:

@@ -36,7 +36,7 @@ STUDY_TEST_SOURCES = {
     "mnli_m": ("nyu-mll/glue/mnli validation_matched",),
     "qqp": ("nyu-mll/glue/qqp validation",),
     "conll2003_en": ("hgissbkh/conll2003-en test",),
-    "ontonotes": ("hgissbkh/ontonotes5 test", "hf://datasets/hgissbkh/ontonotes5@~parquet/default/test/*.parquet"),
+    "ontonotes": ("hgissbkh/ontonotes5 test", "hf://datasets/hgissbkh/ontonotes5@~parquet/ontonotes5/test/*.parquet"),
     "uner_en": ("hgissbkh/uner_en test",),
     "squad": ("rajpurkar/squad validation",),
     "squad_v2": ("rajpurkar/squad_v2 validation",),

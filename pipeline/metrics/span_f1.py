@@ -1,8 +1,10 @@
-"""Entity-level micro precision, recall and F1 over IOB2 tags, as seqeval scores them by default.
+"""Entity-level micro precision, recall and F1 over IOB tags, as seqeval scores them by default.
 
 seqeval's default mode (the conlleval.pl behaviour CoNLL-2003 results are reported with)
 reads an ``I-X`` that does not continue an ``X`` entity (at the start of a sentence, after
 ``O`` or after another type) as the start of a new entity; its strict mode would drop it.
+That is also exactly how IOB1 marks spans (raw CoNLL-2003: ``I-X`` opens a span, ``B-X`` only
+one right after another ``X`` span), so one reading scores IOB1 and IOB2 tags alike, unconverted.
 A predicted entity counts only when its type and exact span match a gold one. With no
 predicted entities precision is 0 and with no gold entities recall is 0, as seqeval
 reports them (its default ``zero_division="warn"``), so F1 is then 0 too.
@@ -17,12 +19,12 @@ from pipeline.metrics.checks import check_pairs
 
 
 def _parse(tag: str) -> tuple[str, str]:
-    """(prefix, type) of one IOB2 tag; anything else is a bug upstream, so it raises."""
+    """(prefix, type) of one IOB tag; anything else is a bug upstream, so it raises."""
     if tag == "O":
         return "O", ""
     if tag[:2] in ("B-", "I-") and len(tag) > 2:
         return tag[0], tag[2:]
-    raise ValueError(f"span_f1: {tag!r} is not an IOB2 tag (O, B-TYPE or I-TYPE)")
+    raise ValueError(f"span_f1: {tag!r} is not an IOB tag (O, B-TYPE or I-TYPE)")
 
 
 def entities(tags: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -53,4 +55,4 @@ def compute(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[
     return {"f1": 100.0 * f1, "precision": 100.0 * precision, "recall": 100.0 * recall}
 
 
-register(Metric("span_f1", "f1", True, compute, ("texts", "texts"), mean_of_examples=False))  # one sentence's IOB2 tags
+register(Metric("span_f1", "f1", True, compute, ("texts", "texts"), mean_of_examples=False))  # one sentence's IOB tags

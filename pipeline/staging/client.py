@@ -24,6 +24,8 @@ class RemoteFile:
 
 
 class HubClient:
+    serves_the_hub = False  # the hub itself: its row counts are the published ones, a directory's may be a stand-in's
+
     def commit(self, reference: HubReference) -> str | None:
         """The commit the files are listed and downloaded at, recorded in the manifest; None where
         the source has no commits (a directory)."""
@@ -44,6 +46,8 @@ REVISION_ALIASES = {"~parquet": "refs/convert/parquet"}
 
 class HuggingFaceHub(HubClient):
     """The hub itself; credentials as huggingface_hub finds them (``huggingface-cli login`` for gated repositories)."""
+
+    serves_the_hub = True
 
     def __init__(self) -> None:
         """Refused at once, in one line, where the hub cannot be reached: huggingface_hub would

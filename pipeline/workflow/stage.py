@@ -9,7 +9,9 @@ Run on a machine with hub access (a cluster's login node); then add ``hub_mirror
 A dataset read by config name stages the files its card's ``configs`` give that config
 (FineWeb-Edu's ``sample-100BT`` is ``sample/100BT/*``, not the whole repository), plus its card;
 ``hf://`` data files stage those files; a ready-made tokenizer stages its tokenizer files; an
-outside model, its whole repository. Every file is checked against the sha256 the source
+outside model, its whole repository. What is staged is compared with the repository's record
+(pipeline/external/published/hub_records.yaml: features, and row counts from the hub itself),
+each difference said in one line. Every file is checked against the sha256 the source
 vouches for (the hub's, for its large files) and recorded in ``manifest.json`` with its size
 and sha256; a file already staged with the same sha256 is not fetched again.
 """
@@ -25,10 +27,12 @@ from typing import Any
 from pipeline.config import Config
 from pipeline.config.data import leaves_its_folder
 from pipeline.errors import PipelineError
+from pipeline.external.hub_records import RECORDS
 from pipeline.files import atomic_path, sha256_file, write_json
 from pipeline.staging.card import CARD, card_configs, config_data_files
 from pipeline.staging.client import DirectoryHub, HubClient, HuggingFaceHub, RemoteFile
 from pipeline.staging.manifest import MANIFEST, mirror_dir, read_manifest, repository_key
+from pipeline.staging.record_check import record_parts, staged_differences
 from pipeline.staging.references import HubReference, references
 from pipeline.workflow.configure import read_configs, resolve_files
 
@@ -82,6 +86,11 @@ def run(args: argparse.Namespace) -> None:
         for remote in files:
             staged["files"][remote.path] = stage_file(client, reference, remote, args.to)
         logger.info("%s: %d files staged", reference.label, len(files))
+        for part in record_parts(reference):
+            repository = mirror_dir(args.to, reference.kind, reference.repo, reference.revision)
+            found = staged_differences(repository, part, count_rows=client.serves_the_hub)
+            if found:
+                logger.warning("%s differs from its record (%s): %s", reference.label, RECORDS.name, "; ".join(found))
     args.to.mkdir(parents=True, exist_ok=True)
     write_json(manifest_path, manifest)
 
@@ -100,7 +109,12 @@ def selected_files(client: HubClient, reference: HubReference) -> list[RemoteFil
         return files
     chosen = [f for f in files if f.path == CARD or any(fnmatch.fnmatch(f.path, pattern) for pattern in patterns)]
     if not any(f.path != CARD for f in chosen):
-        raise PipelineError(f"{reference.label}: no file matches {', '.join(patterns)} ({', '.join(reference.where)})")
+        # a Parquet conversion names its directories by builder config: say which exist
+        directories = sorted({f.path.split("/")[0] for f in files if "/" in f.path})
+        raise PipelineError(
+            f"{reference.label}: no file matches {', '.join(patterns)} ({', '.join(reference.where)}); "
+            f"its directories: {', '.join(directories) or 'none'}"
+        )
     return chosen
 
 

@@ -6,7 +6,8 @@ Datasets are streamed, so ``max_rows`` of a multi-terabyte corpus cost only thos
 and nothing lands in the ``datasets`` cache. Columns are renamed to ours through
 ``fields``. Integer classes become their names, as artifact readers give them: from the
 dataset's ClassLabel features (a label, or a sequence of them such as CoNLL-2003's
-``ner_tags``), or from ``class_names`` for files without features. Lists and mappings
+``ner``), or from ``class_names`` for files without features (OntoNotes' bare int32 tags);
+where both exist they must agree, and an id outside the names is refused, naming the row. Lists and mappings
 (tokens, tags, SQuAD's ``answers``) keep their structure; other values become strings.
 """
 
@@ -75,7 +76,7 @@ def _stream(spec: HubSpec, split: str, where: str, shard: tuple[int, int] | None
             verify_read(spec, [listed[file] for file in files])
         else:
             verify_read(spec, listed)
-        names = _class_names(spec, source.features, datasets.ClassLabel)
+        names = _class_names(spec, source.features, datasets.ClassLabel, where)
         labels = _file_labels(spec, split, source.num_files)
         records = itertools.chain.from_iterable(_numbered(source, file, f"{where}: {labels[file]}") for file in files)
         for name, location, record in itertools.islice(records, spec.max_rows):
@@ -155,15 +156,19 @@ def _numbered(source: _Files, file: int, label: str) -> Iterator[tuple[str, str,
         raise PipelineError(f"{label}: cannot read: {first_line(error)}") from None
 
 
-def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type) -> dict[str, tuple[str, ...]]:
+def _class_names(spec: HubSpec, features: dict[str, Any], class_label: type, where: str) -> dict[str, tuple[str, ...]]:
     """Our field -> its class names: from ``class_names``, else from the column's ClassLabel
-    feature or that of a sequence of them."""
+    feature or that of a sequence of them. Both given and different: the file's ids would be read
+    with names they do not mean, so it is refused."""
     names: dict[str, tuple[str, ...]] = {}
     for ours, column in spec.fields.items():
         feature = features.get(column)
         feature = getattr(feature, "feature", feature)  # a Sequence/List feature's item
         if isinstance(feature, class_label):
             names[ours] = tuple(feature.names)
+    for ours, declared in (spec.class_names or {}).items():
+        if ours in names and names[ours] != tuple(declared):
+            raise PipelineError(f"{where}.class_names.{ours}: {list(declared)} differ from the data's ClassLabel names {list(names[ours])}")
     return {**names, **(spec.class_names or {})}
 
 
@@ -174,16 +179,18 @@ def _rename(record: dict[str, Any], fields: dict[str, str], names: dict[str, tup
     empty = sorted(column for column in fields.values() if record[column] is None)
     if empty:  # a row without the field, in a file whose other rows have it
         raise PipelineError(f"{location}: no value in column {empty[0]!r}")
-    return {ours: _value(record[column], names.get(ours, ())) for ours, column in fields.items()}
+    return {ours: _value(record[column], names.get(ours, ()), f"{location}: column {column!r}") for ours, column in fields.items()}
 
 
-def _value(value: Any, names: tuple[str, ...]) -> Any:
-    """A class number as its name (out-of-range ones, such as GLUE's -1 test labels, as
-    strings), lists item by item, mappings as they are, anything else as a string."""
+def _value(value: Any, names: tuple[str, ...], where: str) -> Any:
+    """A class number as its name (a number outside the names is refused), lists item by item,
+    mappings as they are, anything else as a string."""
     if isinstance(value, list):
-        return [_value(item, names) for item in value]
+        return [_value(item, names, where) for item in value]
     if isinstance(value, dict):
         return value
-    if names and isinstance(value, int) and 0 <= value < len(names):
+    if names and isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < len(names):
+            raise PipelineError(f"{where}: class id {value} is outside its {len(names)} names (0-{len(names) - 1})")
         return names[value]
     return "" if value is None else str(value)

@@ -1,4 +1,4 @@
-"""Token classification (CoNLL-2003 NER and its proxy): one IOB2 tag per word.
+"""Token classification (CoNLL-2003 NER and its proxy): one IOB tag per word, as the source gives it.
 
 Rows give words, our tokenizer sees text: the words are joined with single spaces and
 tokenized once, framed as every task's input is (:mod:`pipeline.finetune.framing`:
