@@ -5,6 +5,7 @@
 #   make rehearsal   every job kind of the paper DAG on a CPU, offline from a staged fake hub, in rehearsal/
 #   make slurm-rehearsal   the same submitted to a one-node SLURM on this machine (root, Debian), in rehearsal_slurm/
 #   make one-gpu     the one-GPU tier (config/one_gpu.yaml: 610M CLM and MLM-40 to the study's 1k step; a GPU day) in one_gpu/
+#   make one-gpu-reduced   the same on the reduced fine-tuning grid (LR chosen on seed 0: a third of the runs), in one_gpu/
 #   make one-gpu-plan   that tier's tasks prepared and its GPU-hours estimated from their lengths, before any GPU work
 #   make one-gpu-miniature   that tier's every rule on a CPU, offline from the staged fake hub, in one_gpu_miniature/
 
@@ -14,7 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence rehearsal slurm-rehearsal one-gpu-plan one-gpu one-gpu-miniature smoke test test-fast clean-results
+.PHONY: setup replicate evidence rehearsal slurm-rehearsal one-gpu-plan one-gpu one-gpu-reduced one-gpu-miniature smoke test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -66,6 +67,12 @@ one-gpu-plan: $(STAMP)
 one-gpu: $(STAMP)
 	$(BIN)/python -m pipeline progress $(ONE_GPU) --directory one_gpu
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 $(ONE_GPU) --directory one_gpu
+
+# The reduced grid, an opt-in: the same pretraining (one_gpu/, shared with one-gpu), fine-tuning redone on it.
+ONE_GPU_REDUCED := $(ONE_GPU) config/one_gpu_reduced.yaml
+one-gpu-reduced: $(STAMP)
+	$(BIN)/python -m pipeline progress $(ONE_GPU_REDUCED) --directory one_gpu
+	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 $(ONE_GPU_REDUCED) --directory one_gpu
 
 ONE_GPU_MINIATURE := $(ONE_GPU) config/one_gpu_miniature.yaml
 ONE_GPU_MINIATURE_INPUTS := tests/paper_hub.py config/paper.yaml config/one_gpu.yaml config/one_gpu_miniature.yaml $(wildcard config/tasks/paper/*.yaml)

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from pipeline.analysis.study_cells import STUDY_SIZES
 from pipeline.config import SizeSpec
 from pipeline.model.backbone import BackboneSpec, build_language_model, count_parameters
 from pipeline.workflow.configure import read_configs, resolve
@@ -27,13 +28,17 @@ def test_parameter_counts_match_the_built_model(attention):
     size = SizeSpec(num_layers=2, hidden_size=96, num_heads=6, num_kv_heads=2, ffn_size=160)  # grouped-query attention
     model = build_language_model(BackboneSpec(size, 500, 64, 0, 1, 2, 3), attention, seed=0)
     counts = parameters(size, 500)
-    assert (counts.total, counts.non_embedding) == count_parameters(model)
+    assert (counts.total, counts.non_embedding, counts.non_embedding + counts.embedding) == count_parameters(model)
 
 
 def test_paper_sizes_are_the_study_sizes(paper):
     # "210M" counts the non-embedding parameters and one 128,256 x 768 embedding matrix.
     assert parameters(paper.sizes["210m"], 128256).non_embedding + 128256 * 768 == pytest.approx(210e6, rel=0.02)
     assert parameters(paper.sizes["610m"], 128256).non_embedding + 128256 * 1152 == pytest.approx(610e6, rel=0.02)
+    # the study's cells are compared at its Table 1 architectures' own counts, which these sizes are
+    for size, (_, count) in STUDY_SIZES.items():
+        counts = parameters(paper.sizes[size], 128256)
+        assert counts.non_embedding + counts.embedding == count, size
 
 
 def test_pretraining_flops_are_six_n_tokens_the_head_at_its_loss_positions(paper, paper_plan):

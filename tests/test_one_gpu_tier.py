@@ -41,7 +41,9 @@ def test_the_tier_is_the_study_s_first_thousand_steps_of_610m_clm_and_mlm_40(tie
         assert pretraining_tokens(plan, config) == 1000 * 1152 * 2048
         assert learning_rate(999, plan.schedule_steps, plan.schedule) == pytest.approx(5e-4 * 1000 / 2000, rel=1e-2)
     assert config.pretraining.samples == "split" and config.objectives["mlm"]["mask_ratio"] == 0.4
-    assert config.finetuning.num_runs == 6 + 4  # every LR on seed 0, seeds 1-4 at the one it picks
+    assert config.finetuning.num_runs == 6 * 5  # the study's full grid: every LR on every seed
+    reduced = resolve(read_configs([*TIER, str(REPO / "config" / "one_gpu_reduced.yaml")]), "one_gpu_reduced").config
+    assert reduced.finetuning.num_runs == 6 + 4  # the opt-in: every LR on seed 0, seeds 1-4 at the one it picks
 
 
 def overlay(tmp_path, text: str) -> list[str]:

@@ -102,6 +102,7 @@ PRETRAINING_COLUMNS = [
     "first_step",
     "num_parameters",
     "num_non_embedding_parameters",
+    "num_study_parameters",
     "num_steps",
     "schedule_steps",
     "num_tokens",

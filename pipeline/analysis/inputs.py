@@ -52,6 +52,7 @@ SUMMARY_FIELDS: dict[str, Any] = {
     "first_step": int,
     "num_parameters": int,
     "num_non_embedding_parameters": int,
+    "num_study_parameters": int,
     "num_steps": int,
     "schedule_steps": int,
     "num_tokens": int,

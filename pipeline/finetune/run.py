@@ -153,15 +153,12 @@ def lr_choice(finetuning: FinetuningSpec) -> str:
     return "seeds " + ", ".join(str(seed) for seed in finetuning.seeds_at_every_rate)
 
 
-def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation, test_rows: list[dict], grid: list[GridResult]) -> dict:
-    """One task's ``scores.json``: every grid point of ``grid`` and how it was fine-tuned."""
-    task, metric, finetuning = evaluation.task_type.context.task, evaluation.metric, spec.finetuning
+def grid_protocol(task: TaskSpec, finetuning: FinetuningSpec, trained_on: str) -> dict[str, str]:
+    """How a grid of ``task`` is fine-tuned under ``finetuning`` on the rows of task ``trained_on``:
+    study-results pairs with the study only under its head, input, precision, text, rows and
+    batches, and study-cells marks a cell comparable only under those and its LR choice
+    (pipeline/external/study_protocol.py's PROTOCOL_KEYS)."""
     return {
-        "task": task_name,
-        "family": task.family,
-        "metric": task.metric,
-        # How it was fine-tuned: study-results pairs with the study only under its head, input,
-        # precision, text, rows and batches (pipeline/external/study_protocol.py).
         "task_type": task.type,
         "input_format": finetuning.input_format,
         "precision": finetuning.precision,
@@ -170,6 +167,19 @@ def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation,
         "batches": "grouped by length" if finetuning.group_by_length else "random",
         # the reduced grid (selection_seeds) runs its other seeds at the rate these chose alone
         "learning_rate_chosen_on": lr_choice(finetuning),
+        # The task whose training rows fine-tuned the models (itself unless TaskSpec.trained_with).
+        "trained_on": trained_on,
+    }
+
+
+def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation, test_rows: list[dict], grid: list[GridResult]) -> dict:
+    """One task's ``scores.json``: every grid point of ``grid`` and how it was fine-tuned."""
+    task, metric, finetuning = evaluation.task_type.context.task, evaluation.metric, spec.finetuning
+    return {
+        "task": task_name,
+        "family": task.family,
+        "metric": task.metric,
+        **grid_protocol(task, finetuning, spec.task_name),
         "higher_is_better": metric.higher_is_better,
         "run": spec.run,
         "objective": spec.objective,
@@ -177,8 +187,6 @@ def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation,
         "size": spec.size,
         "attention": evaluation.task_type.attention,  # NIAH: the objective's generative pattern
         "pretraining_step": spec.pretraining_step,
-        # The task whose training rows fine-tuned the models (itself unless TaskSpec.trained_with).
-        "trained_on": spec.task_name,
         # Which test examples, in which order, the per-example scores are of: two lists
         # pair example by example only under the same identity (and the same metric),
         # and with the study's only where the test split is the study's.

@@ -21,7 +21,7 @@ import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -276,8 +276,18 @@ def sparse_head_loss(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.T
     return SPARSE_HEADS[head](hidden[carries_loss], weight, labels[carries_loss])
 
 
-def count_parameters(model: PreTrainedModel) -> tuple[int, int]:
-    """(all parameters, parameters outside the embedding and LM head); a tied head counts once."""
+class ParameterCounts(NamedTuple):
+    """A model's parameters by the definitions the records and the comparison with the study need."""
+
+    total: int  # every parameter; a tied head counts once
+    non_embedding: int  # outside the input embedding and the LM head
+    # non-embedding plus one vocabulary matrix: how the study names its sizes ("610M" is 460.1M +
+    # 147.8M, though its models carry an untied head of another 147.8M)
+    study_count: int
+
+
+def count_parameters(model: PreTrainedModel) -> ParameterCounts:
     total = sum(p.numel() for p in model.parameters())  # parameters() yields a tied weight once
     embeddings = {id(e.weight): e.weight.numel() for e in (model.get_input_embeddings(), model.get_output_embeddings())}
-    return total, total - sum(embeddings.values())
+    non_embedding = total - sum(embeddings.values())
+    return ParameterCounts(total, non_embedding, non_embedding + model.get_input_embeddings().weight.numel())

@@ -157,7 +157,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
     # The last logged row is the final step's, evaluated in the loop (held-out loss and yardstick).
     metric_name = trainer.loss.own_yardstick_name or YARDSTICKS[objective.attention].name
     metric_value = progress.rows[-1]["heldout_metric"]
-    num_parameters, num_non_embedding = count_parameters(model)
+    counts = count_parameters(model)
     summary = {
         "run": spec.run,
         "objective": spec.objective_name,
@@ -169,8 +169,9 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         "description": plan.description,
         "started_from": strict.to_plain(plan.start),
         "first_step": plan.first_step,
-        "num_parameters": num_parameters,
-        "num_non_embedding_parameters": num_non_embedding,
+        "num_parameters": counts.total,
+        "num_non_embedding_parameters": counts.non_embedding,
+        "num_study_parameters": counts.study_count,  # what the study's size names count (the comparison with it)
         "num_steps": progress.step,
         "schedule_steps": plan.schedule_steps,  # beyond num_steps: stopped before its schedule's decay (stop_at_step)
         "num_tokens": progress.num_tokens,
