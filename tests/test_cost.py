@@ -208,3 +208,13 @@ def test_every_size_s_jobs_run_in_a_setting_a_record_measured(paper):
     for size in paper.pretraining.sizes:
         for kind in ("clm", "mlm"):
             assert measured_mfu("H200", size, kind, setting_of(paper, size)) is not None, (size, kind)
+
+
+def test_a_task_without_a_published_record_is_costed_at_the_cap_and_named_so():
+    from pipeline.workflow.cost_printout import lengths_text
+    from pipeline.workflow.record_lengths import with_records
+
+    resolved = resolve(read_configs([]), "default")  # the embedded default's tasks: none of the study's datasets
+    assert with_records(resolved.config, {}) == {}
+    text = "\n".join(lengths_text(resolved.config, resolved.plans, {}))
+    assert "with no record and not prepared here" in text

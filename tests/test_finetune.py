@@ -13,7 +13,7 @@ from pipeline.__main__ import main
 from pipeline.config import ExampleBudget
 from pipeline.files import read_json, write_json, write_jsonl
 from pipeline.finetune.selection import best_on_validation
-from pipeline.finetune.sweep import batch_order, num_finetune_steps
+from pipeline.finetune.sweep import batch_order
 from tests.conftest import PARAGRAPHS, record_task_splits, without_timings
 
 # Label = which half of PARAGRAPHS a sentence comes from: learnable from words alone.
@@ -52,9 +52,9 @@ def finetune_spec(**finetuning) -> str:
 
 def test_step_budget_is_one_epoch_or_max_steps():
     budget = ExampleBudget(seeds=(0,), batch_size=32, max_steps=1000, max_epochs=1.0)
-    assert num_finetune_steps(3200, budget) == 100
-    assert num_finetune_steps(3201, budget) == 101
-    assert num_finetune_steps(10**6, budget) == 1000
+    assert budget.num_steps(3200) == 100
+    assert budget.num_steps(3201) == 101
+    assert budget.num_steps(10**6) == 1000
 
 
 def test_batches_cover_each_epoch_and_group_similar_lengths():

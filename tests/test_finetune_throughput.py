@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import FinetuningSpec, TaskSpec
-from pipeline.finetune import sweep as sweep_module
-from pipeline.finetune.lengths import RunTokens, padded_step_tokens, train_tokens
+from pipeline.finetune.lengths import padded_step_tokens, train_tokens
+from pipeline.finetune.run_tokens import RunTokens
 from pipeline.finetune.sweep import Sweep
 from pipeline.finetune.task_data import read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
@@ -52,7 +52,7 @@ def test_the_counted_training_tokens_are_the_padded_tokens_a_grid_point_computes
     for seed in (0, 3):
         computed.clear()
         runner.run_point(1e-3, seed, "test")
-        steps = sweep_module.num_finetune_steps(len(splits["train"]), spec.budget)
+        steps = spec.budget.num_steps(len(splits["train"]))
         assert sum(computed) == train_tokens(splits["train"].examples, steps, spec, seed) > 0
     assert padded_step_tokens(splits["train"].examples, [0, 1, 2], None) == 3 * max(
         len(splits["train"].examples[i].input_ids) for i in range(3)

@@ -19,6 +19,7 @@ from pipeline.workflow.configure import read_configs, resolve
 from pipeline.workflow.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
 from pipeline.workflow.cost_printout import GPU_MODELS, format_estimate, on_gpu
 from pipeline.workflow.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
+from pipeline.workflow.record_lengths import with_records
 from tests.conftest import REPO
 
 TIER = [str(REPO / "config" / "paper.yaml"), str(REPO / "config" / "one_gpu.yaml")]
@@ -112,13 +113,35 @@ def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
     assert liger.record.endswith("28b/packed.json") and liger.mfu == pytest.approx(0.356, abs=5e-4)  # the newer of two
 
 
-def test_the_estimate_says_whether_the_tier_fits_its_day(tier):
-    text = format_estimate(tier.config, tier.plans, tier.curve_points, "one_gpu.yaml")
-    hours = sum(cost.gpu_hours for cost in stage_costs(tier.config, tier.plans, tier.curve_points))
+def test_the_estimate_says_whether_the_tier_fits_its_day_on_either_grid(tier):
+    lengths = with_records(tier.config, {})
+    text = format_estimate(tier.config, tier.plans, tier.curve_points, "one_gpu.yaml", lengths)
+    hours = sum(cost.gpu_hours for cost in stage_costs(tier.config, tier.plans, tier.curve_points, lengths))
     budget = f"budget: 24 GPU-hours on one H100 80GB SXM; this plan {hours:,.1f}: MISSES by {hours - 24:,.1f}"
-    assert f"{budget} (fine-tuning of 10 task(s) at the cap" in text
-    assert "the study's full grid (30 runs, its learning-rate choice) would make the plan" in text
-    assert "fine-tuning at the cap (upper bound" in text and "for 10 task(s) not prepared here" in text
+    assert f"{budget} (fine-tuning from published lengths where not measured)" in text
+    reduced = resolve(read_configs([*TIER, str(REPO / "config" / "one_gpu_reduced.yaml")]), "reduced")
+    reduced_hours = sum(cost.gpu_hours for cost in stage_costs(reduced.config, reduced.plans, reduced.curve_points, lengths))
+    said = "(every rate on seed 0, the other seeds at the rate it chooses: 10 runs, cells marked for it) would make the plan"
+    assert f"{said} {reduced_hours:,.1f}" in text
+    assert "at the cap" not in text
+
+
+def test_every_study_task_is_costed_from_its_record_without_the_hub(tier, capsys):
+    """No task prepared, no hub: each trained task's grid point from its dataset's published rows and
+    lengths; the one-epoch tasks at their real steps (CoNLL's 14,042 rows: 439 of 32; UNER's 12,543: 392)."""
+    from pipeline.__main__ import main
+
+    lengths = with_records(tier.config, {})
+    trained = [task for task in tier.config.finetuning.tasks if tier.config.tasks[task].trained_with is None]
+    assert sorted(lengths) == sorted(trained) and len(trained) == 10  # nq and mldr_en are scored within msmarco's
+    assert (lengths["conll2003"].steps, lengths["uner_en"].steps, lengths["sst2"].steps) == (439, 392, 1000)
+    assert {tokens.source for tokens in lengths.values()} == {"record"}
+    # MS MARCO's grid point scores its judged queries and passages, and NQ's and MLDR's on its models
+    assert lengths["msmarco"].scored_tokens > 7_023 * 8 + 16_697 * 73 + 3_452 * 12 + 4_201 * 103
+    assert main(["cost", "--configfile", *TIER, "--gpu", "h100", "h200"]) == 0
+    printed = capsys.readouterr().out
+    assert "at the cap" not in printed and printed.count("full grid: every rate on every seed") == 2
+    assert "on H100 80GB SXM" in printed and "on H200 141GB" in printed
 
 
 def test_padded_step_tokens_pad_each_micro_batch_to_its_longest():

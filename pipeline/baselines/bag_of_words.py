@@ -33,7 +33,7 @@ from pipeline.config import BagOfWordsSpec, ExampleBudget, TaskSpec
 from pipeline.data.task_rows import TASK_TYPES
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
-from pipeline.finetune.sweep import batch_order, num_finetune_steps
+from pipeline.finetune.sweep import batch_order
 from pipeline.finetune.task_data import EncodedSplit, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def fine_tuning_examples(lengths: list[int], budget: ExampleBudget, seed: int) -> list[int]:
     """Indices of the training examples one fine-tuning run with ``seed`` trains on: the
     sweep's own ``batch_order``, so the very same examples (each once)."""
-    batches = batch_order(lengths, num_finetune_steps(len(lengths), budget), budget.batch_size, seed)
+    batches = batch_order(lengths, budget.num_steps(len(lengths)), budget.batch_size, seed)
     return sorted(set(torch.cat(batches).tolist()))
 
 

@@ -246,6 +246,11 @@ class HardwareSpec:
     gpu_peak_tflops: Positive = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)
     assumed_mfu: OpenFraction = 0.40  # model-FLOPs utilisation the pretraining GPU-hour estimate assumes
     assumed_finetune_mfu: OpenFraction = 0.20  # fine-tuning: short sequences, batch 32, frequent evaluation
+    # Fine-tuning's fixed cost per optimizer step beside its FLOPs, where no record measured the
+    # task type's MFU: the kernel launches of a batch's micro-batches through every layer and one
+    # AdamW over all the weights, which dominate micro-batches of 30-60 tokens. Assumed: the 210M
+    # records bound a whole step from above at 0.25 s (an 8-step point, set-up and scoring included, 2.0 s).
+    assumed_finetune_step_seconds: Annotated[float, Bounds(low=0, high=60)] = 0.1
     print_cost_estimate: bool = False  # print the GPU-hour and memory table when the workflow is planned
     # The GPU-hours the whole plan must fit (config/one_gpu.yaml: a day of one GPU); the estimate
     # says whether it does and by how much it misses. None: no budget stated.

@@ -1,7 +1,7 @@
 """What one fine-tuning run of a prepared task computes, in tokens, measured on its rows: for the
 cost estimate (:mod:`pipeline.workflow.cost`) in place of every example at the task's ``max_length``.
 
-A run's training steps are the sweep's (:func:`.sweep.num_finetune_steps`); each step computes its
+A run's training steps are the sweep's (:meth:`ExampleBudget.num_steps`); each step computes its
 batch padded to the longest example of each micro-batch, as the sweep pads (both sides of a
 retrieval pair, each to its own longest). The batches are drawn as the sweep draws them
 (:func:`.sweep.batch_order`, seed 0) from a seeded sample of the training rows: the study's random
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config, FinetuningSpec, TaskSpec
-from pipeline.finetune.sweep import EVALUATION_SPLITS, batch_order, num_finetune_steps
+from pipeline.finetune.run_tokens import RunTokens
+from pipeline.finetune.sweep import EVALUATION_SPLITS, batch_order
 from pipeline.finetune.task_data import read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.finetune.task_types.retrieval import RetrievalExample
@@ -27,18 +27,6 @@ from pipeline.tokenization.saved import load_saved_tokenizer
 
 SAMPLE_ROWS = 4096  # training rows encoded per task: enough for the mean padded batch within ~1%
 SAMPLE_SEED = 0
-
-
-@dataclass(frozen=True)
-class RunTokens:
-    """Tokens one grid point of a task computes: trained (forward and backward) and scored (forward)."""
-
-    task: str
-    train_rows: int
-    steps: int
-    mean_tokens: float  # per training example, unpadded (a retrieval pair: query + document)
-    train_tokens: float  # every step's padded tokens
-    scored_tokens: float  # validation and test (and documents) of the task and those scored on its models
 
 
 def example_tokens(example) -> tuple[int, ...]:
@@ -102,7 +90,7 @@ def run_tokens(
     train_rows = len(rows["train"])
     sample = random.Random(SAMPLE_SEED).sample(rows["train"], min(SAMPLE_ROWS, train_rows))
     train_examples = encoder.encode(sample)
-    steps = num_finetune_steps(train_rows, protocol.budget)
+    steps = protocol.budget.num_steps(train_rows)
     mean_tokens = encoded_tokens(train_examples) / max(len(train_examples), 1)
     # the sweep's batches over the sample, as many steps as a run takes (epochs of the sample repeat)
     return RunTokens(task, train_rows, steps, mean_tokens, train_tokens(train_examples, steps, protocol, SAMPLE_SEED), scored)

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from pipeline.config import ExampleBudget, FinetuningSpec
+from pipeline.config import FinetuningSpec
 from pipeline.errors import PipelineError
 from pipeline.finetune.grid_result import GridResult, Point
 from pipeline.finetune.resume import PointStore
@@ -50,11 +50,6 @@ class Evaluation:
     splits: dict[str, EncodedSplit]  # at least validation and test
     metric: Metric
     also_metrics: Sequence[Metric] = ()  # recorded beside the headline metric's scores, as "<metric>.<key>"
-
-
-def num_finetune_steps(num_examples: int, budget: ExampleBudget) -> int:
-    """At most ``max_steps`` optimizer steps or ``max_epochs`` epochs, whichever is fewer."""
-    return max(1, min(budget.max_steps, math.ceil(budget.max_epochs * num_examples / budget.batch_size)))
 
 
 # Examples per length-sorted pool: big enough to group similar lengths, small enough that
@@ -164,7 +159,7 @@ class Sweep:
 
     def run_point(self, learning_rate: float, seed: int, description: str) -> Point:
         """One grid point: the pretrained weights restored, a head, data order and schedule
-        drawn from ``seed``, ``num_finetune_steps`` steps, then validation and test scored on
+        drawn from ``seed``, ``budget.num_steps`` steps, then validation and test scored on
         the trained task and on each of ``evaluated``. A loss that stops being finite ends the
         job (``description`` names it): its scores would be the untrained head's, passed off
         as a result."""
@@ -175,7 +170,7 @@ class Sweep:
         # the head drawn on the CPU (the same weights on every device), then moved where the backbone is
         model = in_precision(self.own.task_type.build_model(self.pretrained).to(self.device), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate)
-        num_steps = num_finetune_steps(len(train), spec.budget)
+        num_steps = spec.budget.num_steps(len(train))
         set_up = self.elapsed(started)
         losses = []
         model.train()

@@ -46,13 +46,13 @@ from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
 from pipeline.workflow.measured_mfu import measured_finetune_for, measured_for
 
-if TYPE_CHECKING:  # measuring imports torch; the workflow's estimate at parse time does not need it
-    from pipeline.finetune.lengths import RunTokens
+if TYPE_CHECKING:
+    from pipeline.finetune.run_tokens import RunTokens
 
 GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
 Plans = dict[str, RunPlan]  # pipeline.workflow.configure.Resolved.plans
-Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured (pipeline.finetune.lengths)
+Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured or from its record
 CurvePoints = list[tuple[RunPlan, int]]  # pipeline.workflow.configure.Resolved.curve_points
 LOGIT_BYTES = 14  # dense head, per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, its gradient 4
 CHUNK_ENTRY_BYTES = 6  # chunked head, per (chunk row x vocabulary entry): float32 logits (exponentiated in place) 4 + bf16 gradient 2
@@ -145,15 +145,23 @@ def pretraining_job_hours(config: Config, plan: RunPlan) -> float:
     return pretraining_gpu_hours(config, plan) / max(config.hardware.gpus_per_run, 1)
 
 
+# Retrieval trains with the cached contrastive loss (EncodEval's CachedMultipleNegativesRankingLoss,
+# pipeline/finetune/task_types/retrieval.py): every pair embedded once without gradients, then again
+# with them: a training token costs 6N + 2N.
+CACHED_LOSS_FLOPS = 8.0 / 6.0
+
+
 def run_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> tuple[float, float]:
     """FLOPs of one grid point on ``task`` at config size ``size``, (training, scoring): its ``measured``
-    tokens, trained (6N) and scored (2N, forward only); without a measurement ``max_steps`` of
-    full-length examples, an upper bound, and no scoring (not counted)."""
+    tokens (its prepared rows', or its record's), trained (6N, retrieval's cached loss 8N) and scored
+    (2N, forward only); without them ``max_steps`` of full-length examples, an upper bound, and no
+    scoring (not counted)."""
     protocol = config.finetuning.for_task(task)
     matmul = parameters(config.sizes[size], config.tokenizer.vocab_size).non_embedding
+    cached = CACHED_LOSS_FLOPS if config.tasks[task].type == "retrieval" else 1.0
     if measured is not None:
-        return training_flops(matmul, measured.train_tokens), 2.0 * matmul * measured.scored_tokens
-    return training_flops(matmul, protocol.max_steps * protocol.batch_size * config.tasks[task].max_length), 0.0
+        return cached * training_flops(matmul, measured.train_tokens), 2.0 * matmul * measured.scored_tokens
+    return cached * training_flops(matmul, protocol.max_steps * protocol.batch_size * config.tasks[task].max_length), 0.0
 
 
 def grid_flops(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
@@ -171,13 +179,20 @@ def finetune_mfu(config: Config, task: str, size: str) -> float:
 def finetuning_job_hours(config: Config, task: str, size: str, measured: "RunTokens | None" = None) -> float:
     """Wall hours of one fine-tuning job (a model's grid on ``task``) on its one GPU: each run's
     ``measured`` tokens, or the cap (:func:`run_flops`), phase by phase where a record timed the phases
-    apart (set-up, training and scoring MFU), else at the whole fine-tuning MFU (:func:`finetune_mfu`)."""
+    apart (set-up, training and scoring MFU), else at the whole fine-tuning MFU (:func:`finetune_mfu`).
+    Where no record measured the task type, every optimizer step adds the assumed fixed cost of its
+    launches and AdamW (``hardware.assumed_finetune_step_seconds``); a record's MFU already holds it."""
     peak = config.hardware.gpu_peak_tflops * 1e12
+    protocol = config.finetuning.for_task(task)
     found = measured_finetune_for(config, task, size)
     if found is not None and found.phases is not None:
         seconds = found.phases.seconds(*run_flops(config, task, size, measured), peak)
-        return config.finetuning.for_task(task).num_runs * seconds / 3600
-    return grid_flops(config, task, size, measured) / (peak * finetune_mfu(config, task, size)) / 3600
+        return protocol.num_runs * seconds / 3600
+    hours = grid_flops(config, task, size, measured) / (peak * finetune_mfu(config, task, size)) / 3600
+    if found is None:
+        steps = measured.steps if measured is not None else protocol.max_steps
+        hours += protocol.num_runs * steps * config.hardware.assumed_finetune_step_seconds / 3600
+    return hours
 
 
 def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:

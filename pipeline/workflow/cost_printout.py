@@ -1,7 +1,8 @@
 """``python -m pipeline cost``: the estimate of :mod:`pipeline.workflow.cost` as it is printed (GPU-hours per
 stage, beside the study's own; the budget line; peak memory per size; the data stage), on the
 config's GPU or on the ones ``--gpu`` names, fine-tuning measured on the tasks prepared in
-``--directory`` (:mod:`pipeline.finetune.lengths`). The Snakemake workflow prints the same text when
+``--directory`` (:mod:`pipeline.finetune.lengths`), from the study datasets' records where not
+(:mod:`pipeline.workflow.record_lengths`). The Snakemake workflow prints the same text when
 ``hardware.print_cost_estimate`` is set.
 """
 
@@ -25,7 +26,8 @@ from pipeline.workflow.cost import (
     peak_memory,
     stage_costs,
 )
-from pipeline.workflow.measured_mfu import finetune_mfu_sources, mfu_sources
+from pipeline.workflow.measured_mfu import finetune_mfu_sources, measured_finetune_for, mfu_sources
+from pipeline.workflow.record_lengths import with_records
 
 # The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
 # and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.
@@ -74,24 +76,39 @@ def on_gpu(config: Config, model: str) -> Config:
     return dataclasses.replace(config, hardware=dataclasses.replace(config.hardware, **GPU_MODELS[model]))
 
 
-def lengths_text(config: Config, lengths: Lengths) -> list[str]:
-    """Which tasks' fine-tuning is costed from measured lengths, and which at the cap."""
+def lengths_text(config: Config, plans: Plans, lengths: Lengths) -> list[str]:
+    """Which tasks' fine-tuning is costed from measured lengths, which from their datasets' records,
+    and which at the cap (no record)."""
     trained = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None]
-    measured = [lengths[task] for task in trained if task in lengths]
     capped = [task for task in trained if task not in lengths]
     lines = []
-    if measured:
-        lines.append(
-            "  fine-tuning measured on the prepared rows (one grid point: steps x padded tokens, + scored tokens): "
-            + "; ".join(
-                f"{m.task} {m.steps} x {m.train_tokens / m.steps:,.0f} (mean {m.mean_tokens:,.0f} a row) + {m.scored_tokens:,.0f}"
-                for m in measured
+    for source, heading in (
+        ("measured", "fine-tuning measured on the prepared rows"),
+        (
+            "record",
+            "fine-tuning from the datasets' records, not measured (pipeline/external/published/hub_records.yaml: published rows and"
+            " lengths, words x 1.3 where a source counts words; padded to 1.5 x the mean, 8 framing tokens an example: assumed)",
+        ),
+    ):
+        found = [lengths[task] for task in trained if task in lengths and lengths[task].source == source]
+        if found:
+            lines.append(
+                f"  {heading} (one grid point: steps x padded tokens, + scored tokens): "
+                + "; ".join(
+                    f"{m.task} {m.steps} x {m.train_tokens / m.steps:,.0f} (mean {m.mean_tokens:,.0f} a row) + {m.scored_tokens:,.0f}"
+                    for m in found
+                )
             )
-        )
     if capped:
         lines.append(
             f"  fine-tuning at the cap (upper bound: max_steps batches of max_length tokens, scoring not counted) for {len(capped)} task(s)"
-            f" not prepared here: {', '.join(capped)} (`python -m pipeline cost --directory <workdir>` measures prepared ones)"
+            f" with no record and not prepared here: {', '.join(capped)} (`python -m pipeline cost --directory <workdir>` measures"
+            " prepared ones)"
+        )
+    if any(measured_finetune_for(config, task, size) is None for task, size in finetuned_jobs(config, plans)):
+        lines.append(
+            f"  every fine-tuning step not measured on this GPU adds {config.hardware.assumed_finetune_step_seconds:g} s (assumed:"
+            " launches and AdamW; hardware.assumed_finetune_step_seconds); retrieval's cached loss costs 8N a token, not 6N"
         )
     return lines
 
@@ -105,19 +122,29 @@ def budget_text(config: Config, total_hours: float, lengths: Lengths) -> list[st
     verdict = f"fits, {budget - total_hours:,.1f} to spare" if total_hours <= budget else f"MISSES by {total_hours - budget:,.1f}"
     capped = [task for task in config.finetuning.tasks if config.tasks[task].trained_with is None and task not in lengths]
     why = f" (fine-tuning of {len(capped)} task(s) at the cap, an upper bound: cost them prepared, --directory)" if capped else ""
+    if not capped and any(tokens.source == "record" for tokens in lengths.values()):
+        why = " (fine-tuning from published lengths where not measured)"
     return [f"  budget: {budget:g} GPU-hours on one {config.hardware.gpu_name}; this plan {total_hours:,.1f}: {verdict}{why}"]
 
 
 def full_grid_text(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths, total_hours: float) -> list[str]:
-    """Under a reduced grid (``finetuning.selection_seeds``): what the study's full grid would cost
-    instead, the one whose cells compare with the study's in the learning-rate choice too."""
-    if config.finetuning.selection_seeds is None:
-        return []
-    full = dataclasses.replace(config, finetuning=dataclasses.replace(config.finetuning, selection_seeds=None))
+    """The plan on the other grid: under a reduced grid (``finetuning.selection_seeds``), the study's
+    full grid, whose cells compare with the study's in the learning-rate choice too; under the full
+    grid, the reduced one (every rate on the first seed, config/one_gpu_reduced.yaml's)."""
+    finetuning = config.finetuning
+    if finetuning.selection_seeds is None:
+        other = dataclasses.replace(finetuning, selection_seeds=finetuning.seeds[:1])
+        hours = sum(cost.gpu_hours for cost in stage_costs(dataclasses.replace(config, finetuning=other), plans, curve_points, lengths))
+        return [
+            f"  full grid: every rate on every seed ({finetuning.num_runs} runs per task and model, the study's learning-rate choice);"
+            f" the reduced grid (every rate on seed {other.seeds_at_every_rate[0]}, the other seeds at the rate it chooses:"
+            f" {other.num_runs} runs, cells marked for it) would make the plan {hours:,.1f} GPU-hours ({hours - total_hours:+,.1f})"
+        ]
+    full = dataclasses.replace(config, finetuning=dataclasses.replace(finetuning, selection_seeds=None))
     hours = sum(cost.gpu_hours for cost in stage_costs(full, plans, curve_points, lengths))
     return [
-        f"  reduced grid: every rate on seeds {', '.join(map(str, config.finetuning.seeds_at_every_rate))}, the other seeds at the"
-        f" rate they choose ({config.finetuning.num_runs} runs per task and model); the study's full grid"
+        f"  reduced grid: every rate on seeds {', '.join(map(str, finetuning.seeds_at_every_rate))}, the other seeds at the"
+        f" rate they choose ({finetuning.num_runs} runs per task and model); the study's full grid"
         f" ({full.finetuning.num_runs} runs, its learning-rate choice) would make the plan {hours:,.1f} GPU-hours"
         f" (+{hours - total_hours:,.1f})"
     ]
@@ -141,7 +168,7 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         " those with a loss under sparse prediction, as bench/pretrain_throughput.py's MFU counts them);"
         f" pretraining at {mfu_sources(config, plans)},"
         f" fine-tuning at {finetune_mfu_sources(config, finetuned_jobs(config, plans))}",
-        *lengths_text(config, lengths),
+        *lengths_text(config, plans, lengths),
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]
     costs = stage_costs(config, plans, curve_points, lengths)
@@ -194,7 +221,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--directory",
         type=Path,
         help="a working directory whose prepared tasks (results/data/tasks) and tokenizer (results/tokenizer) the fine-tuning"
-        " tokens are measured on; tasks not prepared there are costed at the cap",
+        " tokens are measured on; tasks not prepared there are costed from their dataset's record, at the cap without one",
     )
 
 
@@ -205,8 +232,9 @@ def run(args: argparse.Namespace) -> None:
     if args.directory:  # measuring encodes rows: torch and the task types, imported only then
         from pipeline.finetune.lengths import measured_lengths
 
-        lengths = measured_lengths(resolved.config, directory)
+        measured = measured_lengths(resolved.config, directory)
     else:
-        lengths = {}
+        measured = {}
+    lengths = with_records(resolved.config, measured)
     configs = [on_gpu(resolved.config, gpu) for gpu in args.gpu] if args.gpu else [resolved.config]
     print("\n\n".join(format_estimate(config, resolved.plans, resolved.curve_points, name, lengths) for config in configs))

@@ -6,13 +6,15 @@ Read from what the jobs leave, nothing run: a pretraining run is done when its `
 exists, part-way at the step its resume state last saved (``progress.json`` beside
 ``state.pt``); a fine-tuning job is done when its ``scores.json`` exists, part-way by the grid
 points its resume state holds. Hours are the cost estimate's (:mod:`pipeline.workflow.cost`) for what is
-left of each: fine-tuning from the lengths measured on the tasks prepared there, the cap elsewhere.
+left of each: fine-tuning from the lengths measured on the tasks prepared there, from the datasets'
+published records elsewhere (the cap without one).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from pipeline.finetune.lengths import measured_lengths
 from pipeline.pretrain.trainer import PROGRESS_FILE
 from pipeline.workflow.configure import Resolved, resolve_in
 from pipeline.workflow.cost import Lengths, finetuning_job_hours, pretraining_gpu_hours
+from pipeline.workflow.record_lengths import with_records
 from pipeline.workflow.rule_params import finetune_outputs, pretrain_work_dir
 from pipeline.workflow.targets import finetuned, output, pretrain_runs
 
@@ -70,7 +73,7 @@ def finetuning_work(resolved: Resolved, directory: Path, lengths: Lengths) -> li
     return work
 
 
-def progress_line(config: Config, work: list[Work], measured: int) -> str:
+def progress_line(config: Config, work: list[Work], lengths: Lengths) -> str:
     """One line: jobs done per kind, what is part-way, and the GPU-hours left."""
     parts = []
     for kind, what in (("pretrain", "pretraining runs"), ("finetune", "fine-tuning jobs")):
@@ -80,10 +83,14 @@ def progress_line(config: Config, work: list[Work], measured: int) -> str:
             parts.append(f"{sum(w.done == 1 for w in jobs)} of {len(jobs)} {what} done" + (f" ({'; '.join(running)})" if running else ""))
     left = sum(w.hours * (1 - w.done) for w in work)
     total = sum(w.hours for w in work)
-    lengths = f"fine-tuning from {measured} task(s) measured lengths" if measured else "fine-tuning at the length cap (an upper bound)"
-    return (
-        f"{'; '.join(parts)}; {left:,.1f} of {total:,.1f} GPU-hours left on one {config.hardware.gpu_name} (the cost estimate's: {lengths})"
-    )
+    sources = Counter(tokens.source for tokens in lengths.values())
+    said = [
+        f"{sources[source]} task(s) {what}"
+        for source, what in (("measured", "measured lengths"), ("record", "published lengths"))
+        if sources[source]
+    ]
+    how = f"fine-tuning from {' and '.join(said)}" if said else "fine-tuning at the length cap (an upper bound)"
+    return f"{'; '.join(parts)}; {left:,.1f} of {total:,.1f} GPU-hours left on one {config.hardware.gpu_name} (the cost estimate's: {how})"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +103,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     directory = args.directory.resolve()
     resolved = resolve_in(args.configfile, directory)
-    lengths = measured_lengths(resolved.config, directory)
+    lengths = with_records(resolved.config, measured_lengths(resolved.config, directory))
     work = pretraining_work(resolved, directory) + finetuning_work(resolved, directory, lengths)
-    print(progress_line(resolved.config, work, len(lengths)))
+    print(progress_line(resolved.config, work, lengths))
