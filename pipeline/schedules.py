@@ -27,9 +27,16 @@ def learning_rate(step: int, num_steps: int, spec: ScheduleSpec) -> float:
     return floor + (spec.peak_lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
-def linear_with_warmup(step: int, num_steps: int, peak_lr: float, warmup_fraction: float) -> float:
-    """Fine-tuning schedule of the study: linear warmup over ``warmup_fraction``, linear decay to 0."""
-    num_warmup_steps = max(1, round(warmup_fraction * num_steps))
+def linear_with_warmup(step: int, num_steps: int, peak_lr: float, warmup_fraction: float, convention: str = "harness") -> float:
+    """Fine-tuning's schedule: linear warmup over ``warmup_fraction`` of the steps, linear decay to 0
+    at ``num_steps``; the LR of 0-based optimizer step ``step``. ``convention`` "transformers" is the
+    study's Trainer's (``get_linear_schedule_with_warmup``, ``TrainingArguments.get_warmup_steps``):
+    ceil(fraction x steps) warmup steps and LR ``peak x step / warmup``, so its first step is at 0;
+    "harness" rounds the warmup and starts at ``peak / warmup``. Both decay alike after it."""
+    if convention == "transformers":
+        num_warmup_steps, done = math.ceil(warmup_fraction * num_steps), step
+    else:
+        num_warmup_steps, done = max(1, round(warmup_fraction * num_steps)), step + 1
     if step < num_warmup_steps:
-        return peak_lr * (step + 1) / num_warmup_steps
-    return peak_lr * (num_steps - step) / max(1, num_steps - num_warmup_steps)
+        return peak_lr * done / max(1, num_warmup_steps)
+    return peak_lr * max(0.0, (num_steps - step) / max(1, num_steps - num_warmup_steps))

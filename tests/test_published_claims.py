@@ -45,13 +45,15 @@ def test_comparisons_some_for_and_some_against_are_mixed_and_named(verdicts):
     """Where some comparisons hold and others fail, the verdict says "mixed" and names them."""
     c01 = verdicts.loc["c01"]
     assert c01["verdict"] == "mixed"
-    assert c01["evidence"].endswith("mixed: holds for SC 210M, SC 610M, SC 1B; fails for QA 210M, QA 610M, QA 1B")
-    c11 = verdicts.loc["c11"]  # SC and QA widen with size, IR narrows, TC undecided
-    assert c11["verdict"] == "mixed" and "; undecided for TC (210M −0.05, 1B +0.05)" in c11["evidence"]
-    assert verdicts.loc["c18", "verdict"] == "mixed" and "fails for TC 610M" in verdicts.loc["c18", "evidence"]
+    assert c01["evidence"].endswith("mixed: holds for 3 of 6 (SC 210M, SC 610M, SC 1B); fails for 3 of 6 (QA 210M, QA 610M, QA 1B)")
+    c11 = verdicts.loc["c11"]  # a claim about the gap: judged on its average, which widens; SC and QA widen, IR narrows, TC undecided
+    assert c11["verdict"] == "contradicted" and "over the four families' average −4.4 [−4.9, −3.9]" in c11["evidence"]
+    assert "holds for 1 of 4 (IR (210M +2.95, 1B +1.27)); fails for 2 of 4" in c11["evidence"]
+    assert "; undecided for 1 of 4 (TC (210M −0.05, 1B +0.05))" in c11["evidence"]
+    assert verdicts.loc["c18", "verdict"] == "mixed" and "fails for 1 of 9 (TC 610M)" in verdicts.loc["c18", "evidence"]
     assert (
         verdicts.loc["p02", "verdict"] == "mixed"
-        and "holds for 22k CPT steps; fails for 2k CPT steps, 12k CPT steps" in (verdicts.loc["p02", "evidence"])
+        and "holds for 1 of 3 (22k CPT steps); fails for 2 of 3 (2k CPT steps, 12k CPT steps)" in (verdicts.loc["p02", "evidence"])
     )
     assert verdicts.loc["p01", "verdict"] == "supported"
 
@@ -62,7 +64,7 @@ def test_the_two_stage_gain_is_judged_on_every_published_split_not_the_best(verd
     c08 = verdicts.loc["c08"]
     assert c08["verdict"] == "mixed" and "the claimed 2.4 points lies within the CI in 1 of 9 comparisons" in c08["evidence"]
     assert "3k+9k of 12k +2.1 [+1.8, +2.4]" in c08["evidence"] and "21k+21k of 42k −0.5 [−1.4, +0.5]" in c08["evidence"]
-    assert "mixed: holds for 3k+9k of 12k; fails for 6k+6k of 12k" in c08["evidence"]
+    assert "mixed: holds for 1 of 9 (3k+9k of 12k); fails for 8 of 9 (6k+6k of 12k, 9k+3k of 12k" in c08["evidence"]
 
 
 def test_a_verdict_follows_the_numbers(claims):

@@ -312,7 +312,7 @@ def test_c08_judges_each_budget_against_its_own_mlm_run(tmp_path: Path) -> None:
     outcome = check("c08", results)
     assert outcome.verdict == "mixed"
     assert "clm50_mlm_400steps +2.0 [+1.3, +2.7]" in outcome.evidence and "clm50_mlm +1.5 [+0.8, +2.2]" in outcome.evidence
-    assert "mixed: holds for SC tiny clm50_mlm_400steps; fails for SC tiny clm25_mlm" in outcome.evidence
+    assert "mixed: holds for 1 of 4 (SC tiny clm50_mlm_400steps); fails for 3 of 4 (SC tiny clm25_mlm" in outcome.evidence
     assert "best" not in outcome.evidence
     assert "each run is compared with the MLM run of its own step budget (400, 600 steps)" in outcome.evidence
 

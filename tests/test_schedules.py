@@ -26,3 +26,12 @@ def test_finetuning_linear_schedule():
     lrs = [linear_with_warmup(step, 10, 1.0, 0.1) for step in range(10)]
     assert lrs[0] == 1.0  # one warmup step
     assert lrs[1:] == pytest.approx([1.0 - i / 9 for i in range(9)])
+
+
+@pytest.mark.parametrize(("num_steps", "warmup"), [(1000, 100), (439, 44), (392, 40), (10, 1), (3, 1)])
+def test_the_transformers_warmup_is_the_trainer_s_to_the_digit(num_steps, warmup):
+    """The study's Trainer: get_linear_schedule_with_warmup over TrainingArguments.get_warmup_steps'
+    ceil(0.1 x steps) (CoNLL's 439 steps warm up over 44, UNER's 392 over 40), the first step at 0."""
+    lrs = [linear_with_warmup(step, num_steps, 1.0, 0.1, "transformers") for step in range(num_steps)]
+    assert lrs[0] == 0.0 and lrs[warmup - 1] == pytest.approx((warmup - 1) / warmup) and lrs[warmup] == 1.0
+    assert lrs[warmup + 1 :] == pytest.approx([(num_steps - step) / (num_steps - warmup) for step in range(warmup + 1, num_steps)])

@@ -185,6 +185,7 @@ def our_scores(
         "text": "raw",
         "rows": "all",
         "batches": "random",
+        "lr_warmup": "transformers",
         "learning_rate_chosen_on": "every seed",
         "grid": grid,
     }

@@ -54,6 +54,10 @@ class FinetuningSpec:
     max_steps: Count = 1000
     max_epochs: Positive = 1.0
     warmup_fraction: ProperFraction = 0.1
+    # How the linear warmup counts (pipeline/schedules.py): "transformers", the study's Trainer's
+    # (get_linear_schedule_with_warmup over ceil(warmup_fraction x steps) steps: the first step at LR
+    # 0); "harness", this harness's first (round(...) steps, the first at peak / warmup steps).
+    lr_warmup: Literal["transformers", "harness"] = "harness"
     optimizer: OptimizerSpec = OptimizerSpec()
     attention: Literal["bidirectional", "causal"] = "bidirectional"  # causal: the CLM-side ablation
     input_format: InputFormat = "bos_eos"

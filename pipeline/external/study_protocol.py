@@ -24,12 +24,13 @@ STUDY_PROTOCOL = {
     "text": "raw",
     "rows": "all",
     "batches": "random",
+    "lr_warmup": "transformers",
     "learning_rate_chosen_on": "every seed",
 }
 # The study's dataset whose pairs fine-tune every IR model; nq and mldr_en are scored on those.
 STUDY_IR_TRAINING = "msmarco"
 # What scores.json records of how a grid was fine-tuned (pipeline.finetune.run).
-PROTOCOL_KEYS = ("task_type", "input_format", "precision", "text", "rows", "batches", "learning_rate_chosen_on", "trained_on")
+PROTOCOL_KEYS = ("task_type", "input_format", "precision", "text", "rows", "batches", "lr_warmup", "learning_rate_chosen_on", "trained_on")
 
 
 def protocol_differences(family: str, protocol: Mapping[str, Any], trained_on_dataset: str | None) -> list[str]:

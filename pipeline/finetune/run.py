@@ -165,6 +165,7 @@ def grid_protocol(task: TaskSpec, finetuning: FinetuningSpec, trained_on: str) -
         "text": "raw" if task.raw_text else "cleaned",
         "rows": "deduplicated" if task.deduplicate else "all",
         "batches": "grouped by length" if finetuning.group_by_length else "random",
+        "lr_warmup": finetuning.lr_warmup,
         # the reduced grid (selection_seeds) runs its other seeds at the rate these chose alone
         "learning_rate_chosen_on": lr_choice(finetuning),
         # The task whose training rows fine-tuned the models (itself unless TaskSpec.trained_with).

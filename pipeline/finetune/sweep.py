@@ -175,7 +175,7 @@ class Sweep:
         losses = []
         model.train()
         for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed, spec.group_by_length)):
-            set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction))
+            set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction, spec.lr_warmup))
             examples = [train.examples[i] for i in indices]
             micro_batch_size = spec.micro_batch_size or len(examples)
             losses.append(self.own.task_type.accumulate(model, examples, micro_batch_size, lambda: autocast(spec.precision, self.device)))

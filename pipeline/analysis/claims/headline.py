@@ -16,12 +16,14 @@ from pipeline.analysis.claims.verdicts import (
     combine,
     fit_text,
     judge,
+    judged_alone,
     labelled,
     listing,
     mixed_text,
     percent,
     range_verdict,
     scale,
+    tally_text,
 )
 from pipeline.analysis.contract import FLOOR_MARGIN, Results
 from pipeline.analysis.stats import Estimate, linear_combination
@@ -162,33 +164,43 @@ class GapNarrowsWithSize:
 
 @register("gap_narrows_with_size", GapNarrowsWithSize, reads="comparison.csv")
 def check_gap_narrows_with_size(results: Results, params: GapNarrowsWithSize) -> Verdict:
-    """Per family, smallest vs largest size. The gap is signed by the smallest model's
-    winner, g = s * (MLM − CLM); it narrows when s * (d_large − d_small) < 0 with a Welch
-    CI below zero."""
+    """Smallest vs largest size. A gap is signed by the smaller model's winner, g = s * (MLM − CLM);
+    it narrows when s * (d_large − d_small) < 0 with a Welch CI below zero. The claim is about the
+    gap as a whole, so it is judged on the gap averaged over the families measured at both sizes;
+    each family's is said beside it, with how many narrow, widen and stay undecided."""
     rows = results.tables["comparison"][results.tables["comparison"]["level"] == "family"]
     if rows["size"].nunique() < 2:
         return Verdict("not measured", "fewer than two model sizes have both an MLM and a CLM run", "MLM and CLM runs at two or more sizes")
-    items, parts = [], []
+    verdicts, parts, ends = [], [], []
     for family, group in rows.groupby("family", sort=True):
         ordered = group.sort_values("num_parameters")
         if len(ordered) < 2:
             continue
         small, large = (Estimate.from_columns(ordered.iloc[i], results.confidence, "difference_") for i in (0, -1))
-        sign = 1.0 if small.mean >= 0 else -1.0
-        narrowing = linear_combination((sign, -sign), (small, large))  # > 0: the gap shrank
-        items.append(judge(narrowing))
-        small_gap, large_gap = (number_text(gap.mean, signed=True) for gap in (small, large))
-        parts.append(
-            f"{family} {ordered.iloc[0]['size']} {small_gap} → {ordered.iloc[-1]['size']} {large_gap} "
-            f"(narrowing {interval_text(narrowing.mean, narrowing.low, narrowing.high, signed=True)})"
-        )
-    if not items:
+        ends.append((small, large))
+        label = f"{family} {ordered.iloc[0]['size']} {number_text(small.mean, signed=True)} → {ordered.iloc[-1]['size']} "
+        narrowing = narrowed(small, large)
+        verdicts.append((family, judged_alone(narrowing)))
+        interval = interval_text(narrowing.mean, narrowing.low, narrowing.high, signed=True)
+        parts.append(f"{label}{number_text(large.mean, signed=True)} (narrowing {interval})")
+    if not ends:
         return Verdict("not measured", "no family has MLM and CLM runs at two sizes", "MLM and CLM runs at two or more sizes")
+    share = 1.0 / len(ends)
+    small, large = (linear_combination([share] * len(ends), [pair[end] for pair in ends]) for end in (0, 1))
+    average = narrowed(small, large)
     evidence = (
-        f"MLM − CLM gap from the smallest to the largest size, points ({percent(results.confidence)}, Welch): {'; '.join(parts)} "
-        f"{scale(results)}; the study found the SC gap widening with size."
+        f"MLM − CLM gap from the smallest to the largest size, points ({percent(results.confidence)}, Welch), averaged over the"
+        f" {len(ends)} families measured at both: {number_text(small.mean, signed=True)} → {number_text(large.mean, signed=True)}"
+        f" (narrowing {interval_text(average.mean, average.low, average.high, signed=True)}); per family {'; '.join(parts)}:"
+        f" {tally_text(verdicts)} {scale(results)}; the study found the SC gap widening with size."
     )
-    return Verdict(combine(items), evidence)
+    return Verdict(judge(average), evidence)
+
+
+def narrowed(small: Estimate, large: Estimate) -> Estimate:
+    """How much a gap shrank from ``small`` to ``large``, signed by the smaller model's winner (> 0: it shrank)."""
+    sign = 1.0 if small.mean >= 0 else -1.0
+    return linear_combination((sign, -sign), (small, large))
 
 
 @dataclass(frozen=True)

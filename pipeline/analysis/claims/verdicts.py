@@ -129,18 +129,28 @@ def direction_verdict(items: Sequence[tuple[str, Estimate]]) -> str:
 
 
 def mixed_text(items: Sequence[tuple[str, Estimate]], low: float = 0.0, high: float = math.inf) -> str:
-    """For a mixed verdict, which comparisons hold, which fail and which are undecided ("; mixed:
-    holds for ...; fails for ..."); empty for any other verdict. Not collected as judged (the
-    verdict already was)."""
-    verdicts = [(label, _judged_alone(e, low, high)) for label, e in items]
+    """For a mixed verdict, how many comparisons hold, fail and stay undecided, and which ("; mixed:
+    holds for 1 of 9 (...); fails for 3 of 9 (...); undecided for 5 of 9 (...)"); empty for any
+    other verdict. Not collected as judged (the verdict already was)."""
+    verdicts = [(label, judged_alone(e, low, high)) for label, e in items]
     if combine(v for _, v in verdicts) != "mixed":
         return ""
+    return "; mixed: " + tally_text(verdicts)
+
+
+def tally_text(verdicts: Sequence[tuple[str, str]]) -> str:
+    """(label, verdict) pairs as how many of them hold, fail and stay undecided, naming each."""
     named = {"holds for": "supported", "fails for": "contradicted", "undecided for": "inconclusive"}
-    parts = [f"{words} {', '.join(label for label, v in verdicts if v == verdict)}" for words, verdict in named.items()]
-    return "; mixed: " + "; ".join(part for part, verdict in zip(parts, named.values()) if verdict in {v for _, v in verdicts})
+    parts = []
+    for words, verdict in named.items():
+        labels = [label for label, v in verdicts if v == verdict]
+        if labels:
+            parts.append(f"{words} {len(labels)} of {len(verdicts)} ({', '.join(labels)})")
+    return "; ".join(parts)
 
 
-def _judged_alone(estimate: Estimate, low: float, high: float) -> str:
+def judged_alone(estimate: Estimate, low: float = 0.0, high: float = math.inf) -> str:
+    """:func:`judge`'s verdict, not collected as judged (a detail beside a verdict already judged)."""
     token = _JUDGED.set(None)
     try:
         return judge(estimate, low, high)
