@@ -4,7 +4,7 @@
 #   make evidence    the evidence tier (config/evidence.yaml, about an hour) in evidence/
 #   make rehearsal   every job kind of the paper DAG on a CPU, offline from a staged fake hub, in rehearsal/
 #   make slurm-rehearsal   the same submitted to a one-node SLURM on this machine (root, Debian), in rehearsal_slurm/
-#   make one-gpu     the one-GPU tier (config/one_gpu.yaml: 610M CLM and MLM-40 to the study's 1k step; a GPU day) in one_gpu/
+#   make one-gpu     the one-GPU tier (config/one_gpu.yaml: 610M CLM and MLM-40 to the study's 1k step; ~2 GPU days) in one_gpu/
 #   make one-gpu-reduced   the same on the reduced fine-tuning grid (LR chosen on seed 0: a third of the runs), in one_gpu/
 #   make one-gpu-plan   that tier's tasks prepared and its GPU-hours estimated from their lengths, before any GPU work
 #   make one-gpu-miniature   that tier's every rule on a CPU, offline from the staged fake hub, in one_gpu_miniature/
