@@ -226,7 +226,7 @@ class Bench:
             samples=samples,
         )
         plan = planned_run(kind, "bench", kind, "objectives", "benchmark", Start("initial"), (0, self.total_steps), schedule)
-        inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench")
+        inputs = RunInputs(self.backbone, self.special, objective, spec, plan, 0, self.blocks, [], "bench", "bench")
         model = load_language_model(self.init_dir, objective.attention)
         with tempfile.TemporaryDirectory() as work_dir, liger_layers(model, args.liger_layers):
             trainer = TimedTrainer(model, inputs, Path(work_dir), Processes(0, 1, self.device))

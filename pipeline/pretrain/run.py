@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -41,6 +40,7 @@ from pipeline.objectives import parse_objective
 from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
 from pipeline.pretrain.plan import RunPlan
+from pipeline.pretrain.spec_digest import spec_digest
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, OPTIMIZER_FILE, RunInputs, Trainer
 from pipeline.provenance import checksum, write_provenance
@@ -76,9 +76,7 @@ def run_fingerprint(spec: PretrainRunSpec, train: TokenBlocks, heldout: TokenBlo
     """What resumable state must match: the run's spec (less ``compute``: how it is computed does
     not make it another run, so state resumes after a change of precision, micro-batch or GPU count),
     its data and its initial weights."""
-    plain = strict.to_plain(spec)
-    del plain["pretraining"]["compute"]
-    digest = hashlib.sha256(json.dumps(plain, sort_keys=True).encode())
+    digest = hashlib.sha256(spec_digest(strict.to_plain(spec)).encode())
     for part in (train.fingerprint, heldout.fingerprint, checksum(init_dir / WEIGHTS_FILE)):
         digest.update(part.encode())
     return digest.hexdigest()
@@ -133,6 +131,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         train=train,
         heldout_blocks=heldout_blocks,
         fingerprint=run_fingerprint(spec, train, heldout, init_dir),
+        spec_digest=spec_digest(strict.to_plain(spec)),
     )
     model = load_language_model(init_dir, objective.attention)
     trainer = Trainer(model, inputs, work_dir, processes, started)

@@ -90,6 +90,7 @@ class RunInputs:
     train: TokenBlocks
     heldout_blocks: list
     fingerprint: str  # identifies spec + data + initial weights
+    spec_digest: str  # the spec's part of it, written beside the state for the progress line (spec_digest.py)
 
 
 class TrainedModules(nn.Module):
@@ -203,7 +204,8 @@ class Trainer:
         with explained_write_failure(temporary):
             torch.save(state, temporary)
         os.replace(temporary, path)
-        write_json(self.work_dir / PROGRESS_FILE, {"step": self.progress.step, "last_step": self.inputs.plan.last_step})
+        saved = {"step": self.progress.step, "last_step": self.inputs.plan.last_step, "spec_digest": self.inputs.spec_digest}
+        write_json(self.work_dir / PROGRESS_FILE, saved)
 
     # ------------------------------------------------------------------- loop
 

@@ -14,18 +14,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
+from pipeline.errors import first_line
 from pipeline.finetune.lengths import measured_lengths
+from pipeline.pretrain.plan import RunPlan
+from pipeline.pretrain.spec_digest import spec_digest
 from pipeline.pretrain.trainer import PROGRESS_FILE
 from pipeline.workflow.configure import Resolved, resolve_in
 from pipeline.workflow.cost import Lengths, finetuning_job_hours, pretraining_gpu_hours
+from pipeline.workflow.jobs import pretrain_spec
 from pipeline.workflow.record_lengths import with_records
 from pipeline.workflow.rule_params import finetune_outputs, pretrain_work_dir
 from pipeline.workflow.targets import finetuned, output, pretrain_runs
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,32 @@ def pretraining_work(resolved: Resolved, directory: Path) -> list[Work]:
             work.append(Work("pretrain", plan.run, hours, 1.0, ""))
             continue
         saved = directory / pretrain_work_dir(name, size) / PROGRESS_FILE
-        step = json.loads(saved.read_text())["step"] if saved.is_file() else plan.first_step
+        step = saved_step(saved, plan, spec_digest(json.loads(pretrain_spec(config, plan)))) if saved.is_file() else plan.first_step
         share = (step - plan.first_step) / (plan.last_step - plan.first_step)
         work.append(Work("pretrain", plan.run, hours, share, f"{plan.run} at step {step:,} of {plan.last_step:,}"))
     return work
+
+
+def saved_step(path: Path, plan: RunPlan, digest: str) -> int:
+    """The step a run's resume state holds, as its ``progress.json`` says; the run's first step where
+    that file cannot count (unreadable, not the state of this config's run, a step outside the run),
+    said in one line naming it. The progress line only reads: the job's own resume decides what
+    resumes, so a bad file here never stops a recovery."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        step, digest_saved = saved["step"], saved["spec_digest"]
+        if not isinstance(step, int) or isinstance(step, bool) or not isinstance(digest_saved, str):
+            raise TypeError(f"step {step!r} and spec_digest {digest_saved!r} are not an integer and a string")
+    except (OSError, ValueError, KeyError, TypeError) as error:  # not JSON, a list, a missing key, a wrong type
+        logger.warning("%s: not counted (%s: %s); the job's own resume decides", path, type(error).__name__, first_line(error))
+        return plan.first_step
+    if digest_saved != digest:
+        logger.warning("%s: not counted: saved by a run of another config (its spec has changed); the job will not resume it", path)
+        return plan.first_step
+    if not plan.first_step <= step <= plan.last_step:
+        logger.warning("%s: not counted: step %s is outside the run's steps %s-%s", path, step, plan.first_step, plan.last_step)
+        return plan.first_step
+    return step
 
 
 def finetuning_work(resolved: Resolved, directory: Path, lengths: Lengths) -> list[Work]:
