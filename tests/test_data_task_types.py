@@ -237,3 +237,47 @@ def test_iob1_rows_prepare_under_their_scheme_and_iob2_refuses_them_naming_the_f
     assert str(error.value) == (
         "w field 'tags': tag 0 'I-ORG' does not continue a span of its type (IOB2; a source tagged IOB1 says tagging_scheme: IOB1)"
     )
+
+
+def test_a_label_id_outside_the_declared_names_is_refused_naming_its_row(tmp_path, capsys):
+    """class_names [neg, pos] and rows labelled 7 and -1 in train, 9 in test: once a 5-class task with
+    a test row no model could get right; now refused at the first, naming the file and the row."""
+    rows = [{"text": "fine", "label": 1}, {"text": "odd", "label": 7}, {"text": "odder", "label": -1}]
+    files = {
+        "train": write_jsonl(tmp_path / "train.jsonl", rows),
+        "test": write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": 9}]),
+    }
+    hub = hub_spec(files, {"text": "text", "label": "label"}, class_names={"label": ["neg", "pos"]})
+    assert prepare(tmp_path, "sequence_classification", hub) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error == f"error: tasks.t.data.hub: {tmp_path / 'train.jsonl'}:2: column 'label': class id 7 is outside its 2 names (0-1)"
+    assert not (tmp_path / "t").exists()  # nothing half-written
+
+
+def test_label_names_are_cleaned_as_texts_and_an_empty_one_is_refused(tmp_path, capsys):
+    rows = [{"text": f"row {i}", "label": ["pos ", "pos\u200b", "neg"][i % 3]} for i in range(60)]
+    files = {
+        "train": write_jsonl(tmp_path / "train.jsonl", rows),
+        "test": write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": "pos"}]),
+    }
+    assert prepare(tmp_path, "sequence_classification", hub_spec(files, {"text": "text", "label": "label"})) == 0
+    assert stats_of(tmp_path)["labels"] == ["neg", "pos"]  # not "pos ", "pos\u200b" and "pos" as three classes
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    files = {"train": write_jsonl(empty / "train.jsonl", [{"text": "a", "label": " "}]), "test": files["test"]}
+    assert prepare(empty, "sequence_classification", hub_spec(files, {"text": "text", "label": "label"})) == 2
+    assert "field 'label': ' ' is empty once cleaned; a label names its class" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("names", "problem"), [(["pos", "pos "], "name 1 'pos ' is the same as name 0 ('pos')"), (["neg", ""], "name 1 '' is empty")]
+)
+def test_declared_names_that_clean_to_one_or_to_nothing_are_refused(tmp_path, capsys, names, problem):
+    files = {
+        "train": write_jsonl(tmp_path / "train.jsonl", [{"text": "a", "label": 0}]),
+        "test": write_jsonl(tmp_path / "test.jsonl", [{"text": "t", "label": 0}]),
+    }
+    assert (
+        prepare(tmp_path, "sequence_classification", hub_spec(files, {"text": "text", "label": "label"}, class_names={"label": names})) == 2
+    )
+    assert f"tasks.t.data.hub.class_names.label: {problem}" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from pipeline.data.sources import HUB_READER, describe_source, read_source
 from pipeline.data.splits import GroupSplit
 from pipeline.data.task_rows import RETRIEVAL_ROWS, Baseline, Example, TaskRows, random_ranking, task_rows, unmapped_fields
 from pipeline.data.templates import apply_templates
+from pipeline.data.text import clean_text
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json, write_jsonl
 from pipeline.provenance import write_provenance
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> None:
     spec: TaskSpec = strict.parse_json(TaskSpec, args.spec, f"tasks.{args.name}")
     where = f"tasks.{args.name}.data"
     task_type = task_rows(spec)
+    declared = declared_names(spec, task_type, where)
     if spec.data.reader == HUB_READER and spec.data.hub is not None:
         missing = unmapped_fields(spec.type, spec.data.hub.fields, spec.templates)
         if missing:
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
     for split, rows_of_split in splits.items():
         if not rows_of_split:
             raise PipelineError(f"{where}: split {split!r} has 0 rows ({sum(map(len, splits.values()))} rows in all)")
-    labels = label_names(spec, task_type, splits, where)
+    labels = label_names(declared, task_type, splits, where)
     source, inputs = describe_source(spec.data, args.sources)
     test = [e.fields for e in splits["test"]]
     baseline = random_ranking(test, len(documents)) if documents else task_type.baseline([e.fields for e in splits["train"]], test, labels)
@@ -107,14 +109,29 @@ def run(args: argparse.Namespace) -> None:
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
 
 
-def label_names(spec: TaskSpec, task_type: TaskRows, splits: dict[str, list[Example]], where: str) -> list[str]:
-    """The names prepare_task numbers, in id order: the source's declared names where its hub spec
-    gives them (``class_names``: every one, seen or not, so ids and the head's width are the
-    source's own, as the study's are), else the names the rows hold, sorted. A row's name outside
-    the declared ones is refused, naming the row."""
-    seen = {name: e.id for rows in splits.values() for e in rows for name in task_type.names(e.fields)}
+def declared_names(spec: TaskSpec, task_type: TaskRows, where: str) -> list[str] | None:
+    """The label names the source declares (its hub spec's ``class_names`` for the type's label
+    field), cleaned as labels are; None where it declares none. A name empty once cleaned, or the
+    same as an earlier one, is refused before any row is read."""
     hub = spec.data.hub
     declared = (hub.class_names or {}).get(task_type.label_field) if hub is not None and task_type.label_field else None
+    if declared is None:
+        return None
+    cleaned = [clean_text(name) for name in declared]
+    for number, name in enumerate(cleaned):
+        if not name or name in cleaned[:number]:
+            problem = "empty" if not name else f"the same as name {cleaned.index(name)} ({declared[cleaned.index(name)]!r})"
+            raise PipelineError(
+                f"{where}.hub.class_names.{task_type.label_field}: name {number} {declared[number]!r} is {problem} once cleaned"
+            )
+    return cleaned
+
+
+def label_names(declared: list[str] | None, task_type: TaskRows, splits: dict[str, list[Example]], where: str) -> list[str]:
+    """The names prepare_task numbers, in id order: the source's ``declared`` names where it has them
+    (every one, seen or not, so ids and the head's width are the source's own, as the study's are),
+    else the names the rows hold, sorted. A row's name outside the declared ones is refused, naming the row."""
+    seen = {name: e.id for rows in splits.values() for e in rows for name in task_type.names(e.fields)}
     if declared is None:
         return sorted(seen)
     undeclared = sorted(set(seen) - set(declared))
@@ -123,7 +140,7 @@ def label_names(spec: TaskSpec, task_type: TaskRows, splits: dict[str, list[Exam
         raise PipelineError(
             f"{where}: row {seen[name]!r} has {task_type.label_field} {name!r}, not one of hub.class_names.{task_type.label_field}"
         )
-    return list(declared)
+    return declared
 
 
 def clean_examples(rows: Iterable[dict[str, Any]], task_type: TaskRows, where: str, raw: bool = False) -> tuple[list[Example], int]:

@@ -128,7 +128,11 @@ class SequenceClassification(TaskRows):
             fields["text_pair"] = _text(_string(row, "text_pair", where), raw)
         if not all(fields.values()):
             return None
-        return {**fields, "label": _string(row, "label", where)}
+        # a label is a name, cleaned as a text is whatever raw_text says ("pos ", "pos\u200b": "pos")
+        label = clean_text(_string(row, "label", where))
+        if not label:
+            raise RowError(where, "label", f"{row['label']!r} is empty once cleaned; a label names its class")
+        return {**fields, "label": label}
 
     def dedup_keys(self, fields: Fields) -> tuple[str, ...]:
         return ("\t".join(dedup_key(fields[f]) for f in ("text", "text_pair") if f in fields),)
