@@ -407,3 +407,55 @@ def test_a_killed_download_s_temporary_goes_with_the_next_fetch(cache, local_ind
     running.write_bytes(b"being written")
     assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, sha256(local_index / WHEEL)), "--out", str(tmp_path / "toy")]) == 0
     assert sorted(p.name for p in cache.iterdir()) == sorted([WHEEL, running.name])
+
+
+class CutHandler(QuietHandler):
+    """Serves the index as it is, but every wheel cut at half its bytes under its whole Content-Length."""
+
+    def do_GET(self) -> None:
+        if not self.path.endswith(".whl"):
+            return super().do_GET()
+        body = (Path(self.directory) / self.path.lstrip("/")).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.close_connection = True
+
+
+def test_a_download_cut_short_is_said_to_be_cut_not_changed(cache, tmp_path, capsys, monkeypatch):
+    index = tmp_path / "index"
+    (index / "toypkg").mkdir(parents=True)
+    make_wheel(index / WHEEL)
+    (index / "toypkg" / "index.html").write_text(f"<html><body>{anchor(WHEEL)}</body></html>")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(CutHandler, directory=str(index)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PIPELINE_INDEX_URL", f"http://127.0.0.1:{server.server_port}/")
+    size = (index / WHEEL).stat().st_size
+    assert main(["fetch", "--name", "toy", "--spec", spec_json(WHEEL, sha256(index / WHEEL)), "--out", str(tmp_path / "toy")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith(f"the download was cut after {size // 2:,} of its {size:,} bytes; nothing kept: rerun")
+    assert "sha256" not in error and list(cache.iterdir()) == [] and not (tmp_path / "toy").exists()
+
+
+@pytest.mark.parametrize(("filename", "distribution"), [(WHEEL, "wheel"), (SDIST, "sdist")])
+def test_an_archive_that_expands_past_its_bound_is_refused_before_it_writes(cache, tmp_path, capsys, filename, distribution):
+    """A pinned archive of 4 MB of zeros compresses to a few kB: past 100x its size, nothing is
+    extracted (a pinned extracted_size of at least its content lets it through)."""
+    zeros = b"\0" * (4 << 20)
+    if distribution == "wheel":
+        with zipfile.ZipFile(cache / filename, "w", compression=zipfile.ZIP_DEFLATED) as wheel:
+            wheel.writestr("toypkg/zeros.bin", zeros)
+    else:
+        with tarfile.open(cache / filename, "w:gz") as sdist:
+            member = tarfile.TarInfo("toypkg-1.0/zeros.bin")
+            member.size = len(zeros)
+            sdist.addfile(member, io.BytesIO(zeros))
+    spec = json.loads(spec_json(filename, sha256(cache / filename), distribution))
+    out = tmp_path / "toy"
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"its files hold {len(zeros):,} bytes, more than the" in error and error.endswith("nothing extracted")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    spec["extracted_size"] = len(zeros)
+    assert main(["fetch", "--name", "toy", "--spec", json.dumps(spec), "--out", str(out)]) == 0

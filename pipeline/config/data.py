@@ -85,6 +85,9 @@ class ArtifactSpec:
     # Its size in bytes: a download stops at the first byte beyond it (an endless or swapped answer
     # fills no disk before the sha256 check). None: at most pipeline/data/fetch.py's DEFAULT_MAX_BYTES.
     size: Count | None = None
+    # What its files hold once unpacked, in bytes: extraction is refused beyond it before a byte is
+    # written. None: at most pipeline/data/fetch.py's MAX_EXPANSION times the archive's size.
+    extracted_size: Count | None = None
 
     @property
     def project(self) -> str:

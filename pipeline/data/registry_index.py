@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import json
 import os
 import posixpath
@@ -104,17 +105,26 @@ def locate_npm(project: str, version: str, filename: str) -> IndexedFile:
 
 def download(entry: IndexedFile, destination: Path, max_bytes: int) -> tuple[str, str]:
     """Stream ``entry`` into ``destination``, at most ``max_bytes`` of it (PipelineError at the
-    first byte beyond); its sha256 and sha512 (hex)."""
+    first byte beyond); its sha256 and sha512 (hex). A body that ends before its Content-Length, or
+    a connection lost while reading, is a cut download, said as such (not as a changed file)."""
     sha256, sha512 = hashlib.sha256(), hashlib.sha512()
     written = 0
     with _open(entry.url) as response, open(destination, "wb") as out:
-        while chunk := response.read(CHUNK):
-            written += len(chunk)
-            if written > max_bytes:
-                raise PipelineError(f"{entry.url}: more than the {max_bytes:,} bytes expected of it; stopped, nothing kept")
-            sha256.update(chunk)
-            sha512.update(chunk)
-            out.write(chunk)
+        announced = response.headers.get("Content-Length")
+        try:
+            while chunk := response.read(CHUNK):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise PipelineError(f"{entry.url}: more than the {max_bytes:,} bytes expected of it; stopped, nothing kept")
+                sha256.update(chunk)
+                sha512.update(chunk)
+                out.write(chunk)
+        except (http.client.HTTPException, OSError) as error:
+            raise PipelineError(
+                f"{entry.url}: the download was cut after {written:,} bytes ({type(error).__name__}); nothing kept: rerun"
+            ) from None
+    if announced is not None and announced.isdigit() and written < int(announced):
+        raise PipelineError(f"{entry.url}: the download was cut after {written:,} of its {int(announced):,} bytes; nothing kept: rerun")
     return sha256.hexdigest(), sha512.hexdigest()
 
 
