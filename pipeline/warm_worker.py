@@ -101,7 +101,9 @@ def socket_directory() -> Path:
     directory = base / f"pipeline-warm-{os.getuid()}"
     directory.mkdir(mode=0o700, exist_ok=True)
     status = directory.lstat()
-    if not directory.is_dir() or directory.is_symlink() or status.st_uid != os.getuid() or status.st_mode & 0o077:
+    if directory.is_symlink():  # its mode is the link's own 777, which would say nothing of where it points
+        raise OSError(f"{directory}: a symbolic link (to {os.readlink(directory)}), not a directory of this user's only")
+    if not directory.is_dir() or status.st_uid != os.getuid() or status.st_mode & 0o077:
         raise OSError(
             f"{directory}: not a directory of this user's only (owner uid {status.st_uid}, this user {os.getuid()};"
             f" mode {status.st_mode & 0o777:o}, 700 wanted)"

@@ -507,3 +507,10 @@ def test_a_carried_optimizer_into_a_loss_with_its_own_parameters_is_refused_at_p
     assert "(replaced_token_detection loss), which trains other parameters besides the backbone; set reset" in str(error.value)
     data["two_stage"]["optimizer_state"] = "reset"
     load_config(data, "cfg")
+
+
+def test_a_gradient_clip_norm_that_clips_nothing_is_refused():
+    data = default_data()
+    data["finetuning"]["optimizer"] = {"grad_clip_norm": 1e300}
+    with pytest.raises(PipelineError, match=r"finetuning\.optimizer\.grad_clip_norm: 1e\+300 must be"):
+        load_config(data, "cfg")

@@ -281,3 +281,14 @@ def test_declared_names_that_clean_to_one_or_to_nothing_are_refused(tmp_path, ca
         prepare(tmp_path, "sequence_classification", hub_spec(files, {"text": "text", "label": "label"}, class_names={"label": names})) == 2
     )
     assert f"tasks.t.data.hub.class_names.label: {problem}" in capsys.readouterr().err
+
+
+def test_an_answer_ending_inside_a_combined_character_is_refused_as_such():
+    """'Jose' of 'Jose\\u0301' (a combining acute): NFC makes the context 'José', where 'Jose' is no longer found."""
+    row = {"question": "Who?", "context": "Jose\u0301 came.", "answers": {"text": ["Jose"], "answer_start": [0]}}
+    with pytest.raises(PipelineError) as error:
+        TASK_TYPES["extractive_qa"].prepare(row, "w")
+    assert str(error.value) == (
+        "w field 'answers': 'Jose' ends inside a character of the context (a combining mark follows); answers end on whole characters"
+    )
+    assert TASK_TYPES["extractive_qa"].prepare(row, "w", raw=True)["answers"]["text"] == ["Jose"]  # raw text: as the source gives it

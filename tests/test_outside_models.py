@@ -6,6 +6,7 @@ in one line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -27,8 +28,10 @@ from transformers import (
 )
 
 from pipeline.__main__ import main
+from pipeline.config import SizeSpec
+from pipeline.errors import PipelineError
 from pipeline.files import read_json
-from pipeline.model.backbone import load_language_model, read_backbone_spec
+from pipeline.model.backbone import BackboneSpec, load_language_model, read_backbone_spec
 from tests.conftest import REPO, write_llama_like_tokenizer
 from tests.paper_hub import AUTO_MAP, with_remote_code
 
@@ -320,3 +323,18 @@ def test_a_symbolic_link_to_a_model_of_this_workflow_is_checked_as_that_model(in
     assert import_model(tmp_path / "clm_link", tmp_path / "imported") == 2
     error = capsys.readouterr().err
     assert error.startswith(f"error: {weights}: sha256 ") and "it changed since" in error and not (tmp_path / "imported").exists()
+
+
+def test_an_imported_config_s_epsilon_or_rope_base_out_of_any_checkpoint_s_range_is_refused():
+    from pipeline.model.outside import check_imported_numbers
+
+    spec = BackboneSpec(SizeSpec(2, 8, 2, 2, 16), 40, 16, 0, 1, 2, 3)
+    check_imported_numbers(spec, "w")  # the backbone's own numbers pass
+    for changes, message in (
+        ({"rms_norm_eps": 1e30}, "w: rms_norm_eps 1e+30 is not an epsilon in (0, 0.01]; refused"),
+        ({"rms_norm_eps": 0.0}, "w: rms_norm_eps 0.0 is not an epsilon in (0, 0.01]; refused"),
+        ({"rope_theta": float("inf")}, "w: rope_theta inf is not a finite positive base; refused"),
+    ):
+        with pytest.raises(PipelineError) as error:
+            check_imported_numbers(dataclasses.replace(spec, **changes), "w")
+        assert str(error.value) == message

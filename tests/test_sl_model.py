@@ -145,6 +145,7 @@ def test_a_config_without_heads_or_weights_without_safetensors_is_refused(tmp_pa
     ("key", "value", "message"),
     [
         ("rms_norm_eps", float("nan"), "rms_norm_eps nan must be a positive finite number"),
+        ("rms_norm_eps", 1e30, "rms_norm_eps 1e+30 is not an epsilon in (0, 0.01]"),
         ("rope_base", 0.0, "rope_base 0.0 must be a positive finite number"),
         ("rope_base", -1.0, "rope_base -1.0 must be a positive finite number"),
         ("rope_base", float("inf"), "rope_base inf must be a positive finite number"),

@@ -136,6 +136,15 @@ def test_a_socket_directory_others_can_open_is_refused(runtime_dir, capsys) -> N
     )
 
 
+def test_a_socket_directory_that_is_a_link_is_refused_as_a_link(runtime_dir, tmp_path, capsys) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (runtime_dir / f"pipeline-warm-{os.getuid()}").symlink_to(elsewhere)
+    assert warm_worker.run_in_worker(["finetune", "anything"]) is None  # the caller runs the job itself
+    error = capsys.readouterr().err
+    assert f"a symbolic link (to {elsewhere}), not a directory of this user's only" in error and "mode 777" not in error
+
+
 def test_a_socket_path_too_long_for_unix_sockets_means_no_worker(monkeypatch, tmp_path, capsys) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / ("d" * 90)))
     (tmp_path / ("d" * 90)).mkdir()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -229,6 +230,13 @@ class ExtractiveQA(TaskRows):
             if not (isinstance(text, str) and text.strip() and offset and context[start : start + len(text)] == text):
                 raise RowError(where, "answers", f"{text!r} is not the context's text at {start!r}")
             if not raw:  # the answer moved with the context's cleaning
+                end = start + len(text)
+                if end < len(context) and unicodedata.combining(context[end]):
+                    raise RowError(
+                        where,
+                        "answers",
+                        f"{text!r} ends inside a character of the context (a combining mark follows); answers end on whole characters",
+                    )
                 start += len(text) - len(text.lstrip())
                 text = clean_text(text)
                 start = _cleaned_offset(context, start)

@@ -50,6 +50,9 @@ BACKBONE_FILE = "backbone.json"
 WEIGHTS_FILE = "model.safetensors"
 ROPE_THETA = 10_000.0
 RMS_NORM_EPS = 1e-5  # EuroBERT's value; LlamaConfig defaults to 1e-6, so it is set explicitly
+# The largest epsilon an imported config may set: it is added to a mean square near 1, and above
+# 1e-2 it flattens every norm (EuroBERT's 1e-5, Llama's 1e-6, GPT-2's LayerNorm 1e-5).
+MAX_RMS_NORM_EPS = 1e-2
 
 _LM_CLASSES: dict[Attention, tuple[type, type]] = {
     "causal": (LlamaConfig, LlamaForCausalLM),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import math
 import pickle
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from pipeline.errors import PipelineError
 from pipeline.example import Attention
 from pipeline.files import RESULTS, atomic_path
 from pipeline.integrity import PROVENANCE_FILE, verify_recorded
-from pipeline.model.backbone import BackboneSpec, build_language_model, save_language_model
+from pipeline.model.backbone import MAX_RMS_NORM_EPS, BackboneSpec, build_language_model, save_language_model
 from pipeline.model.sl_model import is_sl_model, read_sl_model
 from pipeline.objectives import parse_objective
 from pipeline.provenance import write_provenance
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> None:
     special = SpecialIds.from_tokenizer(tokenizer)
     if converts:
         backbone = backbone_spec(config, special)
+        check_imported_numbers(backbone, f"{where}: {spec.path!r}'s config")
         model = build_language_model(backbone, attention, seed=0)
         state = weights if released else load_model(spec, attention, where).state_dict()
         missing, unexpected = model.load_state_dict(state, strict=False)
@@ -187,6 +189,14 @@ def backbone_misfit(config: Any) -> str | None:
     if getattr(config, "head_dim", None) not in (None, config.hidden_size // config.num_attention_heads):
         return f"has head_dim={config.head_dim}, not hidden_size / num_attention_heads"
     return None
+
+
+def check_imported_numbers(backbone: BackboneSpec, where: str) -> None:
+    """Refuse, in one line, the numbers of an imported config no checkpoint of this kind holds."""
+    if not (math.isfinite(backbone.rms_norm_eps) and 0 < backbone.rms_norm_eps <= MAX_RMS_NORM_EPS):
+        raise PipelineError(f"{where}: rms_norm_eps {backbone.rms_norm_eps!r} is not an epsilon in (0, {MAX_RMS_NORM_EPS:g}]; refused")
+    if not (math.isfinite(backbone.rope_theta) and backbone.rope_theta > 0):
+        raise PipelineError(f"{where}: rope_theta {backbone.rope_theta!r} is not a finite positive base; refused")
 
 
 def backbone_spec(config: Any, special: SpecialIds, architecture: str | None = None) -> BackboneSpec:

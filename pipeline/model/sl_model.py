@@ -42,7 +42,7 @@ from transformers import PretrainedConfig
 from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.example import Attention
-from pipeline.model.backbone import BackboneSpec, build_language_model, model_config
+from pipeline.model.backbone import MAX_RMS_NORM_EPS, BackboneSpec, build_language_model, model_config
 
 MODEL_TYPE = "sl_model"
 # What a config.json is read at: a few KB in any release; a larger or deeper file is refused
@@ -114,6 +114,8 @@ def checked_config(config: dict[str, Any], file: Path) -> dict[str, Any]:
                 raise PipelineError(f"{file}: {name} {value!r} must be a whole number from 1 to {integers[field]:,}")
             if field not in integers and not (number and math.isfinite(value) and value > 0):
                 raise PipelineError(f"{file}: {name} {value!r} must be a positive finite number")
+            if field == "rms_norm_eps" and value > MAX_RMS_NORM_EPS:
+                raise PipelineError(f"{file}: {name} {value!r} is not an epsilon in (0, {MAX_RMS_NORM_EPS:g}]")
     for role in ("pad", "bos", "eos", "mask"):
         value = config.get(f"{role}_token_id")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
