@@ -67,8 +67,12 @@ def paper(paper_plan):
 
 @pytest.fixture(scope="session")
 def tokenizer_dir(tmp_path_factory) -> Path:
+    from pipeline.provenance import write_provenance
+    from pipeline.tokenization.saved import tokenizer_files
+
     out = tmp_path_factory.mktemp("tokenizer")
     train_tokenizer(corpus_texts(), TokenizerSpec(vocab_size=400, min_frequency=2, num_sentinel_tokens=8)).save_pretrained(out)
+    write_provenance(out, {}, {}, outputs=tokenizer_files(out))  # as train-tokenizer records what stages verify
     return out
 
 

@@ -8,6 +8,7 @@ same formula less a lag that shrinks linearly to zero at the end of the budget.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -231,6 +232,23 @@ def write_json(path: Path, data: object) -> Path:
     return path
 
 
+def record(path: Path, spec: dict | None = None) -> Path:
+    """``path``'s sha256 under outputs in the provenance.json beside it, as the stage that writes
+    such a file records it (the aggregate verifies every input against it); ``spec``, the job's."""
+    provenance = path.parent / "provenance.json"
+    recorded = json.loads(provenance.read_text()) if provenance.is_file() else {"spec": spec or {}, "outputs": {}}
+    recorded["outputs"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    provenance.write_text(json.dumps(recorded))
+    return path
+
+
+def rewrite(path: Path, data: object) -> Path:
+    """A result file edited by a test as its job would have written it: its record updated too
+    (so that what the test probes is the edit, not the checksum)."""
+    path.write_text(json.dumps(data))
+    return record(path)
+
+
 # Bag of words per C: C = 1 is best on validation, C = 0.1 would be best on test.
 BAG_OF_WORDS_POINTS = {
     0.1: lambda seed: {"validation": 60.0, "test": 80.0},
@@ -410,6 +428,11 @@ def write_fake_results(
     # The project's claims with their checks, short sentences in place of theirs.
     claims = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "claims.yaml").read_text())
     tree.claims.write_text(yaml.safe_dump([{**claim, "claim": f"Claim {claim['id']}.", "source": "seed"} for claim in claims]))
+    grid = {"finetuning": {"learning_rates": list(learning_rates), "seeds": list(seeds), "selection_seeds": selection_seeds}}
+    for path in [*tree.scores, *tree.curve_scores]:
+        record(path, grid)
+    for path in [*tree.bag_of_words, *tree.minimal_pairs, *tree.summaries, *tree.task_stats]:
+        record(path)
     return tree
 
 

@@ -106,7 +106,7 @@ def test_an_outside_checkpoint_becomes_a_backbone_checkpoint_with_the_same_outpu
     provenance = read_json(tmp_path / "model" / "provenance.json")
     record = provenance["imported"]
     assert record["attention"] == attention and len(record["weights_sha256"]) == 64
-    assert list(provenance["outputs"]) == ["model.safetensors"]  # what its consumers verify
+    assert list(provenance["outputs"]) == ["model.safetensors", "tokenizer.json", "tokenizer_config.json"]  # what its consumers verify
     assert record["tokenizer"]["roles"]["mask_token"][0] == "<|reserved_special_token_0|>"
     assert AutoTokenizer.from_pretrained(tmp_path / "model").get_vocab() == AutoTokenizer.from_pretrained(path).get_vocab()
 
@@ -230,6 +230,7 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
     """An outside model's scores.json (here the fake CLM's, renamed) goes through the same
     protocol into outside_scores.csv and the report's Outside models section."""
     import pandas as pd
+    from report_fakes import record as recorded
     from report_fakes import write_fake_results
 
     tree = write_fake_results(tmp_path / "fake", tasks=("sentiment",))
@@ -244,6 +245,7 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
     outside = tmp_path / "fake" / "results" / "finetune_outside" / "sentiment" / "eurobert" / "scores.json"
     outside.parent.mkdir(parents=True)
     outside.write_text(json.dumps(record))
+    recorded(outside, json.loads((source.parent / "provenance.json").read_text())["spec"])
     assert main([*tree.aggregate_argv(tmp_path / "tables"), "--outside-scores", str(outside)]) == 0
     scores = pd.read_csv(tmp_path / "tables" / "outside_scores.csv")
     clm = pd.read_csv(tmp_path / "tables" / "run_scores.csv").query("run == 'clm-tiny'")

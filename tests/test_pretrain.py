@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -488,7 +490,8 @@ def test_a_full_disk_while_saving_state_says_so_in_one_line(tokens_dir, init_dir
 
 
 def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_path, capsys):
-    """Zeroed weights whose provenance.json is gone: no record vouches for them, so the run refuses them."""
+    """Zeroed weights whose provenance.json is gone: no record vouches for them (nor for the tokenizer
+    beside them, which the run loads first), so the run refuses them."""
     import shutil
 
     from safetensors.torch import save_file
@@ -501,7 +504,7 @@ def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_
     argv = pretrain_argv(spec, tokens_dir, init, tmp_path)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"error: {init / 'model.safetensors'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"
+        f"error: {init / 'tokenizer.json'}: no provenance.json in the 3 folders above it records its sha256, so nothing vouches"
         " for its bytes; rerun the job that writes it (snakemake -f <its output>)"
     )
 
@@ -551,3 +554,30 @@ def test_a_full_disk_under_any_writer_names_the_output_and_leaves_nothing(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tables"] and (final / "old.csv").read_text() == "kept"
     with pytest.raises(PipelineError, match="is the disk full"), files.explained_write_failure(final / "model.safetensors"):
         raise SafetensorError("Error while serializing: IoError")
+
+
+def test_a_model_s_tokenizer_with_its_ids_rewritten_is_refused_where_it_is_loaded(init_dir, tmp_path, capsys):
+    """A pretrained model's tokenizer.json with its ids rewritten once fine-tuned with rc 0 and changed
+    scores: every stage that saves a tokenizer records its files, every stage that loads one verifies them."""
+    import shutil
+
+    from pipeline.tokenization.saved import load_saved_tokenizer
+
+    model = tmp_path / "init"
+    shutil.copytree(init_dir, model)
+    recorded = json.loads((model / "provenance.json").read_text())["outputs"]
+    assert {"tokenizer.json", "tokenizer_config.json"} <= set(recorded)
+    tokenizer = json.loads((model / "tokenizer.json").read_text())
+    vocab = tokenizer["model"]["vocab"]
+    first, second = list(vocab)[10:12]
+    vocab[first], vocab[second] = vocab[second], vocab[first]  # two ids swapped
+    (model / "tokenizer.json").write_text(json.dumps(tokenizer))
+    with pytest.raises(PipelineError) as error:
+        load_saved_tokenizer(model)
+    assert str(error.value).startswith(f"{model / 'tokenizer.json'}: sha256 ") and "rerun the job that made" in str(error.value)
+    (model / "tokenizer.json").write_text("not json")  # recorded so, it is still refused in one line, not a traceback
+    outputs = json.loads((model / "provenance.json").read_text())
+    outputs["outputs"]["tokenizer.json"] = hashlib.sha256(b"not json").hexdigest()
+    (model / "provenance.json").write_text(json.dumps(outputs))
+    with pytest.raises(PipelineError, match=r"cannot load its tokenizer \("):
+        load_saved_tokenizer(model)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_fakes import FakeTree, default_score, score_formula, write_fake_results
+from report_fakes import FakeTree, default_score, record, rewrite, score_formula, write_fake_results
 
 from pipeline.__main__ import main
 
@@ -160,7 +161,7 @@ def test_a_grid_where_no_seed_ran_every_lr_is_a_one_line_error(tmp_path: Path, c
     path = tree.scores[0]
     record = json.loads(path.read_text())
     record["grid"] = [p for p in record["grid"] if (p["learning_rate"] == 1e-4) == (p["seed"] == 0)]
-    path.write_text(json.dumps(record))
+    rewrite(path, record)
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1
@@ -183,7 +184,7 @@ def test_malformed_bag_of_words_scores_are_a_one_line_error_naming_the_file_and_
     tree = write_fake_results(tmp_path)
     record = json.loads(tree.bag_of_words[0].read_text())
     del record["grid"][2]["test"]
-    tree.bag_of_words[0].write_text(json.dumps(record))
+    rewrite(tree.bag_of_words[0], record)
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
     assert capsys.readouterr().err.strip() == f"error: {tree.bag_of_words[0]}: missing key 'grid[2].test'"
     assert not (tmp_path / "tables").exists()
@@ -194,7 +195,7 @@ def test_missing_key_in_scores_is_a_one_line_error_naming_the_file(tmp_path: Pat
     broken = tree.scores[3]
     record = json.loads(broken.read_text())
     del record["grid"][1]["test"]
-    broken.write_text(json.dumps(record))
+    rewrite(broken, record)
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1
@@ -329,7 +330,7 @@ def test_malformed_summary_is_a_one_line_error_naming_the_file_and_key(
     broken = next(path for path in tree.summaries if path.parent.name == "clm25_mlm-tiny")
     summary = json.loads(broken.read_text())
     change(summary)
-    broken.write_text(json.dumps(summary))
+    rewrite(broken, summary)
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1 and str(broken) in message and key in message
@@ -397,7 +398,7 @@ def test_aggregate_runs_without_the_curve_scores_argument(tmp_path: Path) -> Non
     """Snakemake passes no --curve-scores without learning curves; a final model's null pretraining_step is accepted."""
     tree = write_fake_results(tmp_path, sizes=("tiny",))
     record = json.loads(tree.scores[0].read_text())
-    tree.scores[0].write_text(json.dumps({**record, "pretraining_step": None}))
+    rewrite(tree.scores[0], {**record, "pretraining_step": None})
     argv = tree.aggregate_argv(tmp_path / "tables")
     argv.remove("--curve-scores")
     assert main(argv) == 0
@@ -437,7 +438,7 @@ def test_malformed_curve_scores_are_a_one_line_error_naming_the_file_and_key(
     broken = tree.curve_scores[0]
     record = json.loads(broken.read_text())
     change(record)
-    broken.write_text(json.dumps(record))
+    rewrite(broken, record)
     assert_one_line_error(tree, tmp_path, capsys, str(broken), key)
 
 
@@ -446,6 +447,7 @@ def test_a_repeated_checkpoint_is_an_error(tmp_path: Path, capsys: pytest.Captur
     copy = tmp_path / "elsewhere/scores.json"
     copy.parent.mkdir()
     copy.write_text(tree.curve_scores[0].read_text())
+    record(copy, json.loads((tree.curve_scores[0].parent / "provenance.json").read_text())["spec"])
     tree.curve_scores.append(copy)
     assert_one_line_error(tree, tmp_path, capsys, str(copy), "step 150 is also in", str(tree.curve_scores[0]))
 
@@ -535,6 +537,47 @@ def test_minimal_pairs_scored_on_other_pairs_are_refused(tmp_path: Path, capsys:
     tree = write_fake_results(tmp_path)
     record = json.loads(tree.minimal_pairs[0].read_text())
     record["pair_ids"] = list(reversed(record["pair_ids"]))
-    tree.minimal_pairs[0].write_text(json.dumps(record))
+    rewrite(tree.minimal_pairs[0], record)
     assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
     assert "key 'pair_ids' differs" in capsys.readouterr().err and not (tmp_path / "tables").exists()
+
+
+@pytest.mark.parametrize("kind", ["scores", "curve_scores", "bag_of_words", "minimal_pairs", "summaries", "task_stats"])
+def test_a_result_edited_after_its_job_is_refused_before_any_table(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    """One test score edited from its value to 99.0 once moved a task's test mean in the tables and the
+    report; now every input is held to the sha256 its job recorded, naming the file, both hashes and the job."""
+    tree = write_fake_results(tmp_path, curve_sizes=("tiny",))
+    path = getattr(tree, kind)[0]
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_text(path.read_text().replace('"test": ', '"test": 99.0, "was": ', 1) if kind.endswith("scores") else path.read_text() + " ")
+    after = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    message = capsys.readouterr().err.strip()
+    assert message == (
+        f"error: {path}: sha256 {after} is not the {before} {path.parent / 'provenance.json'} recorded when it was written; "
+        f"it changed since: rerun the job that made {path.parent} (snakemake -f <its output>)"
+    )
+    assert not (tmp_path / "tables").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda grid: [p for p in grid if p["seed"] != 2], "key 'grid' lacks seed 2 at learning rate 0.0001, which its job's config runs"),
+        (
+            lambda grid: [*grid, {**grid[0], "learning_rate": 0.1}],
+            "key 'grid' holds learning rate 0.1 seed 0, which its job's config does not",
+        ),
+        (lambda grid: [{**grid[0], "test": grid[0]["test"] + 1}, *grid[1:]], "key 'grid[0].test_scores.accuracy' = "),
+    ],
+)
+def test_a_grid_is_checked_against_its_job_s_config_and_its_two_copies_of_a_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, problem: str
+) -> None:
+    tree = write_fake_results(tmp_path)
+    path = tree.scores[0]
+    scores = json.loads(path.read_text())
+    rewrite(path, {**scores, "grid": edit(scores["grid"])})
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    message = capsys.readouterr().err.strip()
+    assert message.startswith(f"error: {path}: {problem}") and "\n" not in message

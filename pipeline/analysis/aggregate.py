@@ -73,6 +73,7 @@ from pipeline.analysis.inputs import (
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept
+from pipeline.integrity import verify_recorded
 from pipeline.provenance import write_provenance
 
 
@@ -191,6 +192,17 @@ def run(args: argparse.Namespace) -> None:
 def write_tables(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     claims = read_claims(spec.claims_file) if spec.claims_file else []
+    # every result a number depends on, against the sha256 its job recorded, before any table is built
+    for path in (
+        *args.scores,
+        *args.outside_scores,
+        *args.curve_scores,
+        *args.bag_of_words,
+        *args.minimal_pairs,
+        *args.summaries,
+        *args.task_stats,
+    ):
+        verify_recorded(path)
     results = build_tables(
         read_sources(
             args.scores,

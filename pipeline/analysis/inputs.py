@@ -10,6 +10,7 @@ naming it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from pipeline.analysis.stats import Estimate, mean_interval
 from pipeline.errors import PipelineError
 from pipeline.external.study_protocol import PROTOCOL_KEYS
 from pipeline.files import read_json
+from pipeline.metrics import get_metric
 
 SCORES_FIELDS: dict[str, Any] = {
     "task": str,
@@ -95,6 +97,13 @@ def name_of_run(run: str, size: str, path: Path) -> str:
     return run[: -len(suffix)]
 
 
+def metric_headline(name: str, path: Path) -> str:
+    try:
+        return get_metric(name).headline
+    except (KeyError, PipelineError):
+        raise PipelineError(f"{path}: key 'metric' = {name!r} is not a registered metric") from None
+
+
 def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | None) -> int | None:
     """The pretraining step a scores.json was fine-tuned from: None for a final model.
 
@@ -149,6 +158,7 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
                 f"{path}: key 'objective' = {record['objective']!r} is not the run's name (the run without '-{record['size']}')"
             )
         points: set[tuple[float, int]] = set()
+        headline = metric_headline(record["metric"], path)
         for index, point in enumerate(record["grid"]):
             validated(point, GRID_FIELDS, path, f"grid[{index}].")
             for split in ("validation", "test"):
@@ -163,12 +173,13 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
                     "run_name": record["objective"],
                     "pretraining_step": step,
                     **{k: point[k] for k in GRID_FIELDS},
-                    "test_scores": metric_scores(point, path, index),
+                    "test_scores": metric_scores(point, path, index, headline),
                 }
             )
         rates = {rate for rate, _ in points}
         if not any(all((rate, seed) in points for rate in rates) for _, seed in points):
             raise PipelineError(f"{path}: key 'grid' has no seed that ran every learning rate, the seeds the LR choice compares")
+        check_configured_grid(points, configured_grid(path), path)
     columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, "test_scores"]
     frame = pd.DataFrame(rows, columns=columns)
     families = frame.groupby("task")["family"].unique()
@@ -178,12 +189,50 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
     return frame
 
 
-def metric_scores(point: dict[str, Any], path: Path, index: int) -> dict[str, float]:
-    """A grid point's whole metric dict (``test_scores``): the headline alone when absent."""
-    scores = point.get("test_scores", {"headline": point["test"]})
-    if not isinstance(scores, dict) or not all(isinstance(v, NUMBER) and not isinstance(v, bool) for v in scores.values()):
-        raise PipelineError(f"{path}: key 'grid[{index}].test_scores' should be an object of numbers")
-    return scores
+def metric_scores(point: dict[str, Any], path: Path, index: int, headline: str) -> dict[str, float]:
+    """A grid point's whole metric dict (``test_scores``): the headline alone when absent. Where the
+    point carries it, its ``headline`` entry must be the point's ``test`` (and its validation's the
+    point's ``validation``): two copies of one score that disagree are refused."""
+    for split in ("validation", "test"):
+        scores = point.get(f"{split}_scores")
+        if scores is None:
+            continue
+        if not isinstance(scores, dict) or not all(isinstance(v, NUMBER) and not isinstance(v, bool) for v in scores.values()):
+            raise PipelineError(f"{path}: key 'grid[{index}].{split}_scores' should be an object of numbers")
+        if scores.get(headline) != point[split]:
+            copy = f"grid[{index}].{split}_scores.{headline}"
+            raise PipelineError(f"{path}: key {copy!r} = {scores.get(headline)!r} is not the point's {split} {point[split]!r}")
+    return point.get("test_scores", {"headline": point["test"]})
+
+
+def configured_grid(path: Path) -> dict[str, Any]:
+    """The learning rates, seeds and selection seeds the job that wrote ``path`` was configured with,
+    as its provenance.json records its spec (a scored-elsewhere task's: its trainer's)."""
+    record = path.parent / "provenance.json"
+    spec = read_json(record).get("spec", {})
+    if "trained" in spec and "finetuning" not in spec:  # pipeline/finetune/evaluated.py: the trainer's grid
+        record = Path(spec["trained"]) / "provenance.json"
+        spec = read_json(record).get("spec", {})
+    finetuning = spec.get("finetuning")
+    if not isinstance(finetuning, dict):
+        raise PipelineError(f"{path}: {record} records no fine-tuning spec, so nothing says which grid the job was to run")
+    return validated(finetuning, {"learning_rates": list, "seeds": list, "selection_seeds": (list, type(None))}, record, "spec.finetuning.")
+
+
+def check_configured_grid(points: set[tuple[float, int]], configured: dict[str, Any], path: Path) -> None:
+    """The grid is the one its job was configured to run: every learning rate at every selection seed
+    (every seed on a full grid), each other seed once at one of the rates, nothing else."""
+    rates, seeds = set(configured["learning_rates"]), set(configured["seeds"])
+    selecting = set(configured["selection_seeds"] or seeds)
+    stray = sorted((rate, seed) for rate, seed in points if rate not in rates or seed not in seeds)
+    if stray:
+        raise PipelineError(f"{path}: key 'grid' holds learning rate {stray[0][0]} seed {stray[0][1]}, which its job's config does not")
+    missing = sorted((rate, seed) for rate in rates for seed in selecting if (rate, seed) not in points)
+    missing += sorted((math.nan, seed) for seed in seeds - selecting if sum(1 for _, s in points if s == seed) != 1)
+    if missing:
+        rate, seed = missing[0]
+        at = "once, at the rate the selection seeds chose" if math.isnan(rate) else f"at learning rate {rate}"
+        raise PipelineError(f"{path}: key 'grid' lacks seed {seed} {at}, which its job's config runs")
 
 
 def read_pretraining(paths: list[Path]) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:

@@ -125,8 +125,9 @@ def run(args: argparse.Namespace) -> None:
     log.info("bag of words on %s: %d examples per seed, C=%g best on validation", spec.task_name, count, best)
     with atomic_path(args.out) as out:
         out.mkdir()
-        write_provenance(out, strict.to_plain(spec), {"task": Path(args.task_dir), "tokenizer": Path(args.tokenizer)})
         write_json(
             out / "scores.json",
             {"task": spec.task_name, "metric": spec.task.metric, "num_examples": count, "best_regularization": best, "grid": grid},
         )
+        inputs = {"task": Path(args.task_dir), "tokenizer": Path(args.tokenizer)}
+        write_provenance(out, strict.to_plain(spec), inputs, outputs=[out / "scores.json"])  # the aggregate verifies it

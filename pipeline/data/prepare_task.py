@@ -102,9 +102,8 @@ def run(args: argparse.Namespace) -> None:
             write_jsonl(temporary / f"{split}.jsonl", ({"id": e.id, **task_type.written(e.fields, ids)} for e in rows_of_split))
         write_jsonl(temporary / f"{DOCUMENTS}.jsonl", documents)
         write_json(temporary / "stats.json", stats)
-        write_provenance(
-            temporary, strict.to_plain(spec), inputs, outputs=[temporary / f"{name}.jsonl" for name in (*splits, DOCUMENTS)], name=args.name
-        )
+        outputs = [temporary / f"{name}.jsonl" for name in (*splits, DOCUMENTS)] + [temporary / "stats.json"]
+        write_provenance(temporary, strict.to_plain(spec), inputs, outputs=outputs, name=args.name)
     sizes = ", ".join(f"{split} {len(rows_of_split)}" for split, rows_of_split in splits.items())
     logger.info("%s: %s; %d labels; %d empty and %d duplicate rows dropped", args.name, sizes, len(labels), num_empty, num_duplicates)
 

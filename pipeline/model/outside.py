@@ -42,6 +42,7 @@ from pipeline.objectives import parse_objective
 from pipeline.provenance import write_provenance
 from pipeline.staging.manifest import verify_staged
 from pipeline.tokenization.ready_made import check_local_path, take_ready_made
+from pipeline.tokenization.saved import tokenizer_files
 from pipeline.tokenization.special_tokens import SpecialIds
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,8 @@ def run(args: argparse.Namespace) -> None:
         save_language_model(model, backbone, out)
         tokenizer.save_pretrained(out)
         local = {"outside_model": Path(spec.path)} if Path(spec.path).is_dir() else {}
-        write_provenance(out, strict.to_plain(spec), local, outputs=sorted(out.glob("*.safetensors")), imported=record)
+        outputs = [*sorted(out.glob("*.safetensors")), *tokenizer_files(out)]
+        write_provenance(out, strict.to_plain(spec), local, outputs=outputs, imported=record)
     logger.info("imported %s (%s, %s attention) as %s", spec.path, record["architecture"], attention, args.out)
 
 

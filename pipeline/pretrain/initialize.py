@@ -14,7 +14,7 @@ from pipeline.config import SizeSpec
 from pipeline.files import atomic_path
 from pipeline.model.backbone import WEIGHTS_FILE, BackboneSpec, build_language_model, save_language_model
 from pipeline.provenance import write_provenance
-from pipeline.tokenization.saved import load_saved_tokenizer
+from pipeline.tokenization.saved import load_saved_tokenizer, tokenizer_files
 from pipeline.tokenization.special_tokens import SpecialIds
 
 
@@ -35,4 +35,4 @@ def run(args: argparse.Namespace) -> None:
         save_language_model(model, spec, out)
         tokenizer.save_pretrained(out)
         spec_record = {"size": strict.to_plain(size), "seed": args.seed, "max_length": args.max_length}
-        write_provenance(out, spec_record, {"tokenizer": args.tokenizer}, outputs=[out / WEIGHTS_FILE])
+        write_provenance(out, spec_record, {"tokenizer": args.tokenizer}, outputs=[out / WEIGHTS_FILE, *tokenizer_files(out)])

@@ -3,7 +3,8 @@
 Resumable state lives in ``--work-dir`` (outside the Snakemake outputs, which Snakemake
 deletes when a job fails). Rerunning an interrupted job resumes from the last saved
 step and ends with the same weights as an uninterrupted run. The outputs appear in
-``--out`` only when training is complete, ``summary.json`` last.
+``--out`` only when training is complete, ``summary.json`` and then the ``provenance.json`` that
+records every output's sha256 (the summary's too) last.
 
 Started by ``torchrun --nproc-per-node N`` it runs as N processes (``distributed.py``);
 only rank 0 writes files and logs.
@@ -44,7 +45,7 @@ from pipeline.pretrain.spec_digest import spec_digest
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, OPTIMIZER_FILE, RunInputs, Trainer
 from pipeline.provenance import checksum, write_provenance
-from pipeline.tokenization.saved import load_saved_tokenizer
+from pipeline.tokenization.saved import load_saved_tokenizer, tokenizer_files
 from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,8 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
 
 def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, summary, spec, args, steps: set[int]) -> None:
     """Copy the finished run (its model already saved in ``out_dir/model``) into ``out_dir``;
-    summary.json is written last and the resumable state removed after it.
+    summary.json and then provenance.json (every output's sha256, the summary's included) are written
+    last and the resumable state removed after them.
 
     Copies, not moves: killed at any point here, the job leaves its resume state whole and
     its rerun finalizes again from it (Snakemake deletes a failed job's outputs), with every
@@ -210,6 +212,7 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         shutil.copytree(checkpoint, out_dir / "checkpoints" / checkpoint.name)
         tokenizer.save_pretrained(out_dir / "checkpoints" / checkpoint.name)
     write_log(out_dir / "log.csv", rows)
+    write_json(out_dir / "summary.json", summary)
     write_provenance(
         out_dir,
         strict.to_plain(spec),
@@ -217,10 +220,11 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         # the weights and the AdamW state beside a stage checkpoint, which a two-stage run carries on with
         outputs=sorted(out_dir.glob(f"model/{WEIGHTS_FILE}"))
         + sorted(out_dir.glob(f"checkpoints/*/{WEIGHTS_FILE}"))
-        + sorted(out_dir.glob(f"checkpoints/*/{OPTIMIZER_FILE}")),
+        + sorted(out_dir.glob(f"checkpoints/*/{OPTIMIZER_FILE}"))
+        + [file for directory in [out_dir / "model", *sorted(out_dir.glob("checkpoints/*"))] for file in tokenizer_files(directory)]
+        + [out_dir / "summary.json"],  # the aggregate verifies it
         fingerprint=inputs.fingerprint,
     )
-    write_json(out_dir / "summary.json", summary)
     # One rename, then the slow delete: killed before the rename the state is whole (the rerun
     # finalizes again), after it there is none to resume from half-deleted.
     finished = finished_state(work_dir)

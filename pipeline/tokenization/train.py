@@ -29,6 +29,7 @@ from pipeline.errors import PipelineError
 from pipeline.files import atomic_path
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.ready_made import take_ready_made
+from pipeline.tokenization.saved import tokenizer_files
 from pipeline.tokenization.special_tokens import BOS, EOS, MASK, PAD, UNK, special_token_list
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> None:
             tokenizer.save_pretrained(out)
             location = Path(spec.ready_made.location)
             local = {"ready_made": location} if location.is_dir() else {}
-            write_provenance(out, strict.to_plain(spec), local, ready_made=record)
+            write_provenance(out, strict.to_plain(spec), local, outputs=tokenizer_files(out), ready_made=record)
         log.info("saved %s: %s (vocab %d) as it is, roles %s", Path(args.out), spec.ready_made.location, len(tokenizer), record["roles"])
         return
     if args.corpus is None:
@@ -130,5 +131,6 @@ def run(args: argparse.Namespace) -> None:
     tokenizer = train_tokenizer(trained_on.follow(texts), spec)
     with atomic_path(args.out) as out:
         tokenizer.save_pretrained(out)
-        write_provenance(out, strict.to_plain(spec), {"corpus_index": Path(args.corpus) / "index.json"}, trained_on=trained_on.summary())
+        inputs = {"corpus_index": Path(args.corpus) / "index.json"}
+        write_provenance(out, strict.to_plain(spec), inputs, outputs=tokenizer_files(out), trained_on=trained_on.summary())
     log.info("saved %s (vocab %d), trained on %s", Path(args.out), len(tokenizer), trained_on.summary())

@@ -77,7 +77,6 @@ def run(args: argparse.Namespace) -> None:
         log.info("%s: not scored (%s)", spec.run, not_scored)
     with atomic_path(args.out) as out:
         out.mkdir()
-        write_provenance(out, strict.to_plain(spec), {"model": Path(args.model) / WEIGHTS_FILE, "pairs": args.pairs})
         write_json(
             out / "scores.json",
             {
@@ -92,3 +91,5 @@ def run(args: argparse.Namespace) -> None:
                 "methods": scores,
             },
         )
+        inputs = {"model": Path(args.model) / WEIGHTS_FILE, "pairs": args.pairs}
+        write_provenance(out, strict.to_plain(spec), inputs, outputs=[out / "scores.json"])  # the aggregate verifies it
