@@ -575,9 +575,6 @@ def test_a_grid_is_checked_against_its_job_s_config_and_its_two_copies_of_a_scor
     tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, problem: str
 ) -> None:
     tree = write_fake_results(tmp_path)
-    path = tree.scores[0]
-    scores = json.loads(path.read_text())
-    rewrite(path, {**scores, "grid": edit(scores["grid"])})
-    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
-    message = capsys.readouterr().err.strip()
-    assert message.startswith(f"error: {path}: {problem}") and "\n" not in message
+    scores = json.loads(tree.scores[0].read_text())
+    rewrite(tree.scores[0], {**scores, "grid": edit(scores["grid"])})
+    assert_one_line_error(tree, tmp_path, capsys, f"{tree.scores[0]}: {problem}")
