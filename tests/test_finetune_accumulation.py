@@ -40,3 +40,27 @@ def test_micro_batches_give_the_gradients_of_one_pass(name, init_dir, tmp_path):
     assert micro_loss == pytest.approx(whole_loss, rel=1e-5) and len(micro) == len(whole) > 0
     for ours, theirs in zip(micro, whole, strict=True):
         torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+def test_the_trainer_s_weighting_averages_micro_batch_means(init_dir, tmp_path):
+    """accumulated_loss: per_micro_batch is transformers' Trainer's (each micro-batch's mean loss over
+    the number of micro-batches): on token tagging, where micro-batches hold unequal tokens, not the
+    batch's exact mean that per_unit gives."""
+    name = "token_classification"
+    task_dir = make_task(name, tmp_path / "task")
+    spec = strict.parse_json(FinetuneRunSpec, spec_json(name), "finetune")
+    stats, rows = read_task(task_dir)
+    context = TaskContext(spec.task, stats, load_saved_tokenizer(init_dir), "bidirectional", "random", "eos", read_documents(task_dir))
+    task_type = get_task_type(name)(context)
+    pretrained = task_type.load_pretrained(str(init_dir))
+    examples = task_type.encode(rows["train"][:10])
+    chunks = [examples[start : start + 3] for start in range(0, len(examples), 3)]
+    torch.manual_seed(0)
+    model = task_type.build_model(pretrained)
+    with torch.no_grad():
+        means = [task_type.loss(model, chunk).item() for chunk in chunks]
+    torch.manual_seed(0)
+    model = task_type.build_model(pretrained)
+    trainer_loss = task_type.accumulate(model, examples, 3, contextlib.nullcontext, "per_micro_batch")
+    assert trainer_loss == pytest.approx(sum(means) / len(means), rel=1e-5)
+    assert trainer_loss != pytest.approx(gradients(task_type, pretrained, examples, len(examples))[0], rel=1e-4)

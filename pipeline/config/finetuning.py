@@ -74,6 +74,11 @@ class FinetuningSpec:
     # None: the whole batch in one. The same updates up to float summation order (each pass weighted
     # by what the loss averages over; retrieval's in-batch negatives through cached embedding gradients).
     micro_batch_size: Count | None = None
+    # How a batch's loss weighs its micro-batches: "per_unit", each by its labelled units (tokens,
+    # examples), so the batch's exact mean whatever the micro-batch size; "per_micro_batch", each
+    # micro-batch's mean divided by their number, as transformers' Trainer does for a model that
+    # takes no num_items_in_batch (docs/paper-scale.md: which the study's took is unverified).
+    accumulated_loss: Literal["per_unit", "per_micro_batch"] = "per_unit"
     # Batches of similar lengths (pools of 50 batches sorted by length: less padding on a CPU),
     # or false: a random sampler's batches, as the study's Trainer and sentence-transformers draw
     # them (which also decides retrieval's in-batch negatives). pipeline/finetune/sweep.py: batch_order.

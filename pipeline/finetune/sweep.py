@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 import math
 import time
@@ -178,7 +179,8 @@ class Sweep:
             set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction, spec.lr_warmup))
             examples = [train.examples[i] for i in indices]
             micro_batch_size = spec.micro_batch_size or len(examples)
-            losses.append(self.own.task_type.accumulate(model, examples, micro_batch_size, lambda: autocast(spec.precision, self.device)))
+            forward = functools.partial(autocast, spec.precision, self.device)  # one pass's context, entered per micro-batch
+            losses.append(self.own.task_type.accumulate(model, examples, micro_batch_size, forward, spec.accumulated_loss))
             torch.nn.utils.clip_grad_norm_(model.parameters(), spec.optimizer.grad_clip_norm)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)

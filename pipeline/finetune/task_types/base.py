@@ -106,10 +106,17 @@ class TaskType(ABC):
         return len(examples)
 
     def accumulate(
-        self, model: nn.Module, examples: Sequence[Any], micro_batch_size: int, forward: Callable[[], AbstractContextManager]
+        self,
+        model: nn.Module,
+        examples: Sequence[Any],
+        micro_batch_size: int,
+        forward: Callable[[], AbstractContextManager],
+        weighting: str = "per_unit",
     ) -> float:
         """Backpropagate the batch's mean loss a micro-batch at a time (gradients accumulate on the
         parameters), each pass under ``forward()`` (autocast); returns the batch's mean loss.
+        ``weighting`` (FinetuningSpec.accumulated_loss): each micro-batch weighed by its labelled
+        units ("per_unit", the exact mean), or equally ("per_micro_batch", transformers' Trainer).
 
         The micro-batches' losses are summed on the device (in float64, as a Python float would sum
         them) and read once: a read per micro-batch would make the host wait for each backward before
@@ -121,8 +128,9 @@ class TaskType(ABC):
         for chunk, chunk_units in zip(chunks, units, strict=True):
             if chunk_units == 0:  # nothing labelled here (a mean over nothing is NaN)
                 continue
+            weight = chunk_units / total if weighting == "per_unit" else 1 / len(chunks)
             with forward():
-                loss = self.loss(model, chunk) * (chunk_units / total)
+                loss = self.loss(model, chunk) * weight
             loss.backward()
             term = loss.detach().double()
             value = term if value is None else value + term

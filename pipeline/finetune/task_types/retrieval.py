@@ -113,12 +113,14 @@ class Retrieval(TaskType):
         examples: Sequence[RetrievalExample],
         micro_batch_size: int,
         forward: Callable[[], AbstractContextManager],
+        weighting: str = "per_unit",
     ) -> float:
         """The whole batch's in-batch-negatives loss a micro-batch at a time, as sentence-transformers'
         CachedMultipleNegativesRankingLoss (EncodEval's) computes it: every embedding first without
         gradients, the loss and its gradient with respect to the embeddings on the whole batch, then
         each micro-batch embedded again and backpropagated from its cached embedding gradients. The
-        negatives stay the whole batch's, so the gradients equal one pass's (up to float rounding)."""
+        negatives stay the whole batch's, so the gradients equal one pass's (up to float rounding)
+        whatever the ``weighting``: the loss is the batch's, not a micro-batch's."""
         if micro_batch_size >= len(examples):
             return super().accumulate(model, examples, micro_batch_size, forward)
         chunks = [examples[start : start + micro_batch_size] for start in range(0, len(examples), micro_batch_size)]
