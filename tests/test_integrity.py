@@ -48,7 +48,10 @@ def last_error_line(capsys) -> str:
 def test_weights_changed_after_pretraining_are_refused_by_fine_tuning(tokens_dir, init_dir, tmp_path, capsys):
     run = pretrained(tokens_dir, init_dir, tmp_path)
     recorded = read_json(run / "provenance.json")["outputs"]
-    assert set(recorded) == {"model/model.safetensors", "checkpoints/step-000002/model.safetensors"}
+    tokenizers = {
+        f"{folder}/{name}" for folder in ("model", "checkpoints/step-000002") for name in ("tokenizer.json", "tokenizer_config.json")
+    }
+    assert set(recorded) == {"model/model.safetensors", "checkpoints/step-000002/model.safetensors", "summary.json", *tokenizers}
     task = make_task(tmp_path / "task")
     for model in (run / "model", run / "checkpoints" / "step-000002"):
         zero_first_tensor(model / "model.safetensors")

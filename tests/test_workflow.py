@@ -233,7 +233,7 @@ def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_p
     """Snakemake removes a job's outputs before it runs and after it fails; the rules flag them
     ``update``, so a failure restores them (rules/kept_outputs.smk), outdated, so that the next
     run redoes them: a task's splits when preparing it fails, and the tables when aggregate
-    refuses a truncated scores.json (saying how to write it again)."""
+    refuses a truncated scores.json (its bytes no longer the ones its job recorded: the job to rerun)."""
     workdir, cache = smoke_run
     copy = tmp_path / "copy"
     shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns(".snakemake"))
@@ -246,9 +246,10 @@ def test_a_failed_job_leaves_the_outputs_it_would_have_replaced(smoke_run, tmp_p
     done = snakemake(copy, "results/tables", cache=cache)
     assert done.returncode != 0
     log = (copy / "logs" / "aggregate.log").read_text().strip().splitlines()
-    assert log[-1].startswith("error: results/finetune/topic/clm-micro/scores.json: invalid JSON (")
+    assert log[-1].startswith("error: results/finetune/topic/clm-micro/scores.json: sha256 ")
     assert log[-1].endswith(
-        "; write it again: snakemake -f results/finetune/topic/clm-micro/scores.json (results/tables: kept as they were before this run)"
+        "it changed since: rerun the job that made results/finetune/topic/clm-micro (snakemake -f <its output>)"
+        " (results/tables: kept as they were before this run)"
     )
     assert snapshot(tables) == before["tables"]
     assert "aggregate" in planned_rules(copy, "results/tables", cache=cache)

@@ -26,12 +26,12 @@ from pipeline.analysis.stats import Estimate, mean_interval
 from pipeline.errors import PipelineError
 from pipeline.external.study_protocol import PROTOCOL_KEYS
 from pipeline.files import read_json
-from pipeline.metrics import get_metric
 
 SCORES_FIELDS: dict[str, Any] = {
     "task": str,
     "family": str,
     "metric": str,
+    "metric_headline": str,
     "higher_is_better": bool,
     "run": str,
     "objective": str,
@@ -97,13 +97,6 @@ def name_of_run(run: str, size: str, path: Path) -> str:
     return run[: -len(suffix)]
 
 
-def metric_headline(name: str, path: Path) -> str:
-    try:
-        return get_metric(name).headline
-    except (KeyError, PipelineError):
-        raise PipelineError(f"{path}: key 'metric' = {name!r} is not a registered metric") from None
-
-
 def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | None) -> int | None:
     """The pretraining step a scores.json was fine-tuned from: None for a final model.
 
@@ -158,7 +151,7 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
                 f"{path}: key 'objective' = {record['objective']!r} is not the run's name (the run without '-{record['size']}')"
             )
         points: set[tuple[float, int]] = set()
-        headline = metric_headline(record["metric"], path)
+        headline = record["metric_headline"]
         for index, point in enumerate(record["grid"]):
             validated(point, GRID_FIELDS, path, f"grid[{index}].")
             for split in ("validation", "test"):

@@ -180,6 +180,7 @@ def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation,
         "task": task_name,
         "family": task.family,
         "metric": task.metric,
+        "metric_headline": metric.headline,  # the key of test_scores the headline (each point's test) is
         **grid_protocol(task, finetuning, spec.task_name),
         "higher_is_better": metric.higher_is_better,
         "run": spec.run,
