@@ -4,7 +4,7 @@ workflow directory (``finetuning.micro_batch_size`` set in both, ``accumulated_l
 per_micro_batch in the other), each grid's test score at the learning rate chosen on validation
 set side by side, with the difference's Welch interval over fine-tuning seeds.
 
-    python bench/accumulated_loss.py --task proper_nouns --runs clm-tiny mlm-tiny per_unit_dir per_micro_batch_dir
+    python bench/accumulated_loss.py per_unit_dir per_micro_batch_dir --task proper_nouns --runs clm-tiny mlm-tiny
 """
 
 from __future__ import annotations
