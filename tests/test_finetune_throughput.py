@@ -41,11 +41,11 @@ def test_the_counted_training_tokens_are_the_padded_tokens_a_grid_point_computes
     computed = []
     accumulate = type(task_type).accumulate
 
-    def counting(self, model, examples, micro_batch_size, autocast):
+    def counting(self, model, examples, micro_batch_size, autocast, weighting):
         for start in range(0, len(examples), micro_batch_size):
             micro = examples[start : start + micro_batch_size]
             computed.append(len(micro) * max(len(e.input_ids) for e in micro))
-        return accumulate(self, model, examples, micro_batch_size, autocast)
+        return accumulate(self, model, examples, micro_batch_size, autocast, weighting)
 
     monkeypatch.setattr(type(task_type), "accumulate", counting)
     runner = Sweep(task_type, task_type.load_pretrained(str(init_dir)), splits, spec, get_metric("accuracy"))
