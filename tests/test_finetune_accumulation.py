@@ -26,15 +26,19 @@ def gradients(task_type, pretrained, examples, micro_batch_size: int) -> tuple[f
     return loss, [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_micro_batches_give_the_gradients_of_one_pass(name, init_dir, tmp_path):
+def ten_examples(name: str, init_dir, tmp_path):
+    """Task type ``name`` over a made task, the pretrained encoder it fine-tunes, and ten encoded training examples."""
     task_dir = make_task(name, tmp_path / "task")
     spec = strict.parse_json(FinetuneRunSpec, spec_json(name), "finetune")
     stats, rows = read_task(task_dir)
     context = TaskContext(spec.task, stats, load_saved_tokenizer(init_dir), "bidirectional", "random", "eos", read_documents(task_dir))
     task_type = get_task_type(name)(context)
-    pretrained = task_type.load_pretrained(str(init_dir))
-    examples = task_type.encode(rows["train"][:10])
+    return task_type, task_type.load_pretrained(str(init_dir)), task_type.encode(rows["train"][:10])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_micro_batches_give_the_gradients_of_one_pass(name, init_dir, tmp_path):
+    task_type, pretrained, examples = ten_examples(name, init_dir, tmp_path)
     whole_loss, whole = gradients(task_type, pretrained, examples, len(examples))
     micro_loss, micro = gradients(task_type, pretrained, examples, 3)  # 3 + 3 + 3 + 1: uneven on purpose
     assert micro_loss == pytest.approx(whole_loss, rel=1e-5) and len(micro) == len(whole) > 0
@@ -46,14 +50,7 @@ def test_the_trainer_s_weighting_averages_micro_batch_means(init_dir, tmp_path):
     """accumulated_loss: per_micro_batch is transformers' Trainer's (each micro-batch's mean loss over
     the number of micro-batches): on token tagging, where micro-batches hold unequal tokens, not the
     batch's exact mean that per_unit gives."""
-    name = "token_classification"
-    task_dir = make_task(name, tmp_path / "task")
-    spec = strict.parse_json(FinetuneRunSpec, spec_json(name), "finetune")
-    stats, rows = read_task(task_dir)
-    context = TaskContext(spec.task, stats, load_saved_tokenizer(init_dir), "bidirectional", "random", "eos", read_documents(task_dir))
-    task_type = get_task_type(name)(context)
-    pretrained = task_type.load_pretrained(str(init_dir))
-    examples = task_type.encode(rows["train"][:10])
+    task_type, pretrained, examples = ten_examples("token_classification", init_dir, tmp_path)
     chunks = [examples[start : start + 3] for start in range(0, len(examples), 3)]
     torch.manual_seed(0)
     model = task_type.build_model(pretrained)

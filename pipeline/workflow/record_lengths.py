@@ -57,9 +57,9 @@ def record_tokens(config: Config, task: str, record: DatasetRecord, scored_with:
         padded = sum(padded_tokens([lengths[side]], cap) for side in RETRIEVAL_SIDES)
     else:
         mean, padded = example_tokens(list(lengths.values()), cap), padded_tokens(list(lengths.values()), cap)
+    elsewhere = [(name, hub_records().for_task(name)) for name in scored_with]
     scored = scored_tokens(config, task, record, rows) + sum(
-        scored_tokens(config, name, hub_records().for_task(name), split_rows(config, name, hub_records().for_task(name)))
-        for name in scored_with
+        scored_tokens(config, name, other, split_rows(config, name, other)) for name, other in elsewhere
     )
     return RunTokens(task, rows["train"], steps, mean, steps * protocol.batch_size * padded, scored, source="record")
 
