@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 
-from pipeline import warm_worker
+from pipeline import cpu_paths, warm_worker
 from pipeline.errors import PipelineError
 
 STAGES = {
@@ -59,6 +59,11 @@ def close_standard_input() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        cpu_paths.mode()  # a mistyped PIPELINE_CPU_PATHS would otherwise run with native paths unasked
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if argv[:1] == [warm_worker.SERVE_COMMAND]:
         return warm_worker.serve(argv[1:], [STAGES[stage][0] for stage in warm_worker.STAGES], run_stage)
     status = warm_worker.run_in_worker(argv) if warm_worker.wanted(argv) else None

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline import cpu_paths
 from pipeline.files import sha256_file, write_json
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -68,11 +69,12 @@ def package_versions() -> dict[str, str]:
 
 
 def machine() -> dict[str, Any]:
-    """The processor (and the vector instructions torch's kernels use) behind the numbers. The
-    same code, config and seed give the same floats on one machine, not across processors:
-    their kernels round differently (~1e-7 a step), which MLM's pretraining amplifies to ~3e-3
-    in held-out loss over 2,000 steps (BENCHMARKS.md, "Reproducibility across machines")."""
-    record: dict[str, Any] = {"processor": processor_name(), "cores": os.cpu_count()}
+    """The processor, the CPU code paths in force and the vector instructions torch's kernels use,
+    behind the numbers. Under the processor's own paths the same code, config and seed give the
+    same floats on one machine only: kernels round differently per ISA and vendor (~1e-7 a step),
+    which MLM's pretraining amplifies to ~3e-3 in held-out loss over 2,000 steps; the portable
+    paths (:mod:`pipeline.cpu_paths`) are what makes two x86-64 processors agree."""
+    record: dict[str, Any] = {"processor": processor_name(), "cores": os.cpu_count(), "cpu_paths": cpu_paths.in_force()}
     torch = sys.modules.get("torch")  # only where the job computed with it: importing it costs a data job seconds
     if torch is not None:
         record["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
