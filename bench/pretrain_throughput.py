@@ -55,6 +55,7 @@ from transformers import AutoTokenizer
 
 from pipeline import strict
 from pipeline.config import ComputeSpec, PretrainingSpec, ScheduleSpec, SizeSpec
+from pipeline.kernels import DEFAULT_KERNELS, kernel_names
 from pipeline.model.backbone import (
     WEIGHTS_FILE,
     BackboneSpec,
@@ -359,13 +360,18 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--no-trainer", action="store_true", help="ours alone (an attempt measured against a baseline run)")
     parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers", help="with --compile: what is compiled")
     parser.add_argument("--compile-mode", choices=COMPILE_MODES, default="default", help="with --compile (reduce-overhead: CUDA graphs)")
-    parser.add_argument("--lm-head", choices=("chunked", "liger"), default="chunked", help="ours: the sparse head + loss (compute.lm_head)")
+    parser.add_argument(
+        "--lm-head",
+        choices=kernel_names("lm_head", sparse_only=True),
+        default=DEFAULT_KERNELS["lm_head"],
+        help="ours: the sparse head + loss",
+    )
     parser.add_argument("--liger-layers", action="store_true", help="ours: Liger Kernel's RMSNorm, SwiGLU and RoPE in the layers")
     parser.add_argument(
         "--attention",
-        choices=("sdpa", "flex", "varlen"),
-        default="sdpa",
-        help="ours: the kernel (pretraining.compute.attention; flex, varlen: GPU only)",
+        choices=kernel_names("attention"),
+        default=DEFAULT_KERNELS["attention"],
+        help="ours: the kernel (pretraining.compute.attention; pipeline/kernels/ says which need a GPU)",
     )
     parser.add_argument("--sdpa-backend", choices=("any", "flash"), default="any", help="flash: only the flash kernel (fails if not taken)")
     parser.add_argument(

@@ -27,6 +27,7 @@ from pipeline.config.bounds import (
     Width,
 )
 from pipeline.config.data import leaves_its_folder
+from pipeline.kernels import DEFAULT_KERNELS, KERNELS, kernel_names
 
 MIN_SAMPLE_TOKENS = 12  # the study's shortest sample (pipeline/pretrain/samples.py)
 FETCHED_SOURCES = "results/sources"  # where `fetch` unpacks each pinned artifact (rules/data.smk)
@@ -151,12 +152,11 @@ class OptimizerSpec:
             raise ValueError(f"betas must have two values, got {list(self.betas)}")
 
 
-# The kernels a CPU cannot run, by (ComputeSpec field, value): why, and what runs instead
-GPU_ONLY_KERNELS = {
-    ("attention", "flex"): "FlexAttention has no backward on the CPU; use 'sdpa'",
-    ("attention", "varlen"): "flash attention's variable-length kernel is CUDA only; use 'sdpa'",
-    ("lm_head", "liger"): "a Triton kernel; use 'chunked'",
-}
+# The kernels a config may name (pipeline/kernels/, one file each): the schema and the strict reader
+# take their names from the registry, so a new kernel file is a new allowed value.
+AttentionKernelName = Literal[kernel_names("attention")]
+DENSE_HEAD = next(name for name in kernel_names("lm_head") if not KERNELS[name].sparse)  # sparse_prediction: false
+SparseHeadName = Literal[kernel_names("lm_head", sparse_only=True)]
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,8 @@ class ComputeOverrides:
 
     micro_batch_size: Count | None = None
     sharding: Literal["ddp", "fsdp"] | None = None
-    attention: Literal["sdpa", "flex", "varlen"] | None = None
-    lm_head: Literal["chunked", "liger"] | None = None
+    attention: AttentionKernelName | None = None
+    lm_head: SparseHeadName | None = None
 
 
 @dataclass(frozen=True)
@@ -182,38 +182,33 @@ class ComputeSpec:
 
     precision: Literal["fp32", "bf16"] = "fp32"  # bf16: autocast around forward and loss, float32 weights and AdamW state
     compile: bool = False  # torch.compile the backbone (the transformer stack; the LM head and loss stay eager)
-    # The attention kernel. sdpa: PyTorch's scaled_dot_product_attention; split samples pass it a dense
-    # mask, which keeps its fused kernels off. flex: FlexAttention, whose block mask skips the tiles
-    # between a row's two samples (the study's variable-length flash kernel's saving); GPU only. varlen: that
-    # kernel itself (torch.nn.attention.varlen, pipeline/model/varlen_attention.py); GPU only, no prefix objectives.
-    attention: Literal["sdpa", "flex", "varlen"] = "sdpa"
+    # The attention kernel (pipeline/kernels/: sdpa, PyTorch's; flex, FlexAttention's block mask, GPU only;
+    # varlen, the study's variable-length flash kernel, GPU only, no prefix objectives)
+    attention: AttentionKernelName = DEFAULT_KERNELS["attention"]
     fused_optimizer: bool = False  # one fused AdamW kernel over all parameters
     sparse_prediction: bool = True  # LM head only on positions that carry loss (Cramming); False: on every position
-    # The sparse LM head and its loss as one pass that never holds every position's logits: chunked, this
-    # package's plain PyTorch (pipeline/model/linear_cross_entropy.py); liger, Liger Kernel's Triton kernel
-    # (the `gpu` extra, GPU only): 1.31x CLM tokens/s at 210M, micro-batch 32, on one H200 (packed blocks).
-    lm_head: Literal["chunked", "liger"] = "chunked"
+    # The sparse LM head and its loss as one pass that never holds every position's logits (pipeline/kernels/:
+    # chunked, plain PyTorch; liger, Liger Kernel's Triton kernel, GPU only, 1.31x CLM tokens/s at 210M on an H200)
+    lm_head: SparseHeadName = DEFAULT_KERNELS["lm_head"]
     micro_batch_size: Count | None = None  # sequences per forward pass per process (gradient accumulation); None: all at once
     sharding: Literal["ddp", "fsdp"] = "ddp"  # with several processes: replicate (DDP) or shard (FSDP) weights and AdamW state
     by_size: dict[str, ComputeOverrides] = field(default_factory=dict)
 
     @property
     def head(self) -> str:
-        """How the LM head and loss compute: on every position ("dense"), else the sparse ``lm_head``."""
-        return self.lm_head if self.sparse_prediction else "dense"
+        """The LM-head kernel a step computes with: the sparse ``lm_head``, else the dense head on every position."""
+        return self.lm_head if self.sparse_prediction else DENSE_HEAD
 
     def kernel_refusal(self, on_gpu: bool, gpu_is: str) -> tuple[str, str] | None:
         """The first kernel setting this cannot run with, as (field, why), else None; ``gpu_is`` names how the
         caller asks for a GPU (a config's ``hardware.gpus_per_run >= 1``, a benchmark's ``--device cuda``).
         One rule for the pipeline's config check and the benchmarks' arguments, so they refuse the same."""
         for field_name in ("attention", "lm_head"):
-            value = getattr(self, field_name)
-            if (field_name, value) in GPU_ONLY_KERNELS and not on_gpu:
-                return field_name, f"{value!r} needs a GPU ({gpu_is}): {GPU_ONLY_KERNELS[field_name, value]}"
-        if self.attention == "varlen" and self.precision != "bf16":
-            return "attention", "'varlen' needs precision 'bf16': flash attention computes in 16-bit floats only"
-        if self.lm_head == "liger" and not self.sparse_prediction:
-            return "lm_head", "'liger' is a sparse head; it needs compute.sparse_prediction: true"
+            refusal = KERNELS[getattr(self, field_name)].refusal(on_gpu, self.precision, gpu_is)
+            if refusal:
+                return field_name, refusal
+        if self.lm_head != DEFAULT_KERNELS["lm_head"] and not self.sparse_prediction:
+            return "lm_head", f"{self.lm_head!r} is a sparse head; it needs compute.sparse_prediction: true"
         return None
 
     def for_size(self, size: str) -> "ComputeSpec":

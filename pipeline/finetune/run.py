@@ -30,7 +30,7 @@ from pipeline.finetune.task_data import DOCUMENTS_FILE, SPLITS, read_documents, 
 from pipeline.finetune.task_types import TaskContext, get_task_type
 from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
-from pipeline.model.kernels import use_kernels_for
+from pipeline.model.numerics import use_numerics_for
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer
 
@@ -83,7 +83,7 @@ def examples_identity(rows: list[dict]) -> str:
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    use_kernels_for(device)  # no default device: the task types make their batches where the model is (pipeline.batch.device_of)
+    use_numerics_for(device)  # no default device: the task types make their batches where the model is (pipeline.batch.device_of)
     spec = strict.parse_json(FinetuneRunSpec, args.spec, "finetune")
     finetuning = spec.finetuning
     tokenizer = load_saved_tokenizer(args.model)

@@ -21,7 +21,7 @@ import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -35,11 +35,15 @@ from pipeline.config import SizeSpec
 from pipeline.errors import PipelineError
 from pipeline.example import IGNORE, Attention
 from pipeline.integrity import verify_recorded
+from pipeline.kernels import DEFAULT_KERNELS, KERNELS, split_samples_as
 from pipeline.model import varlen_attention
 from pipeline.model.attention import prefix_attention_mask, segment_positions, split_sample_mask
 from pipeline.model.liger_head import liger_linear_cross_entropy
 from pipeline.model.linear_cross_entropy import linear_cross_entropy
 from pipeline.tokenization.special_tokens import SpecialIds
+
+# What a model computes its attention with until a job sets pretraining.compute.attention's kernel
+DEFAULT_ATTENTION = KERNELS[DEFAULT_KERNELS["attention"]].transformers_name
 
 try:  # transformers 5's: a model built without drawing the weights a checkpoint replaces at once
     from transformers.initialization import no_init_weights as undrawn_weights
@@ -109,7 +113,7 @@ def model_config(spec: BackboneSpec, attention: Attention):
         # (how a CLM model is used bidirectionally), which reads its mask id from here.
         mask_token_id=spec.mask_id,
     )
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = DEFAULT_ATTENTION
     return config
 
 
@@ -172,7 +176,9 @@ def load_outside_decoder(checkpoint: str | Path, architecture: str, attention: A
 
     for weights in sorted(Path(checkpoint).glob("*.safetensors")):
         verify_recorded(weights)
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="sdpa", trust_remote_code=False)
+    model = AutoModelForCausalLM.from_pretrained(
+        checkpoint, dtype=torch.float32, attn_implementation=DEFAULT_ATTENTION, trust_remote_code=False
+    )
     if type(model).__name__ != architecture:
         raise PipelineError(f"{checkpoint}: holds a {type(model).__name__}, its {BACKBONE_FILE} says {architecture}")
     model.config.is_causal = attention != "bidirectional"
@@ -192,9 +198,16 @@ def compile_layers(model: torch.nn.Module, mode: str = "default") -> None:
         layer.compile(mode=mode)
 
 
+# The attention kernels that are this package's own, each with what registers it in transformers' AttentionInterface
+# (the others, transformers has under their names already)
+OWN_ATTENTION = {"varlen": varlen_attention.register}
+
+
 def attention_implementation(kernel: str) -> str:
-    """transformers' name of ``pretraining.compute.attention``'s kernel (the varlen kernel registered first)."""
-    return varlen_attention.register() if kernel == "varlen" else {"sdpa": "sdpa", "flex": "flex_attention"}[kernel]
+    """transformers' name of ``pretraining.compute.attention``'s kernel (pipeline/kernels/), registered first where it is ours."""
+    if kernel in OWN_ATTENTION:
+        OWN_ATTENTION[kernel]()
+    return KERNELS[kernel].transformers_name
 
 
 def builds_cache(model_class: type) -> bool:
@@ -212,11 +225,12 @@ def encode(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     rest eager (seen on a GPU: BENCHMARKS.md). EuroBERT builds none.
     """
     no_cache = {"use_cache": False} if builds_cache(type(model.base_model)) else {}
-    if model.config._attn_implementation == varlen_attention.VARLEN:  # pretraining.compute.attention: varlen
+    samples_as = split_samples_as(model.config._attn_implementation)  # pretraining.compute.attention's kernel
+    if samples_as == "offsets":
         return model.base_model(input_ids=batch.input_ids, **varlen_attention.varlen_inputs(batch), **no_cache).last_hidden_state
     if batch.segment_starts is not None:  # two samples a row (pipeline.pretrain.samples); never padded
         length = batch.input_ids.shape[1]
-        flex = model.config._attn_implementation == "flex_attention"  # pretraining.compute.attention
+        flex = samples_as == "block_mask"
         mask = split_sample_mask(batch.segment_starts, length, causal=batch.attention == "causal", flex=flex)
         positions = segment_positions(batch.segment_starts, length)
         return model.base_model(input_ids=batch.input_ids, attention_mask=mask, position_ids=positions, **no_cache).last_hidden_state
@@ -248,22 +262,24 @@ def labelled_logits(
     return head(hidden).float()[carries_loss], labels[carries_loss]
 
 
-def language_model_loss(model: PreTrainedModel, batch: Batch, head: LmHead = "chunked") -> torch.Tensor:
+def language_model_loss(model: PreTrainedModel, batch: Batch, head: LmHead = DEFAULT_KERNELS["lm_head"]) -> torch.Tensor:
     """Mean cross-entropy over the batch's positions that carry a label."""
     return labelled_loss(model, encode(model, batch), batch.labels, head)
 
 
-# How the LM head and its loss compute (pretraining.compute: sparse_prediction and lm_head): on the
-# labelled positions only, as one pass that never holds their logits (chunked: ours; liger: Liger
-# Kernel's, a GPU's), or on every position with their logits held ("dense", :func:`labelled_logits`).
-LmHead = Literal["chunked", "liger", "dense"]
+# How the LM head and its loss compute (pretraining.compute: sparse_prediction and lm_head), an LM-head kernel of
+# pipeline/kernels/: on the labelled positions only, as one pass that never holds their logits (the sparse heads,
+# implemented here by name), or on every position with their logits held (the dense head, :func:`labelled_logits`).
+LmHead = str
 SPARSE_HEADS = {"chunked": linear_cross_entropy, "liger": liger_linear_cross_entropy}
 
 
-def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, head: LmHead = "chunked") -> torch.Tensor:
+def labelled_loss(
+    model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Tensor, head: LmHead = DEFAULT_KERNELS["lm_head"]
+) -> torch.Tensor:
     """Mean cross-entropy of the LM head over the positions of ``hidden`` (B, T, H) that carry a label,
     computed as ``head`` says (:data:`LmHead`). Same numbers up to float rounding."""
-    if head == "dense":
+    if not KERNELS[head].sparse:
         return F.cross_entropy(*labelled_logits(model, hidden, labels, sparse=False))
     return sparse_head_loss(hidden, model.get_output_embeddings().weight, labels, head)
 
@@ -273,7 +289,9 @@ def labelled_loss(model: PreTrainedModel, hidden: torch.Tensor, labels: torch.Te
 # the CPU: every step) and the whole-model compile would never settle; the sparse heads are already
 # one fused pass, and the graph before them has the batch's fixed shape.
 @torch.compiler.disable
-def sparse_head_loss(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, head: LmHead = "chunked") -> torch.Tensor:
+def sparse_head_loss(
+    hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, head: LmHead = DEFAULT_KERNELS["lm_head"]
+) -> torch.Tensor:
     """The sparse ``head`` + loss on the positions of ``hidden`` (B, T, H) whose ``labels`` (B, T) count."""
     carries_loss = labels != IGNORE  # (B, T)
     return SPARSE_HEADS[head](hidden[carries_loss], weight, labels[carries_loss])

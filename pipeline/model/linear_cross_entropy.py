@@ -22,11 +22,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from pipeline.model.head_chunks import chunk_rows
+from pipeline.kernels.chunked import chunk_rows
 
 
 def default_chunk_rows(vocab_size: int, device: torch.device) -> int:
-    """Rows per chunk on ``device`` (:func:`.head_chunks.chunk_rows`)."""
+    """Rows per chunk on ``device`` (:func:`pipeline.kernels.chunked.chunk_rows`)."""
     return chunk_rows(vocab_size, device.type)
 
 

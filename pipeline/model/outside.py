@@ -36,7 +36,7 @@ from pipeline.errors import PipelineError
 from pipeline.example import Attention
 from pipeline.files import RESULTS, atomic_path
 from pipeline.integrity import PROVENANCE_FILE, verify_recorded
-from pipeline.model.backbone import MAX_RMS_NORM_EPS, BackboneSpec, build_language_model, save_language_model
+from pipeline.model.backbone import DEFAULT_ATTENTION, MAX_RMS_NORM_EPS, BackboneSpec, build_language_model, save_language_model
 from pipeline.model.sl_model import is_sl_model, read_sl_model
 from pipeline.objectives import parse_objective
 from pipeline.provenance import write_provenance
@@ -236,7 +236,11 @@ def load_model(spec: OutsideModelSpec, attention: Attention, where: str) -> Any:
     model_class = AutoModelForCausalLM if attention == "causal" else AutoModelForMaskedLM
     try:
         model = model_class.from_pretrained(
-            spec.path, revision=spec.revision, trust_remote_code=spec.trust_remote_code, dtype=torch.float32, attn_implementation="sdpa"
+            spec.path,
+            revision=spec.revision,
+            trust_remote_code=spec.trust_remote_code,
+            dtype=torch.float32,
+            attn_implementation=DEFAULT_ATTENTION,
         )
     except pickle.UnpicklingError:  # torch's advice, to load it unsafely, would run the pickle's code: not repeated
         raise PipelineError(

@@ -27,6 +27,7 @@ import torch
 
 from pipeline.batch import Batch
 from pipeline.errors import PipelineError
+from pipeline.kernels import KERNELS
 from pipeline.model.attention import segment_positions
 
 try:
@@ -34,9 +35,8 @@ try:
 except ImportError:  # torch < 2.9: the setting is refused where the model is set to it (register)
     flash_varlen = None
 
-# The name in transformers' AttentionInterface and in model.config._attn_implementation; without "flash" in it,
-# which transformers takes for a kernel to fetch from the hub
-VARLEN = "torch_varlen"
+# The name in transformers' AttentionInterface and in model.config._attn_implementation (pipeline/kernels/varlen.py)
+VARLEN = KERNELS["varlen"].transformers_name
 _PARAMETERS = frozenset(inspect.signature(flash_varlen).parameters) if flash_varlen is not None else frozenset()
 
 

@@ -36,7 +36,7 @@ from pipeline.model.backbone import (
     load_language_model,
     read_backbone_spec,
 )
-from pipeline.model.kernels import use_kernels_for
+from pipeline.model.numerics import use_numerics_for
 from pipeline.objectives import parse_objective
 from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> None:
 
 def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, args: argparse.Namespace, started: float) -> None:
     torch.set_num_threads(max(1, args.threads // processes.world_size))
-    use_kernels_for(processes.device)  # CPU: bit-exact resume; GPU: TF32, reproducible to rounding only
+    use_numerics_for(processes.device)  # CPU: bit-exact resume; GPU: TF32, reproducible to rounding only
     if not processes.is_main:
         logging.getLogger().setLevel(logging.WARNING)
     objective = parse_objective(spec.objective, f"objectives.{spec.objective_name}")

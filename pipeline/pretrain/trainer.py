@@ -36,6 +36,7 @@ from pipeline.config import PretrainingSpec
 from pipeline.errors import PipelineError, first_line
 from pipeline.files import explained_write_failure, write_json
 from pipeline.integrity import verify_recorded
+from pipeline.kernels import DEFAULT_KERNELS
 from pipeline.model.backbone import BackboneSpec, attention_implementation, compile_layers, layer_classes, save_language_model
 from pipeline.objectives import Objective, example_rng
 from pipeline.optimization import build_adamw, set_learning_rate
@@ -123,7 +124,7 @@ class Trainer:
         self.processes = processes or Processes(0, 1, torch.device("cpu"))
         device = self.processes.device
         self.model = model.to(device)
-        if self.compute.attention != "sdpa":  # every layer's attention, and how encode gives it the split samples
+        if self.compute.attention != DEFAULT_KERNELS["attention"]:  # every layer's attention, and how encode gives it the split samples
             self.model.set_attn_implementation(attention_implementation(self.compute.attention))
         # The objective's loss may own trainable parts (NSP head, ELECTRA generator): they are
         # optimised, saved and resumed with the backbone; only the backbone is exported.

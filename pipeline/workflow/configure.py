@@ -25,6 +25,7 @@ from pipeline.config import Config, TokenizerSpec
 from pipeline.data.task_rows import TASK_TYPES, unmapped_fields
 from pipeline.errors import PipelineError
 from pipeline.files import read_yaml
+from pipeline.kernels import KERNELS, kernel_names
 from pipeline.metrics import get_metric
 from pipeline.objectives import LOSSES_WITH_PARAMETERS, parse_objective
 from pipeline.pretrain.plan import RunPlan, curve_checkpoints, plan_runs
@@ -247,9 +248,8 @@ def check_row_objectives(config: Config, plans: dict[str, RunPlan], origin: str)
     - the study's cut samples (pretraining.samples: split) keep an example aligned with its block, which CLM
       and MLM examples are and the others are not: every run trains with the same samples, or the comparison
       is unfair;
-    - pretraining.compute.attention: varlen gives the kernel no mask, only where each sample starts and ends
-      (pipeline/model/varlen_attention.py): CLM and MLM rows, whole or split, say all they need that way;
-      prefix attention and padded targets do not.
+    - an attention kernel that takes no mask (pipeline/kernels/: varlen, only where each sample starts and ends):
+      CLM and MLM rows, whole or split, say all they need that way; prefix attention and padded targets do not.
     """
     for plan in plans.values():
         kind = config.objectives[plan.objective]["kind"]
@@ -260,10 +260,13 @@ def check_row_objectives(config: Config, plans: dict[str, RunPlan], origin: str)
                 f"{origin}.pretraining.samples: 'split' cuts CLM and MLM examples only; run {plan.run!r} trains {plan.objective!r}"
                 f" (kind {kind!r}): use samples 'packed' with it"
             )
-        if config.pretraining.compute.for_size(plan.size).attention == "varlen":
+        attention = KERNELS[config.pretraining.compute.for_size(plan.size).attention]
+        if attention.whole_samples_refusal:
+            others = [name for name in kernel_names("attention") if not KERNELS[name].whole_samples_refusal]
             raise PipelineError(
-                f"{origin}.pretraining.compute.attention: 'varlen' trains CLM and MLM examples only; run {plan.run!r} trains"
-                f" {plan.objective!r} (kind {kind!r}) at {plan.size!r}: use 'flex' or 'sdpa' there"
+                f"{origin}.pretraining.compute.attention: {attention.name!r} trains CLM and MLM examples only; run {plan.run!r}"
+                f" trains {plan.objective!r} (kind {kind!r}) at {plan.size!r}: use {' or '.join(repr(name) for name in others)}"
+                f" there ({attention.whole_samples_refusal})"
             )
 
 

@@ -32,7 +32,6 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
@@ -40,7 +39,7 @@ from typing import TYPE_CHECKING, get_args
 from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
 from pipeline.config.replicates import replicate_name
 from pipeline.finetune.plan import finetunes, finetunes_outside
-from pipeline.model.head_chunks import chunk_rows
+from pipeline.kernels import KERNELS
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
@@ -54,8 +53,6 @@ CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator 
 Plans = dict[str, RunPlan]  # pipeline.workflow.configure.Resolved.plans
 Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured or from its record
 CurvePoints = list[tuple[RunPlan, int]]  # pipeline.workflow.configure.Resolved.curve_points
-LOGIT_BYTES = 14  # dense head, per (loss position x vocabulary entry): bf16 logits 2 + float32 copy 4 + log-softmax 4, its gradient 4
-CHUNK_ENTRY_BYTES = 6  # chunked head, per (chunk row x vocabulary entry): float32 logits (exponentiated in place) 4 + bf16 gradient 2
 
 
 @dataclass(frozen=True)
@@ -311,14 +308,11 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
     # + the float32 embedding output, final norm input and output, outside the layers
     per_layer = activation_bytes_per_token_layer(size, bf16, compute.compile)
     activations = tokens * (size.num_layers * per_layer + 3 * 4 * size.hidden_size)
-    if spec.samples == "split" and compute.attention == "sdpa":
-        # SDPA takes the split samples' boolean (B, 1, L, L) mask as an additive bias in the activations'
-        # dtype, one per layer kept for its backward: 3.2 GB at 210M, micro-batch 32, where the H200
-        # measured 3.3 GB over packed blocks (bench/records/gpu-speed-h200-2026-11-28b); FlexAttention's
-        # block mask holds a few bytes per 128 x 128 tile, varlen's offsets two integers a row
-        activations += size.num_layers * micro * spec.sequence_length**2 * (2 if bf16 else 4)
+    # SDPA's dense split-sample mask: 3.2 GB at 210M, micro-batch 32, where the H200 measured 3.3 GB over
+    # packed blocks (bench/records/gpu-speed-h200-2026-11-28b)
+    activations += KERNELS[compute.attention].memory_bytes(size.num_layers, micro, spec.sequence_length, bf16, spec.samples == "split")
     fraction = max(loss_fractions(config, plans, size_name)) if compute.sparse_prediction else 1.0
-    logits = head_bytes(compute.head, tokens * fraction, vocab, size.hidden_size)
+    logits = KERNELS[compute.head].memory_bytes(tokens * fraction, vocab, size.hidden_size)
     total = states + activations + logits + CUDA_OVERHEAD_BYTES
     hardware = config.hardware
     return MemoryEstimate(
@@ -332,21 +326,6 @@ def peak_memory(config: Config, plans: Plans, size_name: str, world_size: int) -
         total / GB,
         total / GB <= hardware.gpu_memory_gb,
     )
-
-
-def head_bytes(head: str, positions: float, vocab: int, hidden: int) -> float:
-    """What the LM head and its loss hold at their peak for ``positions`` with a loss, computed as
-    ``head`` (pretraining.compute.head) says: the dense head's logits and their gradient at every
-    position; the chunked head's (:mod:`pipeline.model.linear_cross_entropy`) one chunk of them, with
-    its float32 gradient of the (V, H) head and a bf16 copy of it; Liger's (:mod:`pipeline.model.liger_head`)
-    one chunk of float32 logits (rows: the positions over ceil(V / H), to a power of two), the float32
-    gradients of the hidden states and of the head."""
-    if head == "dense":
-        return LOGIT_BYTES * positions * vocab
-    if head == "liger":
-        rows = min(positions, 2 ** math.ceil(math.log2(max(math.ceil(positions / math.ceil(vocab / hidden)), 1))))
-        return 4 * (rows * vocab + positions * hidden + vocab * hidden)
-    return min(positions, chunk_rows(vocab, "cuda")) * vocab * CHUNK_ENTRY_BYTES + (4 + 2) * vocab * hidden
 
 
 def finetune_peak_memory(config: Config, size_name: str) -> MemoryEstimate:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.kernels import DEFAULT_KERNELS
+
 if TYPE_CHECKING:
     from pipeline.config import Config
     from pipeline.pretrain.plan import RunPlan
@@ -55,8 +57,10 @@ class Setting:
     sequence_length: int
     precision: str
     vocab_size: int
-    attention: str = "sdpa"  # the kernel (pretraining.compute.attention); records from before it had none: SDPA
-    lm_head: str = "chunked"  # the sparse head (pretraining.compute.lm_head; bench --lm-head); before it: chunked
+    # The kernels (pretraining.compute.attention and lm_head; bench --attention, --lm-head): records from before
+    # those options computed with the defaults
+    attention: str = DEFAULT_KERNELS["attention"]
+    lm_head: str = DEFAULT_KERNELS["lm_head"]
 
 
 def setting_of(config: Config, size: str) -> Setting:
@@ -140,7 +144,7 @@ def measurements() -> tuple[Measurement, ...]:
         if any(args.get(k, v) != v for k, v in JOB_PATH.items()):
             continue
         micro = args["micro_batch_size"] or args["batch_size"]
-        kernels = (args.get("attention", "sdpa"), args.get("lm_head", "chunked"))
+        kernels = (args.get("attention", DEFAULT_KERNELS["attention"]), args.get("lm_head", DEFAULT_KERNELS["lm_head"]))
         setting = Setting(micro, args["sequence_length"], args["precision"], args["vocab_size"], *kernels)
         for kind, sides in record.get("summary", {}).items():
             if "mfu_datasheet" in sides.get("ours", {}):

@@ -21,7 +21,7 @@ from pipeline.analysis.pair_outcomes import win_rate
 from pipeline.files import atomic_path, read_jsonl, write_json
 from pipeline.integrity import verify_recorded
 from pipeline.model.backbone import WEIGHTS_FILE, load_language_model
-from pipeline.model.kernels import use_kernels_for
+from pipeline.model.numerics import use_numerics_for
 from pipeline.provenance import write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer
 from pipeline.zeroshot.likelihood import pseudo_log_likelihood, sentence_log_likelihood
@@ -60,7 +60,7 @@ def score_sentences(method: str, model_dir: str, sentences: list[str], device: t
 def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    use_kernels_for(device)
+    use_numerics_for(device)
     spec = strict.parse_json(MinimalPairsRunSpec, args.spec, "minimal_pairs_run")
     if Path(args.pairs).is_file():  # a missing one is read_jsonl's error to name
         verify_recorded(args.pairs)

@@ -9,6 +9,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from pipeline.batch import Batch
+from pipeline.kernels import DEFAULT_KERNELS
 from pipeline.model.backbone import BackboneSpec, LmHead
 from pipeline.objectives import Objective
 from pipeline.registry import Registry
@@ -28,7 +29,7 @@ class PretrainingLoss(nn.Module):
     # What such a loss measures on held-out blocks instead, by name (own_evaluation computes it); None: nothing.
     own_yardstick_name: str | None = None
     # How the LM head and its loss compute (ComputeSpec.head: dense, or a sparse head); set by build_loss.
-    head: LmHead = "chunked"
+    head: LmHead = DEFAULT_KERNELS["lm_head"]
 
     def __init__(self, backbone: BackboneSpec, objective: Objective, seed: int):
         super().__init__()
@@ -53,7 +54,7 @@ def register_loss(name: str) -> Callable[[type[PretrainingLoss]], type[Pretraini
     return decorate
 
 
-def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, head: LmHead = "chunked") -> PretrainingLoss:
+def build_loss(objective: Objective, backbone: BackboneSpec, seed: int, head: LmHead = DEFAULT_KERNELS["lm_head"]) -> PretrainingLoss:
     loss = LOSSES[objective.loss](backbone, objective, seed)  # an unknown name: one line listing the known ones
     loss.head = head
     return loss
