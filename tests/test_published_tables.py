@@ -113,9 +113,9 @@ def test_rows_two_tables_share_must_agree(tmp_path):
 def test_the_study_s_data_efficiency_gaps_are_those_its_claims_quote():
     """MLM-40 − CLM by family at each step of Tables 6-9, as claims.yaml's status of c04 quotes
     them (CLM − MLM there): per family at 5k, and over the four families at 1k and 40k."""
-    from pipeline.report.study_curve import STUDY_TOKENS_PER_STEP, study_gaps
+    from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP, curve_gaps
 
-    gaps = study_gaps(read_published_tables()).set_index(["family", "step"])
+    gaps = curve_gaps(read_published_tables()).set_index(["family", "step"]).rename(columns={"difference_mean": "gap"})
     assert {family: round(gaps.loc[(family, 5000), "gap"], 2) for family in ("SC", "TC", "QA", "IR")} == {
         "SC": -6.07,
         "TC": -1.81,
@@ -125,3 +125,24 @@ def test_the_study_s_data_efficiency_gaps_are_those_its_claims_quote():
     over_families = gaps["gap"].groupby(level="step").mean().round(2)
     assert (over_families[1000], over_families[40000]) == (-4.12, 5.35)
     assert gaps.loc[("SC", 40000), "tokens"] == 40000 * STUDY_TOKENS_PER_STEP  # 94.4B tokens
+
+
+def test_the_study_curve_s_interval_is_welch_s_over_its_fine_tuning_seeds():
+    """Each side's published 95% half-width is a t-interval over 5 seeds (se = ci / t_4); their
+    difference's is Welch's: narrower than the two half-widths combined as sqrt(a² + b²), which the
+    figure once drew (t_4 > t at Welch's 4-8 degrees of freedom)."""
+    from scipy import stats
+
+    from pipeline.analysis.study_cells import curve_gaps
+    from pipeline.external.published_tables import AVERAGE
+
+    published = read_published_tables()
+    row = curve_gaps(published).set_index(["family", "step"]).loc[("SC", 5000)]
+    cells = published[(published["experiment"] == "data_efficiency") & (published["dataset"] == AVERAGE)]
+    cells = cells[(cells["family"] == "SC") & (cells["steps"] == 5000)].set_index("objective")["ci"]
+    t4 = stats.t.ppf(0.975, 4)
+    se = (cells["MLM"] / t4) ** 2 + (cells["CLM"] / t4) ** 2
+    df = se**2 / (((cells["MLM"] / t4) ** 4 + (cells["CLM"] / t4) ** 4) / 4)
+    half_width = row["difference_high"] - row["difference_mean"]
+    assert half_width == pytest.approx(stats.t.ppf(0.975, df) * se**0.5, rel=1e-9)
+    assert half_width < (cells["MLM"] ** 2 + cells["CLM"] ** 2) ** 0.5

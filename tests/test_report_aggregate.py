@@ -54,6 +54,7 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "published_reference",
         "published_claims",
         "study_headline",
+        "study_curve",
         "lr_means",
     }
     assert set(tables) == expected

@@ -286,6 +286,8 @@ BUDGET_FIT_COLUMNS = [
 # The study's own MLM-40 − CLM where a headline row (size, level, name) is one it published
 # (Tables 2-5, Welch over its 5 fine-tuning seeds a side), shown beside the headline.
 STUDY_HEADLINE_COLUMNS = ["size", "level", "name", *Estimate.column_names("difference_")]
+# The study's 610M MLM-40 − CLM by family at each step of its data-efficiency tables (6-9), with its tokens.
+STUDY_CURVE_COLUMNS = ["family", "step", "tokens", *Estimate.column_names("difference_")]
 # detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
 # judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]

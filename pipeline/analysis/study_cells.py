@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.analysis.contract import STUDY_CURVE_COLUMNS
 from pipeline.analysis.stats import Estimate, average, difference, t_critical
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
 from pipeline.external.study_protocol import protocol_differences
@@ -307,6 +308,20 @@ def headline_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tup
             continue
         gaps[item["size"], item["level"], item["name"]] = difference(mlm, clm)
     return gaps
+
+
+def curve_gaps(published: pd.DataFrame) -> pd.DataFrame:
+    """The study's 610M MLM-40 − CLM family averages at each step of Tables 6-9 (Welch over its 5 fine-tuning
+    seeds a side, as every other published difference here): family, step, tokens and the difference's columns."""
+    tables = PublishedTables(published)
+    steps = sorted(set(published.loc[published["experiment"] == "data_efficiency", "steps"]))
+    rows = []
+    for family in FAMILY_ORDER:
+        for step in steps:
+            model = {"experiment": "data_efficiency", "size": "610M", "steps": step}
+            gap = difference(tables.family(family, **model, objective="MLM"), tables.family(family, **model, objective="CLM"))
+            rows.append({"family": family, "step": step, "tokens": step * STUDY_TOKENS_PER_STEP, **gap.columns("difference_")})
+    return pd.DataFrame(rows, columns=STUDY_CURVE_COLUMNS)
 
 
 def published_estimate(cell: pd.Series) -> Estimate:

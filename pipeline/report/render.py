@@ -196,7 +196,7 @@ def draw_figures(
         "budget_trend": figures.budget_trend(frames["budget_trend"], frames["budget_fit"], directory / "budget_trend.png")
         if len(frames["budget_trend"])
         else None,
-        "study_curve": study_curve_figure(frames["budget_trend"], directory / "study_curve.png"),
+        "study_curve": study_curve_figure(frames["budget_trend"], frames["study_curve"], directory / "study_curve.png"),
         "learning_rates": figures.score_vs_learning_rate(lr_grid, frames["run_scores"], sizes, directory / "learning_rates.png")
         if len(lr_grid)
         else None,

@@ -1,41 +1,25 @@
 """Where this run sits on the study's data-efficiency curve: MLM − CLM by task family against
 pretraining tokens (log scale), this run's points (budget_trend.csv: the learning-curve
-checkpoints and the final models) beside the study's 610M curve (its published Tables 6-9,
-:mod:`pipeline.external.published_tables`), one panel per family.
+checkpoints and the final models) beside the study's 610M curve (study_curve.csv, from its
+published Tables 6-9), one panel per family.
 
 They are different models at different scales on different data, drawn on one axis so that a
 reader sees how far along the study's curve a CPU run's token budget lies; the figure says so.
-The study's interval at a step is the two published half-widths combined as independent
-(sqrt(a² + b²): its CLM and MLM were fine-tuned with separate seeds), over fine-tuning seeds
-only; this run's is its own (budget_trend.csv), with the variance its config includes.
+Both intervals are the aggregate's: the study's Welch interval over its fine-tuning seeds, this
+run's with the variance its config includes. The figure computes nothing; it draws the two tables.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.analysis.budget_trend import MLM_MINUS_CLM
-from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP  # 1k-40k steps are 2.4B-94B tokens
-from pipeline.external.published_tables import AVERAGE, read_published_tables
 from pipeline.report.panels import legend_under_panels, panel_figure
 
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"
-
-
-def study_gaps(published: pd.DataFrame) -> pd.DataFrame:
-    """The study's 610M MLM-40 − CLM family averages at each step of Tables 6-9:
-    family, step, tokens, gap, half_width."""
-    curve = published[(published["experiment"] == "data_efficiency") & (published["dataset"] == AVERAGE)]
-    mlm = curve[curve["objective"] == "MLM"].set_index(["family", "steps"])
-    clm = curve[curve["objective"] == "CLM"].set_index(["family", "steps"])
-    gaps = pd.DataFrame({"gap": mlm["mean"] - clm["mean"], "half_width": (mlm["ci"] ** 2 + clm["ci"] ** 2).map(math.sqrt)}).reset_index()
-    gaps = gaps.rename(columns={"steps": "step"})
-    gaps["tokens"] = gaps["step"] * STUDY_TOKENS_PER_STEP
-    return gaps.sort_values(["family", "step"], ignore_index=True)
 
 
 def run_gaps(trend: pd.DataFrame) -> pd.DataFrame:
@@ -44,21 +28,26 @@ def run_gaps(trend: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values(["name", "size", "tokens"], ignore_index=True)
 
 
-def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame | None = None) -> Path | None:
-    """The figure, one panel per family this run measured MLM − CLM on; None where it measured none."""
+def error_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> list[pd.Series]:
+    """matplotlib's (below, above) distances of an interval from its mean; none where it is undefined."""
+    return [(mean - low).fillna(0), (high - mean).fillna(0)]
+
+
+def study_curve_figure(trend: pd.DataFrame, study: pd.DataFrame, path: Path) -> Path | None:
+    """The figure, one panel per family this run measured MLM − CLM on; None where it measured none.
+    ``study``: study_curve.csv."""
     ours = run_gaps(trend)
     if ours.empty:
         return None
-    study = study_gaps(read_published_tables() if published is None else published)
     families = list(dict.fromkeys(ours["name"]))
 
     def draw(ax: plt.Axes, family: str) -> None:
-        theirs = study[study["family"] == family]
+        theirs = study[study["family"] == family].sort_values("step")
         if len(theirs):
             ax.errorbar(
                 theirs["tokens"],
-                theirs["gap"],
-                yerr=theirs["half_width"],
+                theirs["difference_mean"],
+                yerr=error_bars(theirs["difference_mean"], theirs["difference_low"], theirs["difference_high"]),
                 color=STUDY_COLOUR,
                 marker="s",
                 markersize=3,
@@ -67,11 +56,10 @@ def study_curve_figure(trend: pd.DataFrame, path: Path, published: pd.DataFrame 
                 label="study: 610M, FineWeb-Edu, Tables 6-9",
             )
         for size, points in ours[ours["name"] == family].groupby("size", sort=False):
-            errors = [(points["effect_mean"] - points["effect_low"]).fillna(0), (points["effect_high"] - points["effect_mean"]).fillna(0)]
             ax.errorbar(
                 points["tokens"],
                 points["effect_mean"],
-                yerr=errors,
+                yerr=error_bars(points["effect_mean"], points["effect_low"], points["effect_high"]),
                 color=RUN_COLOUR,
                 marker="o",
                 markersize=3,
