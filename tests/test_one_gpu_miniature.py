@@ -52,7 +52,7 @@ def test_the_runs_stop_undecayed_at_the_study_s_first_checkpoint(miniature):
     workdir, _, _ = miniature
     for run in ("clm-610m", "mlm-610m"):
         summary = json.loads((workdir / "results" / "pretrain" / run / "summary.json").read_text())
-        assert (summary["num_steps"], summary["schedule_steps"]) == (4, 168)  # 1,000 of the study's 42,000
+        assert (summary["trained_steps"], summary["schedule_steps"]) == (4, 168)  # 1,000 of the study's 42,000
         assert "the first 4 steps of a 168-step schedule, undecayed" in summary["description"]
 
 

@@ -167,7 +167,7 @@ def test_an_outside_model_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens
     changed = [name for name, tensor in after.state_dict().items() if not torch.equal(tensor, before.state_dict()[name])]
     assert len(changed) > len(after.state_dict()) // 2  # MLM trained the layers, not a head alone
     summary = read_json(tmp_path / "cpt" / "summary.json")
-    assert summary["heldout_metric"]["name"] == "masked_token_accuracy" and summary["num_steps"] == 6
+    assert summary["heldout_metric"]["name"] == "masked_token_accuracy" and summary["trained_steps"] == 6
 
 
 def test_the_repository_s_own_code_runs_only_under_trust_remote_code(tmp_path, capsys):

@@ -220,7 +220,7 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
 
     resumed = pretrain(spec, tokens_dir, init_dir, root)
     assert_same_weights(weights(reference), weights(resumed))
-    assert read_json(resumed / "summary.json")["num_steps"] == num_steps
+    assert read_json(resumed / "summary.json")["trained_steps"] == num_steps
     assert (resumed / "log.csv").read_text().splitlines()[-1].split(",")[:5] == (reference / "log.csv").read_text().splitlines()[-1].split(
         ","
     )[:5]
@@ -278,7 +278,7 @@ def test_a_kill_anywhere_in_finalize_reruns_to_the_same_outputs(after, tokens_di
     assert sorted(path.name for path in (resumed / "checkpoints").iterdir()) == ["step-000004", "step-000008"]
     for directory in ("model", "checkpoints/step-000004", "checkpoints/step-000008"):
         assert_same_weights(load_file(reference / directory / "model.safetensors"), load_file(resumed / directory / "model.safetensors"))
-    assert read_json(resumed / "summary.json")["num_steps"] == 12 and not (root / "work").exists()
+    assert read_json(resumed / "summary.json")["trained_steps"] == 12 and not (root / "work").exists()
 
 
 def test_a_kill_while_the_finished_state_is_deleted_needs_no_hand_to_rerun(tokens_dir, init_dir, tmp_path, monkeypatch):

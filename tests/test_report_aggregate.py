@@ -274,7 +274,7 @@ def test_a_shorter_budget_is_measured_against_its_own_decay_branches(tmp_path: P
     tables = aggregate(tmp_path, tasks=("sentiment",), sizes=("tiny",), zoo_sizes=("tiny",), budget_sizes=("tiny",))
     family = tables["objectives"][tables["objectives"]["level"] == "family"]
     two_stage = family[family["section"] == "Two-stage CLM→MLM"]
-    assert list(zip(two_stage["run_name"], two_stage["num_steps"], two_stage["clm_share"])) == [
+    assert list(zip(two_stage["run_name"], two_stage["trained_steps"], two_stage["clm_share"])) == [
         ("mlm_400steps", 400, 0.0),
         ("clm50_mlm_400steps", 400, 0.5),
         ("clm_400steps", 400, 1.0),
@@ -425,7 +425,7 @@ def assert_one_line_error(tree: FakeTree, tmp_path: Path, capsys: pytest.Capture
         (lambda record: record.update(pretraining_step="150"), "key 'pretraining_step' should be int"),
         (
             lambda record: record.update(pretraining_step=0),
-            "key 'pretraining_step' = 0 is not strictly between the first step (0) and num_steps (600) of run 'clm-tiny'",
+            "key 'pretraining_step' = 0 is not strictly between the first step (0) and trained_steps (600) of run 'clm-tiny'",
         ),
         (lambda record: record.update(pretraining_step=600), "key 'pretraining_step' = 600 is not strictly between"),
         (lambda record: record.update(run="clm2-tiny", objective="clm2"), "key 'run' = 'clm2-tiny' has no summary.json among --summaries"),

@@ -379,7 +379,7 @@ def test_tokens_from_initialisation_count_what_a_run_inherited() -> None:
             ("cpt", "final", "clm", None, 0, 160, 160 * 8),
             ("outside_cpt", "outside", None, None, 0, 160, 160 * 8),
         ],
-        columns=["run", "started_from_kind", "started_from_run", "started_from_step", "first_step", "num_steps", "num_tokens"],
+        columns=["run", "started_from_kind", "started_from_run", "started_from_step", "first_step", "trained_steps", "num_tokens"],
     )
     assert tokens_from_initialisation(table).to_dict() == pytest.approx(
         {"clm": 8000, "clm_400": 3200, "split": 3200, "cpt": 9280, "outside_cpt": math.nan}, nan_ok=True

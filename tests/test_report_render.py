@@ -373,7 +373,7 @@ def test_the_overview_draws_the_references_of_the_budget_its_runs_trained(monkey
         reference = {"clm": f"clm{'' if steps == 1440 else '_480steps'}-{size}", "mlm": f"mlm{'' if steps == 1440 else '_480steps'}-{size}"}
         return {
             "level": "family", "repeated": False, "family": "SC", "size": size, "run": f"{name}-{size}", "run_name": name,
-            "section": section, "num_steps": steps, "test_mean": score, "test_low": score - 1, "test_high": score + 1,
+            "section": section, "trained_steps": steps, "test_mean": score, "test_low": score - 1, "test_high": score + 1,
             "clm_run": reference["clm"], "mlm_run": reference["mlm"],
         }  # fmt: skip
 

@@ -31,7 +31,7 @@ def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, b
         "objective": objective,
         "objective_kind": kind,
         "study": study,
-        "num_steps": num_steps,
+        "trained_steps": num_steps,
         "first_step": first_step,
         "started_from_run": base and f"{base}-tiny",
     }

@@ -29,7 +29,7 @@ def plan_rows(resolved) -> list[tuple[dict, float, str]]:
             "run": plan.run,
             "size": plan.size,
             "study": plan.study,
-            "num_steps": plan.last_step,
+            "trained_steps": plan.last_step,
             "schedule_steps": plan.schedule_steps,
             "first_step": plan.first_step,
             "objective_kind": objective["kind"],
@@ -90,8 +90,10 @@ def fake_tables(
                 "run": f"{name}-{size}",
                 "size": size,
                 "study": "objectives",
-                "num_steps": steps,
+                "trained_steps": steps,
                 "schedule_steps": steps,
+                "stopped_before_decay": False,
+                "budget_steps": steps,
                 "first_step": 0,
                 "objective_kind": name,
                 "started_from_run": None,
@@ -192,7 +194,7 @@ def test_a_run_stopped_before_its_decay_is_a_learning_curve_cell_at_its_step():
     """The one-GPU tier's runs: 1,000 steps of a 42,000-step schedule, undecayed. Their final models
     are the study's 1k checkpoints (Table 6), not its 42k models, and at its scale they compare."""
     pretraining, scores, families, curves, params, protocols = fake_tables(80.0, size="610m", steps=1000, low=79.0, high=81.0)
-    pretraining = pretraining.assign(schedule_steps=42_000, num_study_parameters=610e6)
+    pretraining = pretraining.assign(schedule_steps=42_000, stopped_before_decay=True, budget_steps=42_000, num_study_parameters=610e6)
     cells = published_beside(read_published_tables(), our_cells(pretraining, scores, families, curves, params, protocols))
     produced = cells[cells["verdict"] != NOT_RUN]
     assert set(produced["experiment"]) == {"data_efficiency"} and set(produced["steps"]) == {1000} and set(produced["table"]) == {6}

@@ -38,8 +38,9 @@ def planned_rows(resolved) -> list[dict]:
                 "mask_ratio": config.objectives[plan.objective].get("mask_ratio", math.nan),
                 "started_from_run": plan.start.run,
                 "first_step": plan.first_step,
-                "num_steps": plan.last_step,
+                "trained_steps": plan.last_step,
                 "schedule_steps": plan.schedule_steps,
+                "stopped_before_decay": plan.last_step < plan.schedule_steps,
                 "num_tokens": pretraining_tokens(plan, config),
                 "num_study_parameters": counts.study_count,
             }
@@ -59,10 +60,10 @@ def reasons_of(overlays: list[str]) -> dict[tuple[str, str], str]:
     }
     rows = planned_rows(resolved)
     kinds = {row["run"]: row["objective_kind"] for row in rows}
-    num_steps = max(row["schedule_steps"] for row in rows if row["study"] == "objectives")
+    num_steps = config.pretraining.num_steps  # what each run's summary.json records as budget_steps
     reasons = {}
     for row in rows:
-        step = row["num_steps"] if row["num_steps"] < row["schedule_steps"] else None  # stopped before its decay
+        step = row["trained_steps"] if row["stopped_before_decay"] else None
         if not study_keys(row, step, num_steps, row["mask_ratio"], kinds.get(row["started_from_run"], "")):
             continue
         for family in FAMILY_ORDER:

@@ -64,7 +64,7 @@ def test_smoke_run_produces_the_report(smoke_run):
     assert not (workdir / "results" / "resume" / "pretrain" / "clm-micro").exists()
     # the 20-step budget: MLM decayed from the 30-step run's step 10, and its split measured against it
     branch = json.loads((workdir / "results" / "pretrain" / "mlm_20steps-micro" / "summary.json").read_text())
-    assert (branch["study"], branch["first_step"], branch["num_steps"], branch["started_from"]["run"]) == (
+    assert (branch["study"], branch["first_step"], branch["trained_steps"], branch["started_from"]["run"]) == (
         "short_budget",
         10,
         20,
@@ -72,7 +72,7 @@ def test_smoke_run_produces_the_report(smoke_run):
     )
     with (workdir / "results" / "tables" / "objectives.csv").open() as table:
         split = [row for row in csv.DictReader(table) if row["run"] == "clm50_mlm_20steps-micro"]
-    assert split and {(row["num_steps"], row["clm_share"], row["mlm_run"]) for row in split} == {("20", "0.5", "mlm_20steps-micro")}
+    assert split and {(row["trained_steps"], row["clm_share"], row["mlm_run"]) for row in split} == {("20", "0.5", "mlm_20steps-micro")}
     # the zero-shot family: every model, checkpoint and random init scored on the same pairs, without fine-tuning
     with (workdir / "results" / "tables" / "minimal_pairs.csv").open() as table:
         pooled = [row for row in csv.DictReader(table) if row["kind"] == "all"]

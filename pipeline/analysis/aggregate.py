@@ -32,7 +32,7 @@ variants of MLM, two-stage and continued runs, which get sections of their own. 
 MLM and CLM runs are also repeated (``repeated`` true) as reference points in the
 sections whose runs are measured against them: the 40% point of the masking sweep, the
 0% and 100% ends of the two-stage CLM share. ``clm_share`` (two-stage section only) is
-the fraction of the step budget trained with CLM: first_step / num_steps for a split, 1
+the fraction of the step budget trained with CLM: first_step / trained_steps for a split, 1
 or 0 for a shorter budget's CLM or MLM decay branch, which are that budget's ends and
 the references its splits are measured against.
 
@@ -40,7 +40,7 @@ Learning curves. A ``--curve-scores`` file has the schema of a final model's
 scores.json plus ``pretraining_step`` (a final model's file has none, or null). A
 checkpoint goes through the final model's protocol (LR chosen on validation at that
 checkpoint, test seed mean), and every curve ends with its run's final model at step
-= num_steps, so its last point is the headline score. A checkpoint must be fine-tuned
+= trained_steps, so its last point is the headline score. A checkpoint must be fine-tuned
 on the tasks its final model was, or its family average would average other tasks
 than the curve's last point. curve_comparison.csv pairs the headline's CLM and MLM
 runs only (those of comparison.csv: a two-stage run with curves is of kind MLM too)

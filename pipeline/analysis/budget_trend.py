@@ -34,7 +34,7 @@ ZERO_SHOT = "zero-shot"
 
 def tokens_per_step(pretraining: pd.DataFrame) -> dict[str, float]:
     steps = pretraining.set_index("run")
-    return (steps["num_tokens"] / (steps["num_steps"] - steps["first_step"])).to_dict()
+    return (steps["num_tokens"] / (steps["trained_steps"] - steps["first_step"])).to_dict()
 
 
 def trend_point(level: str, name: str, size: str, contrast: str, step: int, tokens: float, effect: Estimate) -> dict[str, object]:
@@ -80,7 +80,7 @@ def zero_shot_points(
     """Pretrained − random on all minimal pairs at every checkpoint and final model of the
     headline runs (each scored its own way), and MLM − CLM at the final models."""
     points = []
-    budgets = pretraining.set_index("run")["num_steps"]
+    budgets = pretraining.set_index("run")["trained_steps"]
     pooled = minimal_pairs[(minimal_pairs["kind"] == "all") & minimal_pairs["random_run"].notna()]
     for _, item in minimal_pairs_comparison[minimal_pairs_comparison["kind"] == "all"].iterrows():
         for contrast, run, method in (

@@ -42,12 +42,12 @@ def curve_points(
     """(step, task scores, family averages) of the runs with curve scores, at every step
     any of them has a point: the checkpoints, scored by :func:`score_table` and
     :func:`family_table` like the final models, and each run's final model from
-    ``run_scores`` at its num_steps; pretraining replicates pooled per step as the final
+    ``run_scores`` at its trained_steps; pretraining replicates pooled per step as the final
     models' are (:func:`.replicates.pool_replicates`). A run stopped before its schedule's
     decay (pretraining.stop_at_step) is on the curves by its final model alone, an undecayed
     point as a checkpoint is."""
-    steps = pretraining.set_index("run")["num_steps"]
-    stopped = pretraining.loc[pretraining["num_steps"] < pretraining["schedule_steps"], "run"]
+    steps = pretraining.set_index("run")["trained_steps"]
+    stopped = pretraining.loc[pretraining["stopped_before_decay"], "run"]
     pairs = [curve_grid[["run", "task"]], run_scores.loc[run_scores["run"].isin(stopped), ["run", "task"]]]
     on_curves = pd.MultiIndex.from_frame(pd.concat(pairs, ignore_index=True).drop_duplicates())
     finals = run_scores[pd.MultiIndex.from_frame(run_scores[["run", "task"]]).isin(on_curves)]
@@ -71,7 +71,7 @@ def learning_curve_table(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pre
                         "level": level,
                         "name": name,
                         **{c: run[c] for c in ("family", "run", "run_name", "objective_kind", "size")},
-                        "num_steps": budget,
+                        "schedule_steps": budget,
                         "step": step,
                         "budget_fraction": step / budget,
                         "final": step == budget,

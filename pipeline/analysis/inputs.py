@@ -55,8 +55,10 @@ SUMMARY_FIELDS: dict[str, Any] = {
     "num_parameters": int,
     "num_non_embedding_parameters": int,
     "num_study_parameters": int,
-    "num_steps": int,
+    "trained_steps": int,
     "schedule_steps": int,
+    "stopped_before_decay": bool,
+    "budget_steps": int,
     "num_tokens": int,
     "loss_fraction": NUMBER,
     "final_train_loss": NUMBER,
@@ -103,7 +105,7 @@ def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | 
     Without ``budgets`` the file must be a final model's (no ``pretraining_step``, or
     null): a checkpoint's scores passed as --scores would silently replace its final
     model. With them (pretraining.csv rows) it must name a step strictly inside its
-    run's budget: the final model is step num_steps and comes from --scores, and a
+    run's steps: the final model is at its trained_steps and comes from --scores, and a
     second stage saves no checkpoint before its split.
     """
     if budgets is None:
@@ -117,10 +119,10 @@ def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | 
     runs = budgets.set_index("run")
     if record["run"] not in runs.index:
         raise PipelineError(f"{path}: key 'run' = {record['run']!r} has no summary.json among --summaries")
-    first, last = runs.loc[record["run"], ["first_step", "num_steps"]]
+    first, last = runs.loc[record["run"], ["first_step", "trained_steps"]]
     if not first < step < last:
         raise PipelineError(
-            f"{path}: key 'pretraining_step' = {step} is not strictly between the first step ({first}) and num_steps ({last}) of run "
+            f"{path}: key 'pretraining_step' = {step} is not strictly between the first step ({first}) and trained_steps ({last}) of run "
             f"{record['run']!r}"
         )
     return step

@@ -39,7 +39,7 @@ PLACEMENT_COLUMNS = [
     "run",
     "objective",
     "study",
-    "num_steps",
+    "trained_steps",
     "section",
     "repeated",
     "clm_share",
@@ -109,8 +109,8 @@ def budget_references(at_size: pd.DataFrame) -> dict[int, dict[str, str | None]]
     runs) at their budgets, the runs named like their kind at theirs."""
     branches = at_size[at_size["study"] == "short_budget"]
     full = named_references(at_size)
-    steps = at_size.set_index("run")["num_steps"]
-    references = {int(budget): named_references(group) for budget, group in branches.groupby("num_steps")}
+    steps = at_size.set_index("run")["trained_steps"]
+    references = {int(budget): named_references(group) for budget, group in branches.groupby("trained_steps")}
     for kind, run in full.items():
         if run is not None:
             references.setdefault(int(steps[run]), dict.fromkeys(REFERENCE_KINDS))[kind] = run
@@ -128,8 +128,8 @@ def reference_runs(pretraining: pd.DataFrame) -> dict[str, dict[str, str | None]
     for _, at_size in pretraining.groupby("size", sort=False):
         full, by_budget = named_references(at_size), budget_references(at_size)
         for _, run in at_size.iterrows():
-            own_budget = run["study"] != "continued" and int(run["num_steps"]) in by_budget
-            references[run["run"]] = by_budget[int(run["num_steps"])] if own_budget else full
+            own_budget = run["study"] != "continued" and int(run["trained_steps"]) in by_budget
+            references[run["run"]] = by_budget[int(run["trained_steps"])] if own_budget else full
     return references
 
 
@@ -157,7 +157,7 @@ def tokens_from_initialisation(pretraining: pd.DataFrame) -> pd.Series:
             elif kind == "checkpoint":
                 base = table.loc[row["started_from_run"]]
                 inherited = total(row["started_from_run"]) - float(base["num_tokens"])
-                per_step = float(base["num_tokens"]) / (base["num_steps"] - base["first_step"])
+                per_step = float(base["num_tokens"]) / (base["trained_steps"] - base["first_step"])
                 totals[run] = own + inherited + per_step * (row["started_from_step"] - base["first_step"])
             else:  # outside: an outside model's pretraining is not counted here
                 totals[run] = math.nan
@@ -174,7 +174,7 @@ def clm_share(run: pd.Series, home: str, base_kind: str) -> float:
         return math.nan
     if run["study"] == "short_budget":
         return REPEATED_REFERENCES[TWO_STAGE].get(run["objective_kind"], math.nan)
-    return run["first_step"] / run["num_steps"] if base_kind == "clm" else math.nan
+    return run["first_step"] / run["trained_steps"] if base_kind == "clm" else math.nan
 
 
 def run_placements(pretraining: pd.DataFrame, objective_params: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
@@ -193,7 +193,8 @@ def run_placements(pretraining: pd.DataFrame, objective_params: Mapping[str, Map
         by_budget = budget_references(at_size)
         homes = {run["run"]: home_section(run, references["mlm"]) for _, run in at_size.iterrows()}
         budgets = {
-            section: {int(r["num_steps"]) for _, r in at_size.iterrows() if homes[r["run"]] == section} for section in REPEATED_REFERENCES
+            section: {int(r["trained_steps"]) for _, r in at_size.iterrows() if homes[r["run"]] == section}
+            for section in REPEATED_REFERENCES
         }
         repeats = {
             (section, by_budget[budget][kind]): share
@@ -218,7 +219,7 @@ def run_placements(pretraining: pd.DataFrame, objective_params: Mapping[str, Map
                         "run": run["run"],
                         "objective": run["objective"],
                         "study": run["study"],
-                        "num_steps": run["num_steps"],
+                        "trained_steps": run["trained_steps"],
                         "section": section,
                         "repeated": repeated,
                         "clm_share": share,

@@ -6,9 +6,10 @@ A run is matched to the study's models by its role, not its scale, so that a shr
 rehearsal, a CPU tier with the paper's size names) is matched as the paper config would be:
 
 - its size by name (``210m``, ``610m``, ``1b`` are the study's 210M, 610M, 1B);
-- its steps in proportion to the config's ``pretraining.num_steps``, which stands for the
-  study's 42,000: a run of 6 steps of 6 is "42k", a checkpoint at step 3 "21k" (no cell); a run
-  stopped before its schedule's decay (``pretraining.stop_at_step``) is, like a checkpoint, a
+- its steps in proportion to its config's full budget (``pretraining.num_steps``, recorded in
+  summary.json as ``budget_steps``), which stands for the study's 42,000: a run of 6 steps of 6
+  is "42k", a checkpoint at step 3 "21k" (no cell); a run stopped before its schedule's decay
+  (``pretraining.stop_at_step``; summary.json's ``stopped_before_decay``) is, like a checkpoint, a
   row of Tables 6-9 at the step it stopped;
 - its objective by kind, MLM with its masking ratio (40% is the study's MLM-40);
 - a from-scratch run is a row of Tables 2-5 at 42k, a learning-curve checkpoint one of Tables
@@ -103,7 +104,7 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
     ``step`` (None: its final model) may be, one per experiment it can appear in."""
     if run["size"] not in STUDY_SIZES:
         return []
-    size, budget = STUDY_SIZES[run["size"]][0], scaled(run["num_steps"], num_steps)
+    size, budget = STUDY_SIZES[run["size"]][0], scaled(run["trained_steps"], num_steps)
     blank = {"size": size, "masking": -1, "cpt_steps": -1, "clm_steps": -1, "mlm_steps": -1}
     objective = objective_cell(run["objective_kind"], mask_ratio)
     study = run["study"]
@@ -160,8 +161,8 @@ def not_comparable_because(
     # the tokens the model has seen by ``step`` (its last step if None), counted from step 0 at the
     # run's own tokens per step: a run that starts from another's checkpoint at first_step (a
     # two-stage split, a shorter budget's decay) saw that run's first steps too, at the same batch
-    steps = run["num_steps"] if step is None else step
-    tokens = run["num_tokens"] / (run["num_steps"] - run["first_step"]) * steps
+    steps = run["trained_steps"] if step is None else step
+    tokens = run["num_tokens"] / (run["trained_steps"] - run["first_step"]) * steps
     study_tokens = scaled(steps, num_steps) * STUDY_TOKENS_PER_STEP
     parameters = run["num_study_parameters"]
     if abs(parameters / study_parameters - 1) > SCALE_TOLERANCE or abs(tokens / study_tokens - 1) > SCALE_TOLERANCE:
@@ -186,7 +187,6 @@ def our_cells(
     """One row per (study key, dataset) this run produced: its run, step, task, mean and interval."""
     if pretraining.empty:
         return pd.DataFrame(columns=OUR_COLUMNS)
-    num_steps = int(pretraining.loc[pretraining["study"] == "objectives", "schedule_steps"].max())
     kinds = pretraining.set_index("run")["objective_kind"]
     results = _results(scores, family_scores, curves)
     rows = []
@@ -195,7 +195,8 @@ def our_cells(
         base_kind = kinds.get(run["started_from_run"], "") if isinstance(run["started_from_run"], str) else ""
         # a run stopped before its schedule's decay (pretraining.stop_at_step): its final model is
         # a learning-curve checkpoint, as the study's undecayed 1k-40k models are
-        stopped_at = int(run["num_steps"]) if run["num_steps"] < run["schedule_steps"] else None
+        stopped_at = int(run["trained_steps"]) if run["stopped_before_decay"] else None
+        num_steps = int(run["budget_steps"])
         for (step, dataset, family), result in results.get(run["run"], {}).items():
             step = stopped_at if step is None else step
             keys = study_keys(run, step, num_steps, mask_ratio, base_kind)

@@ -84,7 +84,7 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
                 "description": f"the study's {run}",
                 "started_from_kind": "initial",
                 "num_parameters": parameters_of(size),
-                "num_steps": steps,
+                "trained_steps": steps,
                 "schedule_steps": steps,
                 "first_step": 0,
             }

@@ -76,7 +76,7 @@ def yardstick_text(run: Mapping[str, Any]) -> str:
 
 def steps_text(run: Mapping[str, Any]) -> str:
     """The steps a run trained: ``480``, or ``120–480`` for a second stage."""
-    return f"{run['first_step']:,}–{run['num_steps']:,}" if run["first_step"] else f"{run['num_steps']:,}"
+    return f"{run['first_step']:,}–{run['trained_steps']:,}" if run["first_step"] else f"{run['trained_steps']:,}"
 
 
 def duration_text(seconds: float) -> str:

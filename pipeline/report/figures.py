@@ -191,10 +191,10 @@ def two_stage_scores(objectives: pd.DataFrame, sizes: Sequence[str], path: Path)
     CLM before switching to MLM: 0% is the MLM run, 100% the CLM run (of that budget);
     one line per (family, size, budget), the budget named where there are several."""
     rows = objectives[(objectives["section"] == TWO_STAGE) & (objectives["level"] == "family")].dropna(subset=["clm_share"])
-    several_budgets = rows["num_steps"].nunique() > 1
+    several_budgets = rows["trained_steps"].nunique() > 1
     with plt.rc_context(STYLE):
         figure, ax = plt.subplots(figsize=(5.6, 3.3))
-        for index, ((family, size, budget), group) in enumerate(rows.groupby(["family", "size", "num_steps"], sort=False)):
+        for index, ((family, size, budget), group) in enumerate(rows.groupby(["family", "size", "trained_steps"], sort=False)):
             group = group.sort_values("clm_share")
             label = f"{family} average, {size}" + (f", {budget:,} steps" if several_budgets else "")
             ax.errorbar(
@@ -282,13 +282,13 @@ def objective_overview(objectives: pd.DataFrame, path: Path) -> Path:
             group = group.iloc[::-1].reset_index(drop=True)  # the first section on top
             ax.errorbar(group["test_mean"], group.index, xerr=half_widths(group), fmt="none", ecolor="#444444", capsize=2, linewidth=1)
             ax.scatter(group["test_mean"], group.index, c=[SECTION_COLOURS[s] for s in group["section"]], s=22, zorder=3)
-            budget = group["num_steps"].mode().max()  # the most common budget (the longer one on a tie)
+            budget = group["trained_steps"].mode().max()  # the most common budget (the longer one on a tie)
             for kind, style in (("clm", ":"), ("mlm", "--")):
-                reference = group[(group["run"] == group[f"{kind}_run"]) & (group["num_steps"] == budget)]
+                reference = group[(group["run"] == group[f"{kind}_run"]) & (group["trained_steps"] == budget)]
                 if len(reference):
                     ax.axvline(reference["test_mean"].iloc[0], color=KIND_COLOURS[kind], linestyle=style, linewidth=1)
             ax.set_yticks(group.index, group["run_name"])
-            lines = f" (lines: CLM and MLM at {budget:,} steps)" if group["num_steps"].nunique() > 1 else ""
+            lines = f" (lines: CLM and MLM at {budget:,} steps)" if group["trained_steps"].nunique() > 1 else ""
             ax.set_title(f"{family} average, {size}{lines}")
             ax.set_xlabel("test score (points)")
             ax.grid(axis="y", alpha=0)

@@ -48,7 +48,7 @@ VERSUS_NOTE = (
 # Columns only some sections show: (header, text of an objectives.csv row).
 SECTION_COLUMNS: dict[str, tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...]] = {
     MASKING: (("Masking ratio; [MASK] / random / kept", lambda r: f"{percent_text(r['mask_ratio'])}; {replacement_text(r)}"),),
-    TWO_STAGE: (("Budget (steps)", lambda r: f"{int(r['num_steps']):,}"), ("CLM share", lambda r: percent_text(r["clm_share"]))),
+    TWO_STAGE: (("Budget (steps)", lambda r: f"{int(r['trained_steps']):,}"), ("CLM share", lambda r: percent_text(r["clm_share"]))),
 }
 
 

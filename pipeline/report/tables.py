@@ -87,7 +87,7 @@ def scale_table(pretraining: pd.DataFrame) -> Table:
                 ", ".join(group["run_name"]),
                 num(count_text(first["num_parameters"])),
                 num(count_text(first["num_non_embedding_parameters"])),
-                num(f"{int(group['num_steps'].max()):,}"),
+                num(f"{int(group['trained_steps'].max()):,}"),
                 num(low if low == high else f"{low}–{high}"),
             )
         )

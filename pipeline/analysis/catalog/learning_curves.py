@@ -8,7 +8,7 @@ from pipeline.analysis.curves import learning_curve_table
 register(
     ResultTable(
         name="learning_curves",
-        description="per (task | family, run with curve scores, pretraining step): score as in scores.csv, step, num_steps, "
+        description="per (task | family, run with curve scores, pretraining step): score as in scores.csv, step, schedule_steps, "
         "budget_fraction, final",
         columns=tuple(LEARNING_CURVE_COLUMNS),
         needs=("run_scores",),

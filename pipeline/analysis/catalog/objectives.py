@@ -24,7 +24,7 @@ def build(sources: Sources, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         reference_runs(first_replicates),
         sources.confidence,
     )
-    ordered = by_size(objectives, pretraining, ["section", "level", "name"], ["num_steps", "clm_share", "mask_ratio", "run"])
+    ordered = by_size(objectives, pretraining, ["section", "level", "name"], ["trained_steps", "clm_share", "mask_ratio", "run"])
     return ordered.astype({"section": str})
 
 

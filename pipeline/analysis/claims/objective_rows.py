@@ -40,7 +40,7 @@ def compared_runs(rows: pd.DataFrame, kind: str) -> list[str]:
 def matched_budget_text(results: Results, rows: pd.DataFrame, kind: str) -> str:
     """:func:`.verdicts.budget_text`, unless the rows span several step budgets and each is
     compared with a ``kind`` reference of its own budget; then that, with the budgets."""
-    steps = results.tables["pretraining"].set_index("run")["num_steps"]
+    steps = results.tables["pretraining"].set_index("run")["trained_steps"]
     usable = rows[rows[f"minus_{kind}_mean"].notna()]
     own, reference = usable["run"].map(steps), usable[f"{kind}_run"].map(steps)
     if own.nunique() == 1 or not (own == reference).all():

@@ -124,7 +124,7 @@ def check_beats_every_single_objective(results: Results, params: BeatsEverySingl
         peers = single[
             (single["family"] == run["family"])
             & (single["size"] == run["size"])
-            & (single["num_steps"] == run["num_steps"])
+            & (single["trained_steps"] == run["trained_steps"])
             & (single["objective_kind"] != params.objective)
         ]
         if peers.empty:

@@ -165,7 +165,7 @@ def negated(items: Sequence[tuple[str, Estimate]]) -> list[tuple[str, Estimate]]
 
 def budget_text(results: Results, runs: Iterable[str]) -> str:
     """The pretraining steps of the compared runs, and whether they were equal."""
-    steps = results.tables["pretraining"].set_index("run")["num_steps"]
+    steps = results.tables["pretraining"].set_index("run")["trained_steps"]
     runs = list(dict.fromkeys(runs))
     if steps[runs].nunique() == 1:
         return f"{'both' if len(runs) == 2 else f'all {len(runs)}'} runs compared pretrained {int(steps[runs[0]]):,} steps"
