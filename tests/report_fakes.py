@@ -303,10 +303,8 @@ def write_fake_results(
 
         selecting = seeds if selection_seeds is None else selection_seeds
         grid = [point(rate, seed) for rate in learning_rates for seed in selecting]
-        others = [seed for seed in seeds if seed not in selecting]
-        if others:
-            chosen = best_on_validation((p["learning_rate"], p["validation"]) for p in grid)
-            grid += [point(chosen, seed) for seed in others]
+        chosen = best_on_validation((p["learning_rate"], p["validation"]) for p in grid)
+        grid += [point(chosen, seed) for seed in seeds if seed not in selecting]
         for point in grid:  # the metric's whole dict: the headline and one breakdown number
             point["test_scores"] = {"accuracy": point["test"], "half": point["test"] / 2}
         return write_json(
@@ -322,6 +320,8 @@ def write_fake_results(
                 "objective_kind": kind,
                 "size": size,
                 "attention": "bidirectional",
+                "selection_seeds": list(selecting),
+                "chosen_learning_rate": chosen,
                 "grid": grid,
                 **({} if step is None else {"pretraining_step": step}),
             },

@@ -132,6 +132,11 @@ def test_selection_seeds_run_the_full_grid_s_points_at_the_lr_they_choose(init_d
     assert chosen == 1e-3  # neither end of the grid's order, so the test sees which LR seeds 1 and 2 ran
     expected = [g for g in grids["full"] if g["seed"] == 0] + [g for g in grids["full"] if g["seed"] > 0 and g["learning_rate"] == chosen]
     assert grids["selected"] == expected
+    # Each record says which seeds chose and what they chose, so the tables read it instead of inferring it.
+    recorded = {name: read_json(tmp_path / name / "scores.json") for name in grids}
+    assert (recorded["selected"]["selection_seeds"], recorded["selected"]["chosen_learning_rate"]) == ([0], chosen)
+    every_seed = best_on_validation((g["learning_rate"], g["validation"]) for g in grids["full"])
+    assert (recorded["full"]["selection_seeds"], recorded["full"]["chosen_learning_rate"]) == ([0, 1, 2], every_seed)
 
 
 def test_the_choice_is_the_best_mean_validation_and_a_tie_goes_to_the_smaller_value():

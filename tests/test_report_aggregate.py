@@ -12,6 +12,7 @@ import pytest
 from report_fakes import FakeTree, default_score, record, rewrite, score_formula, write_fake_results
 
 from pipeline.__main__ import main
+from pipeline.finetune.selection import best_on_validation
 
 
 def aggregate(tmp_path: Path, **fake_options: object) -> dict[str, pd.DataFrame]:
@@ -579,3 +580,27 @@ def test_a_grid_is_checked_against_its_job_s_config_and_its_two_copies_of_a_scor
     scores = json.loads(tree.scores[0].read_text())
     rewrite(tree.scores[0], {**scores, "grid": edit(scores["grid"])})
     assert_one_line_error(tree, tmp_path, capsys, f"{tree.scores[0]}: {problem}")
+
+
+def test_the_learning_rate_a_grid_chose_is_read_from_its_record_and_held_to_its_points(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scores.json records the rate the study's rule takes and the seeds that chose it; the tables use
+    that record, and a record whose choice is not what its selection seeds' validation scores give (or
+    whose selection seeds are not its job's) is refused in one line."""
+    tree = write_fake_results(tmp_path)
+    record = json.loads(tree.scores[0].read_text())
+    chosen = record["chosen_learning_rate"]
+    assert chosen == best_on_validation((p["learning_rate"], p["validation"]) for p in record["grid"])
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
+    scores = pd.read_csv(tmp_path / "tables" / "run_scores.csv")
+    row = scores[(scores["task"] == record["task"]) & (scores["run"] == record["run"])].iloc[0]
+    assert row["best_learning_rate"] == chosen
+    other = next(p["learning_rate"] for p in record["grid"] if p["learning_rate"] != chosen)
+    rewrite(tree.scores[0], {**record, "chosen_learning_rate": other})
+    message = f"key 'chosen_learning_rate' = {other} is not the rate its selection seeds' validation scores choose ({chosen})"
+    assert_one_line_error(tree, tmp_path / "again", capsys, f"{tree.scores[0]}: {message}")
+    rewrite(tree.scores[0], {**record, "selection_seeds": [0]})
+    assert_one_line_error(
+        tree, tmp_path / "third", capsys, f"{tree.scores[0]}: key 'selection_seeds' = [0] is not the job's configured [0, 1, 2]"
+    )

@@ -66,7 +66,10 @@ RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", 
 # One fine-tuning grid point, as scores.json gives it.
 GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "num_steps", "seconds"]
 
-FINETUNE_GRID_COLUMNS = [*RUN_COLUMNS, *GRID_COLUMNS]
+# What a scores.json records of its grid's LR choice, on each of its points: the rate the study's protocol
+# takes (best mean validation over the selection seeds) and whether the point's seed is one of those.
+SELECTION_COLUMNS = ["chosen_learning_rate", "selection_seed"]
+FINETUNE_GRID_COLUMNS = [*RUN_COLUMNS, *GRID_COLUMNS, *SELECTION_COLUMNS]
 # Per (task, run, learning rate): the test score's mean over the seeds there (the LR figure's points).
 LR_MEANS_COLUMNS = [*RUN_COLUMNS, "learning_rate", "n_seeds", *Estimate.column_names("test_")]
 # pretraining_seeds: 1 for a single run (CI over its fine-tuning seeds); N for an arm pooled

@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.contract import GRID_COLUMNS, MINIMAL_PAIR_OUTCOME_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
+from pipeline.analysis.contract import (
+    GRID_COLUMNS,
+    MINIMAL_PAIR_OUTCOME_COLUMNS,
+    PRETRAINING_COLUMNS,
+    RUN_COLUMNS,
+    SELECTION_COLUMNS,
+    TASKS_COLUMNS,
+)
 from pipeline.analysis.pair_outcomes import pair_outcomes
 from pipeline.analysis.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
 from pipeline.analysis.scoring import chosen_on_validation
@@ -26,6 +33,7 @@ from pipeline.analysis.stats import Estimate, mean_interval
 from pipeline.errors import PipelineError
 from pipeline.external.study_protocol import PROTOCOL_KEYS
 from pipeline.files import read_json
+from pipeline.finetune.selection import best_on_validation
 
 SCORES_FIELDS: dict[str, Any] = {
     "task": str,
@@ -38,6 +46,8 @@ SCORES_FIELDS: dict[str, Any] = {
     "objective_kind": str,
     "size": str,
     "attention": str,
+    "selection_seeds": list,
+    "chosen_learning_rate": NUMBER,
     "grid": list,
 }
 GRID_FIELDS: dict[str, Any] = dict(zip(GRID_COLUMNS, (NUMBER, int, NUMBER, NUMBER, int, NUMBER)))
@@ -168,14 +178,18 @@ def read_finetune_grid(paths: Sequence[Path], budgets: pd.DataFrame | None = Non
                     "run_name": record["objective"],
                     "pretraining_step": step,
                     **{k: point[k] for k in GRID_FIELDS},
+                    "chosen_learning_rate": record["chosen_learning_rate"],
+                    "selection_seed": point["seed"] in record["selection_seeds"],
                     "test_scores": metric_scores(point, path, index, headline),
                 }
             )
         rates = {rate for rate, _ in points}
         if not any(all((rate, seed) in points for rate in rates) for _, seed in points):
             raise PipelineError(f"{path}: key 'grid' has no seed that ran every learning rate, the seeds the LR choice compares")
-        check_configured_grid(points, configured_grid(path), path)
-    columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, "test_scores"]
+        configured = configured_grid(path)
+        check_configured_grid(points, configured, path)
+        check_recorded_choice(record, configured, path)
+    columns = [*RUN_COLUMNS, *(["pretraining_step"] if budgets is not None else []), *GRID_FIELDS, *SELECTION_COLUMNS, "test_scores"]
     frame = pd.DataFrame(rows, columns=columns)
     families = frame.groupby("task")["family"].unique()
     for task, names in families.items():
@@ -212,6 +226,20 @@ def configured_grid(path: Path) -> dict[str, Any]:
     if not isinstance(finetuning, dict):
         raise PipelineError(f"{path}: {record} records no fine-tuning spec, so nothing says which grid the job was to run")
     return validated(finetuning, {"learning_rates": list, "seeds": list, "selection_seeds": (list, type(None))}, record, "spec.finetuning.")
+
+
+def check_recorded_choice(record: dict[str, Any], configured: dict[str, Any], path: Path) -> None:
+    """The selection seeds are the configured ones, and the recorded rate is the one their validation
+    scores choose (the study's rule, :func:`pipeline.finetune.selection.best_on_validation`)."""
+    selecting = configured["selection_seeds"] or configured["seeds"]
+    if sorted(record["selection_seeds"]) != sorted(selecting):
+        raise PipelineError(f"{path}: key 'selection_seeds' = {record['selection_seeds']} is not the job's configured {selecting}")
+    chosen = best_on_validation((p["learning_rate"], p["validation"]) for p in record["grid"] if p["seed"] in record["selection_seeds"])
+    if record["chosen_learning_rate"] != chosen:
+        raise PipelineError(
+            f"{path}: key 'chosen_learning_rate' = {record['chosen_learning_rate']} is not the rate its selection seeds'"
+            f" validation scores choose ({chosen})"
+        )
 
 
 def check_configured_grid(points: set[tuple[float, int]], configured: dict[str, Any], path: Path) -> None:

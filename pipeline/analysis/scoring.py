@@ -2,12 +2,15 @@
 the seeds that ran every LR, the test seed mean and CI at it (scores.csv), its metric
 breakdowns (metric_details.csv), family averages (family_scores.csv), and how the score
 moves over the LR grid (lr_sensitivity.csv).
+
+A grid of this harness carries its choice as its scores.json recorded it (the columns
+``chosen_learning_rate`` and ``selection_seed``, :data:`.contract.SELECTION_COLUMNS`); a grid no
+record describes (the study's released results) gets them from :func:`with_choice`, by the same rule.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,13 +26,12 @@ logger = logging.getLogger(__name__)
 NEAR_BEST_POINTS = 1.0
 
 
-def on_shared_seeds(points: pd.DataFrame, knob: str, keys: Sequence[str] = ()) -> pd.DataFrame:
-    """The points of the seeds that ran at every value of ``knob`` (per group of ``keys``):
-    the seeds a choice compares values on. Every seed on a full grid; with
-    ``finetuning.selection_seeds``, those only (the others ran at the chosen LR alone)."""
-    values_per_seed = points.groupby([*keys, "seed"])[knob].transform("nunique")
-    values = points.groupby(list(keys))[knob].transform("nunique") if keys else points[knob].nunique()
-    return points[values_per_seed == values]
+def on_shared_seeds(points: pd.DataFrame, knob: str) -> pd.DataFrame:
+    """The points of the seeds that ran at every value of ``knob``: the seeds a choice compares
+    values on, read from the grid's shape where no record names them. Every seed on a full grid;
+    with ``finetuning.selection_seeds``, those only (the others ran at the chosen LR alone)."""
+    values_per_seed = points.groupby("seed")[knob].transform("nunique")
+    return points[values_per_seed == points[knob].nunique()]
 
 
 def chosen_on_validation(points: pd.DataFrame, knob: str) -> tuple[float, float, np.ndarray]:
@@ -41,15 +43,29 @@ def chosen_on_validation(points: pd.DataFrame, knob: str) -> tuple[float, float,
     return best, validation, points.loc[points[knob] == best, "test"].to_numpy()
 
 
+def with_choice(grid: pd.DataFrame) -> pd.DataFrame:
+    """``grid`` with the selection columns its points would carry had a scores.json recorded them, per
+    (task, run): the LR :func:`chosen_on_validation` takes and whether a point's seed ran every LR."""
+    groups = []
+    for _, group in grid.groupby(["task", "run"], sort=False):
+        chosen, _, _ = chosen_on_validation(group, "learning_rate")
+        groups.append(
+            group.assign(chosen_learning_rate=chosen, selection_seed=group["seed"].isin(on_shared_seeds(group, "learning_rate")["seed"]))
+        )
+    return pd.concat(groups) if groups else grid.assign(chosen_learning_rate=pd.Series(dtype=float), selection_seed=pd.Series(dtype=bool))
+
+
 def score_table(grid: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """Per (task, run): the study's protocol, best LR by mean validation, test at it.
+    """Per (task, run): the study's protocol, best LR by mean validation (as recorded), test at it.
 
     Choosing the LR on test would inflate every score by the max over noisy grid
     points; the study selects on validation and so does this table.
     """
     rows = []
     for _, group in grid.groupby(["task", "run"], sort=True):
-        best_rate, validation, test = chosen_on_validation(group, "learning_rate")
+        best_rate = group["chosen_learning_rate"].iloc[0]
+        at_best = group[group["learning_rate"] == best_rate]
+        validation, test = at_best.loc[at_best["selection_seed"], "validation"].mean(), at_best["test"].to_numpy()
         rows.append(
             {
                 **group.iloc[0][RUN_COLUMNS].to_dict(),
@@ -134,7 +150,7 @@ def lr_sensitivity_table(grid: pd.DataFrame) -> pd.DataFrame:
     population considered) of the seed-mean test score, and how many LR points have
     a mean validation score within ``NEAR_BEST_POINTS`` of the best one; means over the
     seeds that ran every LR, so that each LR is seen through the same seeds."""
-    shared = on_shared_seeds(grid, "learning_rate", ["task", "run"])
+    shared = grid[grid["selection_seed"].astype(bool)]
     by_rate = shared.groupby([*RUN_COLUMNS, "learning_rate"], sort=True)[["validation", "test"]].mean()
     per_run = by_rate.groupby(level=RUN_COLUMNS, sort=True)
     near_best = by_rate["validation"] >= per_run["validation"].transform("max") - NEAR_BEST_POINTS

@@ -22,7 +22,15 @@ import pandas as pd
 from pipeline.analysis.aggregate import build_tables
 from pipeline.analysis.catalog import Sources
 from pipeline.analysis.claims.spec import Claim
-from pipeline.analysis.contract import GRID_COLUMNS, MINIMAL_PAIR_OUTCOME_COLUMNS, PRETRAINING_COLUMNS, RUN_COLUMNS, TASKS_COLUMNS
+from pipeline.analysis.contract import (
+    GRID_COLUMNS,
+    MINIMAL_PAIR_OUTCOME_COLUMNS,
+    PRETRAINING_COLUMNS,
+    RUN_COLUMNS,
+    SELECTION_COLUMNS,
+    TASKS_COLUMNS,
+)
+from pipeline.analysis.scoring import with_choice
 from pipeline.external.encodeval import STUDY_METRICS
 
 # The study's headline models: "<size>-<objective>-42k", the size as its name says it.
@@ -86,6 +94,8 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
                 "num_parameters": parameters_of(size),
                 "trained_steps": steps,
                 "schedule_steps": steps,
+                "stopped_before_decay": False,  # its headline models are decayed 42k ends
+                "budget_steps": steps,
                 "first_step": 0,
             }
             for run, (name, size, steps) in sorted(runs.items())
@@ -94,9 +104,9 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
     )
     tasks = grid[["dataset", "family"]].drop_duplicates().rename(columns={"dataset": "task"})
     tasks = tasks.assign(metric=tasks["family"].map(STUDY_METRICS), proxy_for=None).reindex(columns=TASKS_COLUMNS)
-    empty_grid = pd.DataFrame(columns=[*RUN_COLUMNS, *GRID_COLUMNS, "test_scores"])
+    empty_grid = pd.DataFrame(columns=[*RUN_COLUMNS, *GRID_COLUMNS, *SELECTION_COLUMNS, "test_scores"])
     return Sources(
-        grid=pd.DataFrame(rows, columns=[*RUN_COLUMNS, *GRID_COLUMNS, "test_scores"]),
+        grid=with_choice(pd.DataFrame(rows, columns=[*RUN_COLUMNS, *GRID_COLUMNS, "test_scores"])),  # no record chose its LR
         outside_grid=empty_grid,
         curve_grid=empty_grid.assign(pretraining_step=pd.Series(dtype=float)),
         pretraining=pretraining.sort_values(["num_parameters", "run"], ignore_index=True),

@@ -25,6 +25,7 @@ from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
 from pipeline.finetune.grid_result import GridResult
 from pipeline.finetune.resume import PointStore, grid_fingerprint
+from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import Evaluation, Sweep
 from pipeline.finetune.task_data import DOCUMENTS_FILE, SPLITS, read_documents, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
@@ -174,8 +175,10 @@ def grid_protocol(task: TaskSpec, finetuning: FinetuningSpec, trained_on: str) -
 
 
 def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation, test_rows: list[dict], grid: list[GridResult]) -> dict:
-    """One task's ``scores.json``: every grid point of ``grid`` and how it was fine-tuned."""
+    """One task's ``scores.json``: every grid point of ``grid``, how it was fine-tuned, and the learning rate
+    the study's protocol takes: the best mean validation score of this task over the selection seeds."""
     task, metric, finetuning = evaluation.task_type.context.task, evaluation.metric, spec.finetuning
+    selecting = finetuning.seeds_at_every_rate
     return {
         "task": task_name,
         "family": task.family,
@@ -194,5 +197,7 @@ def scores_record(spec: FinetuneRunSpec, task_name: str, evaluation: Evaluation,
         # and with the study's only where the test split is the study's.
         "test_source": task.test_source,
         "test_examples_identity": examples_identity(test_rows),
+        "selection_seeds": list(selecting),  # the seeds that ran every rate (every seed on the study's full grid)
+        "chosen_learning_rate": best_on_validation((r.learning_rate, r.validation) for r in grid if r.seed in selecting),
         "grid": [dataclasses.asdict(result) for result in grid],
     }
