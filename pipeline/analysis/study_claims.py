@@ -19,17 +19,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from pipeline.analysis import contract
 from pipeline.analysis.aggregate import build_tables
 from pipeline.analysis.catalog import Sources
 from pipeline.analysis.claims.spec import Claim
-from pipeline.analysis.contract import (
-    GRID_COLUMNS,
-    MINIMAL_PAIR_OUTCOME_COLUMNS,
-    PRETRAINING_COLUMNS,
-    RUN_COLUMNS,
-    SELECTION_COLUMNS,
-    TASKS_COLUMNS,
-)
 from pipeline.analysis.scoring import with_choice
 from pipeline.external.encodeval import STUDY_METRICS
 
@@ -100,19 +93,20 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
             }
             for run, (name, size, steps) in sorted(runs.items())
         ],
-        columns=PRETRAINING_COLUMNS,
+        columns=contract.PRETRAINING_COLUMNS,
     )
     tasks = grid[["dataset", "family"]].drop_duplicates().rename(columns={"dataset": "task"})
-    tasks = tasks.assign(metric=tasks["family"].map(STUDY_METRICS), proxy_for=None).reindex(columns=TASKS_COLUMNS)
-    empty_grid = pd.DataFrame(columns=[*RUN_COLUMNS, *GRID_COLUMNS, *SELECTION_COLUMNS, "test_scores"])
+    tasks = tasks.assign(metric=tasks["family"].map(STUDY_METRICS), proxy_for=None).reindex(columns=contract.TASKS_COLUMNS)
+    empty_grid = pd.DataFrame(columns=[*contract.RUN_COLUMNS, *contract.GRID_COLUMNS, *contract.SELECTION_COLUMNS, "test_scores"])
     return Sources(
-        grid=with_choice(pd.DataFrame(rows, columns=[*RUN_COLUMNS, *GRID_COLUMNS, "test_scores"])),  # no record chose its LR
+        # no record chose its LR: the rule chooses it here, where the study's grid is read
+        grid=with_choice(pd.DataFrame(rows, columns=[*contract.RUN_COLUMNS, *contract.GRID_COLUMNS, "test_scores"])),
         outside_grid=empty_grid,
         curve_grid=empty_grid.assign(pretraining_step=pd.Series(dtype=float)),
         pretraining=pretraining.sort_values(["num_parameters", "run"], ignore_index=True),
         tasks=tasks.reset_index(drop=True),
         bag_of_words=pd.DataFrame(columns=["task", "bag_of_words_examples"]),
-        pair_outcomes=pd.DataFrame(columns=MINIMAL_PAIR_OUTCOME_COLUMNS),
+        pair_outcomes=pd.DataFrame(columns=contract.MINIMAL_PAIR_OUTCOME_COLUMNS),
         confidence=confidence,
         # The masking ratio its name states; its replacement rule is unverified (REFERENCE.md section 7).
         objective_params={
