@@ -24,6 +24,7 @@ from pipeline.__main__ import main
 from pipeline.errors import PipelineError
 from pipeline.files import read_json
 from pipeline.objectives import registered_kinds
+from pipeline.pretrain.model_card import CARD_FILE, SUMMARY_KEYS, read_card_header
 from pipeline.pretrain.plan import Start
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import Progress
@@ -581,3 +582,18 @@ def test_a_model_s_tokenizer_with_its_ids_rewritten_is_refused_where_it_is_loade
     (model / "provenance.json").write_text(json.dumps(outputs))
     with pytest.raises(PipelineError, match=r"cannot load its tokenizer \("):
         load_saved_tokenizer(model)
+
+
+@pytest.mark.parametrize("kind", ["clm", "mlm"])
+def test_every_exported_model_carries_a_card_whose_numbers_are_its_summary_s(kind, tokens_dir, init_dir, tmp_path):
+    """model/README.md in the hub's card format: its YAML header parses, repeats summary.json's facts as
+    they are there, names the task a hub lists it under, and the card is an output its provenance records."""
+    run = pretrain(pretrain_spec_json(OBJECTIVES[kind], num_steps=4), tokens_dir, init_dir, tmp_path)
+    card = (run / "model" / CARD_FILE).read_text()
+    header, summary = read_card_header(card), read_json(run / "summary.json")
+    assert {key: header["pretraining"][key] for key in SUMMARY_KEYS} == {key: summary[key] for key in SUMMARY_KEYS}
+    assert header["pretraining"]["heldout_metric"] == summary["heldout_metric"]
+    assert header["pretraining"]["tokens_sha256"] == read_json(run / "provenance.json")["inputs"]["tokens"]["sha256"]
+    assert header["pipeline_tag"] == {"clm": "text-generation", "mlm": "fill-mask"}[kind] and header["library_name"] == "transformers"
+    assert f"{summary['num_tokens']:,} tokens seen" in card and "LlamaForCausalLM.from_pretrained(path)" in card
+    assert f"model/{CARD_FILE}" in read_json(run / "provenance.json")["outputs"]

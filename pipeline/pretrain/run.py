@@ -40,11 +40,12 @@ from pipeline.model.numerics import use_numerics_for
 from pipeline.objectives import parse_objective
 from pipeline.pretrain import distributed
 from pipeline.pretrain.evaluation import YARDSTICKS
+from pipeline.pretrain.model_card import CARD_FILE, model_card
 from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.spec_digest import spec_digest
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, OPTIMIZER_FILE, RunInputs, Trainer
-from pipeline.provenance import checksum, write_provenance
+from pipeline.provenance import checksum, code_version, write_provenance
 from pipeline.tokenization.saved import load_saved_tokenizer, tokenizer_files
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -215,6 +216,9 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         tokenizer.save_pretrained(out_dir / "checkpoints" / checkpoint.name)
     write_log(out_dir / "log.csv", rows)
     write_json(out_dir / "summary.json", summary)
+    pretraining, tokens_sha256 = spec.pretraining, checksum(Path(args.tokens) / "meta.json")
+    card = model_card(summary, spec.plan, pretraining.sequence_length, pretraining.batch_size, tokens_sha256, code_version())
+    (out_dir / "model" / CARD_FILE).write_text(card, encoding="utf-8")
     write_provenance(
         out_dir,
         strict.to_plain(spec),
@@ -224,7 +228,7 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         + sorted(out_dir.glob(f"checkpoints/*/{WEIGHTS_FILE}"))
         + sorted(out_dir.glob(f"checkpoints/*/{OPTIMIZER_FILE}"))
         + [file for directory in [out_dir / "model", *sorted(out_dir.glob("checkpoints/*"))] for file in tokenizer_files(directory)]
-        + [out_dir / "summary.json"],  # the aggregate verifies it
+        + [out_dir / "model" / CARD_FILE, out_dir / "summary.json"],  # the aggregate verifies the summary
         fingerprint=inputs.fingerprint,
     )
     # One rename, then the slow delete: killed before the rename the state is whole (the rerun
