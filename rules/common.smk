@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline import warm_worker
+from pipeline import tensorboard_log, warm_worker
 from pipeline.workflow import rule_params as rerun
 from pipeline.workflow import targets
 from pipeline.config import RANDOM_INIT
@@ -55,6 +55,7 @@ if PROFILE == "slurm" and PAPER_CONFIG not in {Path(f).resolve() for f in workfl
 os.environ[VERIFY_TOKENS] = "1" if CFG.hardware.verify_token_checksums else "0"
 # Through the environment too: a warm worker (pipeline/warm_worker.py) changes where a CPU job's
 # imports happen, not what it computes.
+os.environ[tensorboard_log.ENVIRONMENT_VARIABLE] = "1" if CFG.hardware.tensorboard else "0"
 if CFG.hardware.finetune_gpus == 0 and CFG.hardware.warm_worker_idle_seconds > 0:
     os.environ[warm_worker.ENVIRONMENT_VARIABLE] = str(CFG.hardware.warm_worker_idle_seconds)
 else:

@@ -222,7 +222,7 @@ class HardwareSpec:
     """The machines pretraining and fine-tuning jobs run on, and what the cost estimate assumes about them.
 
     Only ``gpus_per_run`` and ``finetune_gpus`` reach a job (as its ``resources: gpu=``, which
-    picks torchrun and the device), and ``warm_worker_idle_seconds`` through the environment;
+    picks torchrun and the device), and ``warm_worker_idle_seconds`` and ``tensorboard`` through the environment;
     nothing here is a job parameter, so changing it reruns nothing.
     """
 
@@ -237,6 +237,8 @@ class HardwareSpec:
     # imported torch and their code once (pipeline/warm_worker.py: ~4 s a job saved), which exits
     # after this many seconds without a job; 0: every job imports everything itself. Same results.
     warm_worker_idle_seconds: Annotated[float, Bounds(low=0, high=86_400)] = 60.0  # at most a day
+    # TensorBoard event files of every pretraining run and fine-tuning grid point (pipeline/tensorboard_log.py)
+    tensorboard: bool = True
     gpu_name: str = "H100 80GB SXM"
     gpu_memory_gb: Annotated[float, Bounds(low=0, high=1024, low_open=True)] = 80.0  # checked against each size's estimated peak memory
     gpu_peak_tflops: Positive = 989.0  # dense bf16 matmul peak of one GPU (H100 SXM datasheet)

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import hashlib
 import logging
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from pipeline.metrics import get_metric
 from pipeline.model.backbone import WEIGHTS_FILE
 from pipeline.model.numerics import use_numerics_for
 from pipeline.provenance import write_provenance
+from pipeline.tensorboard_log import EVENTS_DIR
 from pipeline.tokenization.saved import load_saved_tokenizer
 
 log = logging.getLogger(__name__)
@@ -102,7 +104,8 @@ def run(args: argparse.Namespace) -> None:
         evaluations[name] = Evaluation(task_type, splits, get_metric(task.metric), [get_metric(other) for other in task.also_metrics])
     own = evaluations.pop(spec.task_name)
     pretrained = own.task_type.load_pretrained(args.model).to(device)
-    sweep = Sweep(own.task_type, pretrained, own.splits, finetuning, own.metric, own.also_metrics, evaluations)
+    events = None if args.work_dir is None else Path(args.work_dir) / EVENTS_DIR  # beside the resume state: kept across attempts
+    sweep = Sweep(own.task_type, pretrained, own.splits, finetuning, own.metric, own.also_metrics, evaluations, events)
     log.info(
         "%s on %s (%s): %s train / %s validation / %s test examples, %s attention, %s%s",
         spec.run,
@@ -131,6 +134,8 @@ def run(args: argparse.Namespace) -> None:
         out.mkdir()
         inputs = {"model": Path(args.model) / WEIGHTS_FILE, **{f"task {name}": directory for name, directory in task_dirs.items()}}
         write_json(out / "scores.json", record)
+        if events is not None and events.is_dir():
+            shutil.copytree(events, out / EVENTS_DIR)
         # scores.json recorded: a task trained with this one is written out of it (pipeline.finetune.evaluated), verified.
         write_provenance(out, strict.to_plain(spec), inputs, outputs=[out / "scores.json"])
     if store is not None:

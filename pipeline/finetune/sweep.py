@@ -19,6 +19,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 
 import torch
@@ -36,6 +37,7 @@ from pipeline.metrics import Metric
 from pipeline.model.backbone import compile_layers
 from pipeline.optimization import build_adamw, set_learning_rate
 from pipeline.schedules import linear_with_warmup
+from pipeline.tensorboard_log import ScalarLog
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +116,9 @@ class Sweep:
         metric: Metric,
         also_metrics: Sequence[Metric] = (),
         evaluated: Mapping[str, Evaluation] = MappingProxyType({}),
+        events: Path | None = None,
     ):
+        self.events = events  # where each point's TensorBoard curve goes (pipeline/tensorboard_log.py); None: nowhere
         self.pretrained = pretrained
         self.pretrained_state = copy.deepcopy(pretrained.state_dict())
         self.train = splits["train"]
@@ -204,9 +208,20 @@ class Sweep:
             result.seconds,
         )
         elsewhere = {name: self.scored(evaluation, model, learning_rate, seed, num_steps) for name, evaluation in self.evaluated.items()}
+        if self.events is not None:
+            self.write_events(learning_rate, seed, losses, result, elsewhere)
         for name, other in elsewhere.items():
             log.info("  on %s: validation %.2f, test %.2f (%.1f s)", name, other.validation, other.test, other.seconds)
         return result, elsewhere
+
+    def write_events(self, learning_rate: float, seed: int, losses: list[float], result: GridResult, elsewhere: dict) -> None:
+        """One grid point's curve: its training loss at every step, the validation scores at its last."""
+        events = ScalarLog(self.events / f"lr{learning_rate:g}-seed{seed}")
+        for step, loss in enumerate(losses, start=1):
+            events.add(step, {"train/loss": loss})
+        # the trained task's headline metric, and each task scored on the same model by its name
+        events.add(len(losses), {"validation/score": result.validation, **{f"validation/{n}": o.validation for n, o in elsewhere.items()}})
+        events.close()
 
     def scored(
         self,

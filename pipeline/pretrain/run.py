@@ -46,6 +46,7 @@ from pipeline.pretrain.spec_digest import spec_digest
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.pretrain.trainer import LOG_COLUMNS, OPTIMIZER_FILE, RunInputs, Trainer
 from pipeline.provenance import checksum, code_version, write_provenance
+from pipeline.tensorboard_log import EVENTS_DIR
 from pipeline.tokenization.saved import load_saved_tokenizer, tokenizer_files
 from pipeline.tokenization.special_tokens import SpecialIds
 
@@ -215,6 +216,9 @@ def finalize(out_dir: Path, work_dir: Path, inputs: RunInputs, tokenizer, rows, 
         shutil.copytree(checkpoint, out_dir / "checkpoints" / checkpoint.name)
         tokenizer.save_pretrained(out_dir / "checkpoints" / checkpoint.name)
     write_log(out_dir / "log.csv", rows)
+    shutil.rmtree(out_dir / EVENTS_DIR, ignore_errors=True)
+    if (work_dir / EVENTS_DIR).is_dir():  # the TensorBoard curves, every attempt's (off: hardware.tensorboard)
+        shutil.copytree(work_dir / EVENTS_DIR, out_dir / EVENTS_DIR)
     write_json(out_dir / "summary.json", summary)
     pretraining, tokens_sha256 = spec.pretraining, checksum(Path(args.tokens) / "meta.json")
     card = model_card(summary, spec.plan, pretraining.sequence_length, pretraining.batch_size, tokens_sha256, code_version())

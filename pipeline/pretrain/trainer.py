@@ -48,6 +48,7 @@ from pipeline.pretrain.plan import RunPlan
 from pipeline.pretrain.samples import cut_point
 from pipeline.pretrain.token_blocks import TokenBlocks
 from pipeline.schedules import learning_rate
+from pipeline.tensorboard_log import EVENTS_DIR, ScalarLog
 from pipeline.tokenization.special_tokens import SpecialIds
 
 log = logging.getLogger(__name__)
@@ -319,10 +320,20 @@ class Trainer:
         checkpoint_steps = self.checkpoint_steps()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.trained.train()
+        # On a resumed run, the steps an earlier attempt logged past its saved state are dropped (purge_step).
+        events = ScalarLog(self.work_dir / EVENTS_DIR, purge_step=self.progress.step or None, writes=processes.is_main)
         # Closed before an error propagates, so that the error is the job's last line.
-        with tqdm(
-            total=plan.last_step, initial=self.progress.step, desc="pretrain", unit="step", mininterval=5.0, disable=not processes.is_main
-        ) as bar:
+        with (
+            contextlib.closing(events),
+            tqdm(
+                total=plan.last_step,
+                initial=self.progress.step,
+                desc="pretrain",
+                unit="step",
+                mininterval=5.0,
+                disable=not processes.is_main,
+            ) as bar,
+        ):
             while self.progress.step < plan.last_step:
                 step = self.progress.step
                 done = step + 1
@@ -337,7 +348,8 @@ class Trainer:
                 self._check_finite(done, metrics)
                 if is_logged or saves_state:
                     processes.synchronize()  # queued GPU work belongs to training time, not to the evaluation or saving after it
-                self.progress.train_seconds += time.perf_counter() - started
+                step_seconds = time.perf_counter() - started
+                self.progress.train_seconds += step_seconds
                 self.progress.step = done
                 if is_logged:
                     heldout_loss, heldout_metric = self.evaluate() if is_checkpoint or is_last else (None, None)
@@ -351,6 +363,7 @@ class Trainer:
                         "heldout_metric": heldout_metric,
                     }
                     self.progress.rows.append(row)
+                    events.add(done, event_scalars(row, step_seconds))
                     bar.set_postfix(loss=f"{metrics['loss']:.3f}", lr=f"{metrics['learning_rate']:.2e}")
                 if is_checkpoint:
                     self._save_checkpoint(done)
@@ -358,3 +371,17 @@ class Trainer:
                     self._save_state()
                 bar.update(1)
         return self.progress
+
+
+def event_scalars(row: dict[str, Any], step_seconds: float) -> dict[str, float | None]:
+    """A training-log row as TensorBoard tags, with the logged step's own time; the held-out ones are None
+    between evaluations (pipeline/tensorboard_log.py leaves them out)."""
+    return {
+        "train/loss": row["loss"],
+        "train/learning_rate": row["learning_rate"],
+        "train/grad_norm": row["grad_norm"],
+        "train/tokens_per_second": row["tokens_per_second"],
+        "train/step_seconds": step_seconds,
+        "heldout/loss": row["heldout_loss"],
+        "heldout/yardstick": row["heldout_metric"],
+    }
