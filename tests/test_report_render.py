@@ -59,13 +59,13 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
         rows = [re.findall(r"<td[^>]*>(.*?)</td>", found) for found in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)]
         gaps += [cells[header.index("MLM − CLM [95% CI, Welch]")] for cells in rows if cells]
     assert len(gaps) >= 4 and all(re.fullmatch(r"[+−]\d+\.\d \[[+−]\d+\.\d,\s[+−]\d+\.\d\]", gap) for gap in gaps), gaps
-    assert "73.0 ± 1.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
+    assert "73.0\u00a0±\u00a01.2" in html  # sentiment, mlm-tiny: 73 ± 4.303 * 0.5 / sqrt(3)
     for heading in ("Scale of this run", *APPENDIX_HEADINGS[1:]):
         assert heading in html
     assert "do not transfer" in html and "Fake scale: two tiny sizes." in html
     assert "PROXY for SST-2" in html and "verdict-supported" in html
     # Baselines: the bag of words of sentiment (67 ± t(2) * 1 / sqrt(3)), "—" for topic, which has none.
-    assert ">Bag of words</th>" in html and "67.0 ± 2.5" in html
+    assert ">Bag of words</th>" in html and "67.0\u00a0±\u00a02.5" in html
     # 19 pretrained runs (CLM, MLM at two sizes, the tiny zoo); the fake scores put two zoo runs' intervals across it.
     assert "Against the bag of words (sentiment): 17 of 19 pretrained runs above it and 0 below it" in html
     # Zero-shot: mlm-tiny wins 36 of 40 pairs; its gap over random init is paired by pair
@@ -73,7 +73,7 @@ def test_html_has_the_headline_table_and_every_section(rendered: tuple[FakeTree,
     assert all(
         f">{column}</th>" in html for column in ("Random init", "Bag of words", "Floor", "Detectable at 80% power (seeds to decide a tie)")
     )
-    assert "Zero-shot: minimal pairs" in html and "90.0 ± " in html and "PLL (within-word l2r)" in html
+    assert "Zero-shot: minimal pairs" in html and "90.0\u00a0±\u00a0" in html and "PLL (within-word l2r)" in html
     assert "Minimal pairs (all kinds), MLM vs CLM: MLM at small, MLM at tiny." in html  # the evidence summary names the sizes
 
 
@@ -199,6 +199,37 @@ def test_pdf_is_written(rendered: tuple[FakeTree, Path]) -> None:
     assert len(re.findall(rb"/Subtype\s*/Image", objects)) >= 8
 
 
+def descendants(box):
+    """A WeasyPrint box and every box inside it."""
+    yield box
+    for child in getattr(box, "children", ()):
+        yield from descendants(child)
+
+
+def test_the_pdf_s_table_cells_break_between_words_only_and_keep_each_mean_with_its_half_width(rendered: tuple[FakeTree, Path]) -> None:
+    """Laid out as the PDF is (WeasyPrint), every table cell's lines hold its words whole: no header
+    printed as "Floo r" or "Winn er", and every "73.0 ± 1.2" on one line."""
+    from weasyprint import HTML
+
+    document = HTML(filename=str(rendered[1] / "replication.html")).render()
+    cells = 0
+    for page in document.pages:
+        for cell in (box for box in descendants(page._page_box) if type(box).__name__ == "TableCellBox"):
+            lines = [
+                "".join(text.text for text in descendants(line) if type(text).__name__ == "TextBox")
+                for line in descendants(cell)
+                if type(line).__name__ == "LineBox"
+            ]
+            words = "".join(cell.element.itertext()).split()
+            cells += 1
+            # a line may end after a hyphen, dash or slash ("Non-" / "embedding"): a break between parts, not inside a word
+            parts = re.sub(r"(?<=\S)([-–/]) ", r"\1", " ".join(line.strip() for line in lines)).split()
+            assert parts == words, f"a word broken inside a cell: {lines} (the cell reads {words})"
+            for line in lines:
+                assert not line.strip().startswith("±") and not line.strip().endswith("±"), f"a mean parted from its half-width: {lines}"
+    assert cells > 100
+
+
 def test_bad_corpus_stats_is_a_one_line_error(rendered: tuple[FakeTree, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree, reports = rendered
     stats = json.loads(tree.corpus_stats.read_text())
@@ -263,7 +294,7 @@ def test_downstream_section_tabulates_every_metric_number(rendered: tuple[FakeTr
     downstream = section((rendered[1] / "replication.html").read_text(), "downstream")
     for task in ("sentiment", "topic"):
         assert f"{task} (accuracy): every number of the metric" in downstream
-    assert ">half</th>" in downstream and "33.5 ± 0.6" in downstream  # random-small: half of its 67.0 ± 1.2
+    assert ">half</th>" in downstream and "33.5\u00a0±\u00a00.6" in downstream  # random-small: half of its 67.0 ± 1.2
 
 
 def test_needle_heatmap_draws_one_panel_per_run(tmp_path: Path) -> None:
