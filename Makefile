@@ -8,6 +8,7 @@
 #   make one-gpu-reduced   the same on the reduced fine-tuning grid (LR chosen on seed 0: a third of the runs), in one_gpu/
 #   make one-gpu-plan   that tier's tasks prepared and its GPU-hours estimated from their lengths, before any GPU work
 #   make one-gpu-miniature   that tier's every rule on a CPU, offline from the staged fake hub, in one_gpu_miniature/
+#   make browser-check   the default's HTML report opened in headless Chromium (installed from Debian if missing: root)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +16,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
 
-.PHONY: setup replicate evidence rehearsal slurm-rehearsal one-gpu-plan one-gpu one-gpu-reduced one-gpu-miniature smoke test test-fast clean-results
+.PHONY: setup replicate evidence rehearsal slurm-rehearsal one-gpu-plan one-gpu one-gpu-reduced one-gpu-miniature smoke browser-check test test-fast clean-results
 
 setup: $(STAMP)
 
@@ -85,6 +86,11 @@ one-gpu-miniature: one_gpu_miniature/mirror/manifest.json
 
 smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
+
+# After `make replicate`: the report at a laptop's and a phone's width, screenshots and a record in reports/browser-check/.
+browser-check: $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || (apt-get update && apt-get install -y chromium chromium-driver)
+	$(BIN)/python -m pipeline browser-check --html reports/replication.html --out reports/browser-check
 
 # Two workers, each test file whole on one (a module's shared DAG run is made once), in the
 # order tests/conftest.py sorts them (the whole-DAG files first): those runs leave a core idle

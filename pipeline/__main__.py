@@ -42,6 +42,7 @@ STAGES = {
     "report": ("pipeline.report.render", "render the HTML and PDF report"),
     "check-config": ("pipeline.workflow.check_config", "validate a config file"),
     "cost": ("pipeline.workflow.cost_printout", "estimate GPU-hours per stage and peak GPU memory per size of a config"),
+    "browser-check": ("pipeline.report.browser_check", "open the HTML report in headless Chromium at a laptop's and a phone's width"),
     "progress": ("pipeline.workflow.progress", "where a working directory's GPU jobs stand, and the GPU-hours left"),
     "stage": ("pipeline.workflow.stage", "list, download and verify what a config reads from the hub, into a mirror for offline runs"),
     "schema": ("pipeline.schema", "print the config's JSON Schema (config/schema.json)"),

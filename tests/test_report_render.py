@@ -6,6 +6,7 @@ import base64
 import json
 import math
 import re
+import shutil
 import struct
 import zlib
 from pathlib import Path
@@ -17,6 +18,7 @@ from report_fakes import FakeTree, write_fake_results
 from pipeline import warm_worker
 from pipeline.__main__ import main
 from pipeline.report.appendix_tables import tasks_table
+from pipeline.report.browser_check import check_report
 from pipeline.report.render import benchmark_rule, read_benchmarks
 from pipeline.report.tables import row
 
@@ -452,3 +454,39 @@ def test_the_budget_trend_has_one_legend_under_all_its_panels(monkeypatch: pytes
     (figure,) = drawn
     assert [ax.get_legend() for ax in figure.axes] == [None] * len(figure.axes)
     assert [text.get_text() for text in figure.legends[0].get_texts()] == ["MLM − CLM", "MLM − random init", "CLM − random init"]
+
+
+def browser_missing() -> str | None:
+    """Why the browser check cannot run here, or None (it runs wherever Chromium and selenium are installed)."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed"
+    if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
+        return "no Chromium here (apt-get install chromium chromium-driver)"
+    return None
+
+
+@pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
+def test_the_report_reads_in_a_real_browser_at_a_laptop_s_and_a_phone_s_width(rendered: tuple[FakeTree, Path], tmp_path: Path) -> None:
+    checks = check_report(rendered[1] / "replication.html", tmp_path)
+    assert [check.width for check in checks] == [1280, 390]
+    assert [failure for check in checks for failure in check.failures()] == []
+    assert all(check.num_images >= 8 and check.num_tables >= 20 for check in checks)
+    assert all((tmp_path / check.screenshot).read_bytes().startswith(b"\x89PNG") for check in checks)
+
+
+@pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
+def test_the_browser_check_names_what_a_reader_would_find_broken(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    wide = "".join(f"<td>column{i}-with-a-long-unbreakable-name</td>" for i in range(12))
+    page.write_text(
+        '<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
+        '<img src="missing.png" alt="the missing figure"><a href="#nowhere">a link</a>'
+        f"<table><caption>A wide table</caption><tr>{wide}</tr></table>"
+        '<script>console.error("boom")</script></body></html>'
+    )
+    laptop, phone = check_report(page, tmp_path / "out")
+    assert laptop.broken_images == ["the missing figure"] and laptop.dead_links == ["nowhere"]
+    assert any("boom" in message for message in laptop.console_errors)
+    assert phone.overflowing_tables == ["A wide table"] and phone.page_scrolls_sideways
