@@ -51,7 +51,8 @@ def test_weights_changed_after_pretraining_are_refused_by_fine_tuning(tokens_dir
     tokenizers = {
         f"{folder}/{name}" for folder in ("model", "checkpoints/step-000002") for name in ("tokenizer.json", "tokenizer_config.json")
     }
-    assert set(recorded) == {"model/model.safetensors", "checkpoints/step-000002/model.safetensors", "summary.json", *tokenizers}
+    weights = {"model/model.safetensors", "checkpoints/step-000002/model.safetensors"}
+    assert set(recorded) == {*weights, "model/README.md", "summary.json", *tokenizers}  # the model card too
     task = make_task(tmp_path / "task")
     for model in (run / "model", run / "checkpoints" / "step-000002"):
         zero_first_tensor(model / "model.safetensors")
