@@ -136,8 +136,7 @@ def measurements() -> tuple[Measurement, ...]:
             if isinstance(sides, dict) and "mfu_datasheet" in sides.get("ours", {}):
                 mfu, samples = sides["ours"]["mfu_datasheet"], throughput.get("samples", "packed")
                 found.append(Measurement(gpu, sizes[0], kind, setting, mfu, relative(path), order, samples))
-    for path in sorted(RECORDS.glob("*/*.json")):
-        record = json.loads(path.read_text())
+    for path, record in bench_records():
         args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
         if record.get("bench") == FINETUNE_BENCH or not gpu or args.get("device") != "cuda" or not args.get("size"):
             continue
@@ -152,6 +151,15 @@ def measurements() -> tuple[Measurement, ...]:
                 mfu, samples = sides["ours"]["mfu_datasheet"], args.get("samples", "packed")  # before --samples: packed
                 found.append(Measurement(gpu[1].lower(), args["size"], kind, setting, mfu, relative(path), order, samples))
     return tuple(found)
+
+
+def bench_records() -> Iterable[tuple[Path, dict]]:
+    """The benchmarks' JSON records in a record folder (``*/*.json``), those that are objects: a folder
+    may hold other JSON (the browser check's list of widths)."""
+    for path in sorted(RECORDS.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        if isinstance(record, dict):
+            yield path, record
 
 
 def relative(path: Path) -> str:
@@ -265,8 +273,7 @@ def finetune_measurements() -> tuple[FinetuneMeasurement, ...]:
     """Every fine-tuning MFU in bench/records: bench/finetune_throughput.py's records of a paper
     size (``--size``) on a GPU, task by task."""
     found = []
-    for path in sorted(RECORDS.glob("*/*.json")):
-        record = json.loads(path.read_text())
+    for path, record in bench_records():
         args, gpu = record.get("args", {}), THROUGHPUT_GPU.search(str(record.get("machine", "")))
         if record.get("bench") != FINETUNE_BENCH or not gpu or args.get("device") != "cuda" or not args.get("size"):
             continue
