@@ -115,7 +115,8 @@ def gpu_record(record: dict, gpu: str, size: str, mfu: float, phases: tuple[floa
 def without_finetune_records(records: Path) -> None:
     """The scratch copy of bench/records with no fine-tuning record (the pretraining ones stay, for the GPU ratio)."""
     for path in records.glob("*/*.json"):
-        if json.loads(path.read_text()).get("bench") == measured_mfu.FINETUNE_BENCH:
+        record = json.loads(path.read_text())
+        if isinstance(record, dict) and record.get("bench") == measured_mfu.FINETUNE_BENCH:  # not the browser check's list
             path.unlink()
     measured_mfu.finetune_measurements.cache_clear()
 
