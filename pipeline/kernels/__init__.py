@@ -1,6 +1,6 @@
 """Compute kernels, registered by name (:mod:`pipeline.registry`) beside objectives and task types:
 importing this package registers every module in it, so a new kernel is one new file here and its
-implementation in :mod:`pipeline.model.kernel_implementations`. Declarations need no torch."""
+implementation in :mod:`pipeline.model.backbone` (``SPARSE_HEADS``, ``OWN_ATTENTION``). Declarations need no torch."""
 
 from pipeline.kernels.base import DEFAULT_KERNELS, KERNELS, AttentionKernel, Kernel, LmHeadKernel, Slot, kernel_names, split_samples_as
 from pipeline.registry import load_members

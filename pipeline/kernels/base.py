@@ -4,8 +4,8 @@ or the LM head with its loss), declared once with what it needs and what it hold
 Every member module registers one :class:`AttentionKernel` or :class:`LmHeadKernel` by name, the
 name a config gives (``pretraining.compute.attention`` / ``lm_head``) and a benchmark's option
 takes. The config check asks :meth:`Kernel.refusal`, the memory estimate the kernel's
-``memory_bytes``, the model the implementation of the same name
-(:mod:`pipeline.model.kernel_implementations`), and tests/test_kernels.py runs every registered
+``memory_bytes``, the model the implementation of the same name (:mod:`pipeline.model.backbone`'s
+``SPARSE_HEADS`` and ``OWN_ATTENTION``), and tests/test_kernels.py runs every registered
 kernel against its slot's reference where the machine can. Declarations need no torch: the
 config and Snakemake's planning read them.
 """
