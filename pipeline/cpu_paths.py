@@ -1,7 +1,7 @@
-"""Which code paths torch's CPU kernels take, so that the CPU tiers give the same floats on any
+"""Which code paths the CPU kernels take, so that the CPU tiers give the same floats on any
 x86-64 processor.
 
-Three libraries pick their kernels by the processor they find, and each choice rounds
+Four libraries pick their kernels by the processor they find, and each choice rounds
 differently (bench/records/reproducibility-across-machines.md):
 
 - ATen's own vectorised kernels (softmax, attention, reductions) dispatch on the widest vector
@@ -13,10 +13,19 @@ differently (bench/records/reproducibility-across-machines.md):
   reproducibility mode fixes the branch, but on a non-Intel processor it honours only
   ``COMPATIBLE`` (measured on this project's AMD EPYC VM: ``MKL_CBWR=AVX2`` reports
   ``CNR:AUTO`` under ``MKL_VERBOSE``), so ``COMPATIBLE`` (SSE2) is the one branch both vendors
-  run alike. It is the expensive pin: ~1.7x a pretraining step of the default's tiny backbone
+  run alike. It is the expensive pin: 2.0-2.3x a pretraining step of the default's tiny backbone
   (bench/records/cpu-paths.md).
+- OpenBLAS (numpy and scipy's, so scikit-learn's: the bag-of-words baseline's solver) picks its
+  kernels by the processor's core type (SkylakeX on a Zen 4); ``OPENBLAS_CORETYPE=Haswell`` holds
+  it to the AVX2 kernels.
 
-``PIPELINE_CPU_PATHS`` chooses: ``portable`` (the default: the three pins above) or ``native``
+One path no variable reaches: torch's element-wise square root on a CPU is an approximation whose
+last bit depends on the processor, and torch's default AdamW takes its square roots there; the
+fused AdamW kernel's are exact, so both stages train with it (``fused_optimizer``).
+bench/cpu_vendor_bits.py measures all of it against emulated Intel and AMD processors
+(bench/records/cpu-vendor-bits.md).
+
+``PIPELINE_CPU_PATHS`` chooses: ``portable`` (the default: the four pins above) or ``native``
 (each library's own choice: fastest, bit-exact on one machine only). The pins must be in the
 environment before torch loads, so :func:`apply` runs from ``pipeline/__init__.py``; a job's
 subprocesses inherit them. A variable the user set already is left as it is: provenance
@@ -32,7 +41,7 @@ from pipeline.errors import PipelineError
 
 SWITCH = "PIPELINE_CPU_PATHS"
 MODES = ("portable", "native")
-PORTABLE_PINS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
+PORTABLE_PINS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE", "OPENBLAS_CORETYPE": "Haswell"}
 X86_64 = {"x86_64", "amd64"}
 
 

@@ -10,7 +10,9 @@ from pipeline.config import OptimizerSpec
 def build_adamw(model: torch.nn.Module, spec: OptimizerSpec, learning_rate: float, fused: bool = False) -> torch.optim.AdamW:
     """Weight decay on matrices (dim >= 2) only; norm gains are left undecayed.
 
-    ``fused``: one fused kernel for all parameters (faster, same update up to rounding);
+    ``fused``: one fused kernel for all parameters (faster, same update up to rounding, and on a
+    CPU the same bits on any x86-64 processor: its square roots are exact, where the default
+    implementation's come from an approximation whose last bit is the processor's);
     otherwise torch's default implementation.
     """
     decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]

@@ -19,11 +19,14 @@ pytestmark = pytest.mark.skipif(platform.machine().lower() not in cpu_paths.X86_
 
 # After `import pipeline`: what the process's environment, torch and MKL say. MKL_VERBOSE prints
 # the branch MKL's SGEMM actually took ("CNR:COMPATIBLE"), which an unhonoured MKL_CBWR does not.
+# threadpoolctl names the core type OpenBLAS (numpy's and scipy's) dispatched on.
 PROBE = """
-import json, os, pipeline, torch
+import json, os, pipeline, torch, numpy, scipy.linalg
+from threadpoolctl import threadpool_info
 from pipeline.provenance import machine
 a = torch.ones(8, 8); a @ a
-print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "machine": machine()}))
+openblas = sorted({pool["architecture"] for pool in threadpool_info() if pool["internal_api"] == "openblas"})
+print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "openblas": openblas, "machine": machine()}))
 """
 
 
@@ -41,6 +44,7 @@ def test_the_workflow_takes_the_portable_paths_unless_told_otherwise():
     seen, log = probe()
     assert seen["capability"] == "AVX2"
     assert "CNR:COMPATIBLE" in log
+    assert seen["openblas"] == ["Haswell"]
     assert seen["machine"]["cpu_paths"] == {"mode": "portable", **cpu_paths.PORTABLE_PINS}
 
 

@@ -267,7 +267,26 @@ def test_bf16_sweep_gives_sane_scores(task_type, precision, init_dir, tmp_path):
     assert read_json(tmp_path / precision / "provenance.json")["spec"]["finetuning"]["precision"] == precision
 
 
-def test_pure_bf16_keeps_weights_and_adam_state_in_bf16_and_loses_updates_below_their_resolution():
+def test_fine_tuning_trains_with_the_fused_adamw_whose_square_roots_are_the_same_on_any_processor(init_dir, tmp_path, monkeypatch):
+    """torch's default AdamW takes its square roots from a CPU approximation whose last bit is the
+    processor's (bench/records/cpu-vendor-bits.md); the fused kernel's are exact. Every grid point
+    builds the fused one unless the config says otherwise."""
+    from pipeline.finetune import sweep
+
+    built = []
+
+    def recording(*args, **kwargs):
+        built.append(kwargs.get("fused", False))
+        return sweep_build_adamw(*args, **kwargs)
+
+    sweep_build_adamw = sweep.build_adamw
+    monkeypatch.setattr(sweep, "build_adamw", recording)
+    finetune(spec_json("sequence_classification"), init_dir, make_task("sequence_classification", tmp_path / "task"), tmp_path / "out")
+    assert built == [True, True]  # one per grid point
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["default", "fused"])
+def test_pure_bf16_keeps_weights_and_adam_state_in_bf16_and_loses_updates_below_their_resolution(fused):
     """EncodEval's precision: no fp32 master copy, so a step smaller than half a weight's bf16
     spacing leaves it unchanged, where fp32 moves it."""
     from pipeline.config import OptimizerSpec
@@ -278,7 +297,7 @@ def test_pure_bf16_keeps_weights_and_adam_state_in_bf16_and_loses_updates_below_
     for precision in ("fp32", "bf16_weights"):
         layer = in_precision(torch.nn.Linear(4, 4, bias=False), precision)
         layer.weight.data.fill_(1.0)
-        optimizer = build_adamw(layer, OptimizerSpec(weight_decay=0.0), 1e-4)
+        optimizer = build_adamw(layer, OptimizerSpec(weight_decay=0.0), 1e-4, fused=fused)
         layer(torch.ones(1, 4, dtype=layer.weight.dtype)).sum().backward()
         optimizer.step()  # Adam's first step: every weight moves by the learning rate, 1e-4
         moved[precision] = float((layer.weight.detach().float() - 1.0).abs().max())

@@ -88,6 +88,11 @@ class FinetuningSpec:
     # scoring included, ran at 1-3% MFU: bench/records/gpu-speed-h200-2026-11-28b). The same scores up to
     # rounding; its first batches compile.
     compile: bool = False
+    # torch's fused AdamW kernel rather than its per-tensor default: on a CPU the default takes AdamW's square
+    # roots from an approximation whose last bit depends on the processor (an AMD EPYC and an emulated Intel
+    # disagree after one step), where the fused kernel's are exact (bench/records/cpu-vendor-bits.md). The
+    # pretraining runs take pretraining.compute.fused_optimizer.
+    fused_optimizer: bool = True
 
     def validate(self) -> None:
         if self.selection_seeds is None:

@@ -174,7 +174,7 @@ class Sweep:
         torch.manual_seed(seed)
         # the head drawn on the CPU (the same weights on every device), then moved where the backbone is
         model = in_precision(self.own.task_type.build_model(self.pretrained).to(self.device), spec.precision)
-        optimizer = build_adamw(model, spec.optimizer, learning_rate)
+        optimizer = build_adamw(model, spec.optimizer, learning_rate, fused=spec.fused_optimizer)
         num_steps = spec.budget.num_steps(len(train))
         set_up = self.elapsed(started)
         losses = []
