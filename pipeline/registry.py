@@ -1,5 +1,5 @@
-"""One registry for every plug-in family: objectives, losses, task types, metrics, report tables and
-claim-check kinds.
+"""One registry for every plug-in family: objectives, losses, task types, metrics and claim-check
+kinds (and, by name, the result tables' schema and builds: pipeline/analysis/table_schema.py).
 
 A family is a package with one module per member. Its ``__init__`` calls :func:`load_members`,
 which imports every module of the package, and each module adds its entries to the family's

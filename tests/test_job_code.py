@@ -83,7 +83,6 @@ def test_prose_in_a_registry_member_reruns_nothing(tmp_path, relative, edit):
 def test_every_registered_name_is_found_in_its_member_s_source():
     """The code graph finds each family's names statically (the literal in the register call); a
     name it could not find would keep the whole registry in every job's hash, silently."""
-    from pipeline.analysis.catalog import TABLES
     from pipeline.analysis.claims.registry import KINDS
     from pipeline.code_graph import package_modules, registered_names
     from pipeline.finetune.task_types import TASK_TYPES
@@ -92,7 +91,7 @@ def test_every_registered_name_is_found_in_its_member_s_source():
     from pipeline.pretrain.losses import LOSSES
 
     modules = package_modules()
-    for registry in (OBJECTIVES, LOSSES, TASK_TYPES, METRICS, TABLES, KINDS):
+    for registry in (OBJECTIVES, LOSSES, TASK_TYPES, METRICS, KINDS):
         for name in registry:
             assert name in registered_names(modules[registry.site(name)]), (registry.what, name)
 
@@ -107,6 +106,14 @@ def test_a_display_only_edit_reruns_the_report_alone(tmp_path):
     assert rules_of(rerun_by(tmp_path / "tables", "report/tables.py")) == {"report"}
     assert rules_of(rerun_by(tmp_path / "displays", "report/displays.py")) == {"report"}
     assert rules_of(rerun_by(tmp_path / "figures", "report/figures.py")) == {"report"}
+
+
+def test_an_analysis_edit_that_changes_no_schema_reruns_the_aggregate_alone(tmp_path):
+    """The report stage loads the tables' schema (analysis/table_schema.py, analysis/contract.py),
+    not their builds: how a table is computed is the aggregate's code, and the report reads its CSV."""
+    assert rules_of(rerun_by(tmp_path / "scoring", "analysis/scoring.py")) == {"aggregate"}
+    assert rules_of(rerun_by(tmp_path / "builds", "analysis/table_builds.py")) == {"aggregate"}
+    assert rules_of(rerun_by(tmp_path / "schema", "analysis/table_schema.py")) == {"aggregate", "report"}
 
 
 def test_a_warm_worker_edit_reruns_nothing(tmp_path):

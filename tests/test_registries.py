@@ -71,7 +71,6 @@ def test_a_registry_refuses_a_name_twice_naming_both_modules_and_an_unknown_name
 def test_every_family_is_loaded_by_the_one_loader_and_each_member_registers_from_its_own_module() -> None:
     """No package keeps a list of its members: each family's __init__ calls load_members, and each
     entry names the module it came from."""
-    from pipeline.analysis.catalog import TABLES
     from pipeline.finetune.task_types import TASK_TYPES
     from pipeline.objectives import OBJECTIVES
 
@@ -80,7 +79,6 @@ def test_every_family_is_loaded_by_the_one_loader_and_each_member_registers_from
         "pretrain.losses": LOSSES,
         "finetune.task_types": TASK_TYPES,
         "metrics": METRICS,
-        "analysis.catalog": TABLES,
         "analysis.claims": KINDS,
     }
     for package, registry in families.items():

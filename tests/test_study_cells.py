@@ -8,9 +8,11 @@ import math
 import pandas as pd
 import pytest
 
-from pipeline.analysis.study_cells import NOT_RUN, OUTSIDE, WITHIN, headline_gaps, our_cells, published_beside, study_keys, summary_line
+from pipeline.analysis.contract import NOT_RUN, OUTSIDE, WITHIN
+from pipeline.analysis.study_cells import headline_gaps, our_cells, published_beside, study_keys
 from pipeline.external.published_tables import KEY, read_published_tables
 from pipeline.external.study_protocol import STUDY_PROTOCOL
+from pipeline.report.published_reference_tables import summary_line
 from pipeline.workflow.configure import read_configs, resolve
 from pipeline.workflow.cost import stage_costs
 from tests.conftest import REPO

@@ -10,8 +10,9 @@ is validated here, so a malformed file fails with one line naming the file and k
 instead of a pandas traceback three tables later.
 
 Outputs (one directory, written atomically, with ``provenance.json``): one CSV per table
-registered in :mod:`.catalog`, each module there saying what a row is, what it is built
-from and where the report shows it; ``python -m pipeline aggregate --help`` lists them.
+declared in :mod:`.table_schema` (what a row is, its columns, the tables it is built from and
+where the report shows it) and built by :mod:`.table_builds`; ``python -m pipeline aggregate
+--help`` lists them.
 
 Scores are in points (0-100). Every interval is a Student-t interval at
 ``ReportSpec.confidence`` (see :mod:`.stats`): over fine-tuning seeds for one pretraining
@@ -58,7 +59,6 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline import strict
-from pipeline.analysis.catalog import TABLES, Sources, build_order
 from pipeline.analysis.claims.spec import Claim, read_claims
 from pipeline.analysis.contract import Results
 from pipeline.analysis.curves import check_curve_tasks
@@ -70,6 +70,9 @@ from pipeline.analysis.inputs import (
     read_protocols,
     read_tasks,
 )
+from pipeline.analysis.sources import Sources
+from pipeline.analysis.table_builds import BUILDS
+from pipeline.analysis.table_schema import SCHEMAS, build_order
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept
@@ -131,12 +134,12 @@ def read_sources(
 
 
 def build_tables(sources: Sources) -> Results:
-    """Every registered table, each after the tables it needs."""
+    """Every declared table, each after the tables it needs, checked against its declared columns."""
     built: dict[str, pd.DataFrame] = {}
     for table in build_order():
-        frame = table.build(sources, built)
+        frame = BUILDS[table.name](sources, built)
         if tuple(frame.columns) != table.columns:
-            raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, registered with {list(table.columns)}")
+            raise PipelineError(f"table {table.name!r}: built with columns {list(frame.columns)}, declared with {list(table.columns)}")
         built[table.name] = frame
     return Results(built, sources.confidence, sources.objective_params, sources.measured_by)
 
@@ -146,7 +149,7 @@ def build_tables(sources: Sources) -> Results:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {TABLES[name].description}" for name in sorted(TABLES)) + "."
+        "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {SCHEMAS[name].description}" for name in sorted(SCHEMAS)) + "."
     )
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
     parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")

@@ -22,13 +22,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from pipeline.analysis.contract import BUDGET_FIT_COLUMNS, BUDGET_TREND_COLUMNS
+from pipeline.analysis.contract import BUDGET_FIT_COLUMNS, BUDGET_TREND_COLUMNS, CLM_MINUS_RANDOM, MLM_MINUS_CLM, MLM_MINUS_RANDOM
 from pipeline.analysis.stats import Estimate, ci_side, difference
 
 MIN_BUDGETS = 3  # points a trend line is fitted through
 FLAT = 1e-9  # points per decade below which a trend is flat
 MAX_LOG10_TOKENS = 15  # beyond ~1,000x the study's 100B tokens an extrapolation means nothing
-MLM_MINUS_CLM, MLM_MINUS_RANDOM, CLM_MINUS_RANDOM = "MLM − CLM", "MLM − random init", "CLM − random init"
 ZERO_SHOT = "zero-shot"
 
 

@@ -1,10 +1,10 @@
 """The results contract: the columns the tables of ``results/tables/`` are built with, the
 verdict words they share, and :class:`Results`, the tables in memory.
 
-Each table is registered once in :mod:`.catalog` with its columns (named here where its
-builder also uses them); the aggregate stage builds them (:mod:`.aggregate`), the claim
-checks read :class:`Results` (:mod:`.claims`), and the report stage reads the CSVs back
-(:mod:`pipeline.report.render`) checking every registered column. The claim checks reach neither stage.
+Each table is declared once in :mod:`.table_schema` with these columns; the aggregate stage
+builds them (:mod:`.aggregate`, :mod:`.table_builds`), the claim checks read :class:`Results`
+(:mod:`.claims`), and the report stage reads the CSVs back (:mod:`pipeline.report.render`)
+checking every declared column. The claim checks reach neither stage.
 
 Scores are in points (0-100). An ``Estimate`` is five columns, ``{prefix}mean``,
 ``std_error``, ``df``, ``low`` and ``high`` (:meth:`.stats.Estimate.columns`): a
@@ -22,6 +22,7 @@ import pandas as pd
 
 from pipeline.analysis.runs import MASKING_FIELDS
 from pipeline.analysis.stats import Estimate
+from pipeline.external.published_tables import KEY as PUBLISHED_KEY
 
 # The study's released results recomputed (results/study/, pipeline.analysis.study_results):
 # per (model, dataset) at the LR chosen on validation, and paired per-example differences.
@@ -295,8 +296,34 @@ STUDY_HEADLINE_COLUMNS = ["size", "level", "name", *Estimate.column_names("diffe
 STUDY_CURVE_COLUMNS = ["family", "step", "tokens", *Estimate.column_names("difference_")]
 # detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
 # judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
+# published_reference.csv: a cell of the study's Tables 2-17 and this run's number beside it (analysis/study_cells.py).
+CELL_COLUMNS = [
+    *PUBLISHED_KEY,
+    "family",
+    "dataset",
+    "study_mean",
+    "study_ci",
+    "run",
+    "step",
+    "task",
+    "mean",
+    "low",
+    "high",
+    "difference",
+    "verdict",
+    "comparable",
+    "not_comparable_because",
+]
+# published_claims.csv: a claim judged on the published tables alone.
+PUBLISHED_CLAIM_COLUMNS = ["id", "verdict", "evidence", "needed"]
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]
 
+# The contrasts budget_trend.csv and budget_fit.csv name in their "contrast" column.
+MLM_MINUS_CLM, MLM_MINUS_RANDOM, CLM_MINUS_RANDOM = "MLM − CLM", "MLM − random init", "CLM − random init"
+# published_reference.csv's verdicts: a produced cell against the study's interval, or not run.
+WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
+# minimal_pairs.csv's "kind" of the row over every kind of pair.
+ALL_KINDS = "all"
 # Verdict words per CI side. Not "n/a" for an undefined CI: pandas reads that as NaN.
 WINNER = {"above": "MLM", "below": "CLM", "spans": "tie", "undefined": "no CI"}  # of MLM − CLM
 VERSUS = {"above": "better", "below": "worse", "spans": "no difference resolved", "undefined": "no CI"}  # of run − reference
@@ -304,7 +331,7 @@ VERSUS = {"above": "better", "below": "worse", "spans": "no difference resolved"
 
 @dataclass(frozen=True)
 class Results:
-    """Every aggregated table by its CSV's stem (:mod:`.catalog` registers them), plus what
+    """Every aggregated table by its CSV's stem (:mod:`.table_schema` declares them), plus what
     the claim checks need besides them."""
 
     tables: Mapping[str, pd.DataFrame]

@@ -31,6 +31,7 @@ from pipeline.analysis.claims.verdicts import (
     range_verdict,
     tally_text,
 )
+from pipeline.analysis.contract import PUBLISHED_CLAIM_COLUMNS
 from pipeline.analysis.stats import Estimate, difference, linear_combination
 from pipeline.analysis.study_cells import PublishedTables, headline
 from pipeline.analysis.text import interval_text, number_text
@@ -39,7 +40,6 @@ from pipeline.external.published_tables import AVERAGE, FAMILY_ORDER, read_publi
 SIZES = ("210M", "610M", "1B")
 SOURCE = "in the study's published tables"
 Item = tuple[str, Estimate]
-PUBLISHED_CLAIM_COLUMNS = ["id", "verdict", "evidence", "needed"]
 
 
 def gaps(tables: PublishedTables, leader: str, families: Sequence[str], dataset: str | None = None) -> list[Item]:

@@ -62,13 +62,3 @@ def pool_replicates(
         arm_columns = {"run": f"{arm}-{first['size']}", "run_name": arm, PRETRAINING_SEEDS: len(replicates)}
         rows.append({**shared, **arm_columns, **pooled(replicates, confidence)})
     return pd.DataFrame(rows, columns=frame.columns)
-
-
-def variance_text(pretraining_seeds: float) -> str:
-    """What an interval over these rows includes, for a note beside it."""
-    if pretraining_seeds > 1:
-        return (
-            f"over {pretraining_seeds:g} pretraining seeds per arm (each the mean of its fine-tuning seeds): includes pretraining-seed "
-            "variance"
-        )
-    return "over fine-tuning seeds of one pretraining run per arm: conditional on that run"

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.contract import STUDY_CURVE_COLUMNS
+from pipeline.analysis.contract import CELL_COLUMNS, NOT_RUN, OUTSIDE, STUDY_CURVE_COLUMNS, WITHIN
 from pipeline.analysis.stats import Estimate, average, difference, t_critical
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
 from pipeline.external.study_protocol import protocol_differences
@@ -63,24 +63,6 @@ TASK_DATASETS = {
     "mldr_en": "MLDR",
 }
 SCALE_TOLERANCE = 0.1  # parameters and tokens within 10% of the study's count as its scale
-WITHIN, OUTSIDE, NOT_RUN = "within the study's interval", "outside the study's interval", "not run"
-CELL_COLUMNS = [
-    *KEY,
-    "family",
-    "dataset",
-    "study_mean",
-    "study_ci",
-    "run",
-    "step",
-    "task",
-    "mean",
-    "low",
-    "high",
-    "difference",
-    "verdict",
-    "comparable",
-    "not_comparable_because",
-]
 OUR_COLUMNS = [*KEY[1:], "family", "dataset", "run", "step", "task", "mean", "low", "high", "not_comparable_because"]
 FAMILY_OF_DATASET = {dataset: family for family, datasets in FAMILY_DATASETS.items() for dataset in datasets}
 
@@ -274,24 +256,6 @@ def published_beside(published: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFram
 
 def _step(value: Any) -> int | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
-
-
-def summary_line(cells: pd.DataFrame) -> str:
-    """How many of the study's cells this run reproduced, differed from, or did not run."""
-    counts = cells["verdict"].value_counts()
-    produced = int(counts.get(WITHIN, 0) + counts.get(OUTSIDE, 0))
-    comparable = int(cells["comparable"].astype(bool).sum())
-    if produced == 0:
-        return (
-            f"Of the study's {len(cells)} published cells, this run produced none ({len(cells)} not run): it has none of the"
-            " study's sizes (210m, 610m, 1b) fine-tuned on its datasets at its budgets."
-        )
-    return (
-        f"Of the study's {len(cells)} published cells, this run produced {produced}: {int(counts.get(WITHIN, 0))} within the study's "
-        f"interval, {int(counts.get(OUTSIDE, 0))} outside it; {int(counts.get(NOT_RUN, 0))} not run. "
-        f"{comparable} of the {produced} were measured the study's way (its scale and fine-tuning protocol); "
-        + ("the others are set beside it to place this run, not to test the study." if produced > comparable else "")
-    ).strip()
 
 
 def headline_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tuple[str, str, str], Estimate]:

@@ -21,9 +21,9 @@ import pandas as pd
 
 from pipeline.analysis import contract
 from pipeline.analysis.aggregate import build_tables
-from pipeline.analysis.catalog import Sources
 from pipeline.analysis.claims.spec import Claim
 from pipeline.analysis.scoring import with_choice
+from pipeline.analysis.sources import Sources
 from pipeline.external.encodeval import STUDY_METRICS
 
 # The study's headline models: "<size>-<objective>-42k", the size as its name says it.

@@ -103,3 +103,13 @@ def detectable_text(mde: float, needed: float, unit: str) -> str:
     if math.isnan(needed):
         return number_text(mde)
     return f"{number_text(mde)} ({'no gap' if math.isinf(needed) else f'≥ {int(needed):,} {unit}'})"
+
+
+def variance_text(pretraining_seeds: float) -> str:
+    """What an interval over these rows includes, for a note beside it."""
+    if pretraining_seeds > 1:
+        return (
+            f"over {pretraining_seeds:g} pretraining seeds per arm (each the mean of its fine-tuning seeds): includes pretraining-seed "
+            "variance"
+        )
+    return "over fine-tuning seeds of one pretraining run per arm: conditional on that run"

@@ -27,13 +27,12 @@ import math
 import pandas as pd
 
 from pipeline.analysis.comparisons import power_columns
-from pipeline.analysis.contract import MINIMAL_PAIRS_COLUMNS, MINIMAL_PAIRS_COMPARISON_COLUMNS, VERSUS, WINNER
+from pipeline.analysis.contract import ALL_KINDS, MINIMAL_PAIRS_COLUMNS, MINIMAL_PAIRS_COMPARISON_COLUMNS, VERSUS, WINNER
 from pipeline.analysis.replicates import PRETRAINING_SEEDS, pool_replicates
 from pipeline.analysis.stats import Estimate, ci_side, difference, mean_interval, minimum_detectable_effect
 from pipeline.config import RANDOM_INIT
 from pipeline.config.replicates import arm_of, replicate_name
 
-ALL_KINDS = "all"
 MODEL_KEYS = ["size", "step", "method", "kind"]
 
 

@@ -1,5 +1,5 @@
-"""Where each result table is shown: every display a registration names
-(:class:`pipeline.analysis.catalog.ResultTable`'s ``displays``), its report section, its place
+"""Where each result table is shown: every display a table's declaration names
+(:class:`pipeline.analysis.table_schema.TableSchema`'s ``displays``), its report section, its place
 there and the tables it renders from the CSVs the aggregate stage wrote.
 
 The display side of a table lives here, apart from its build, so that changing how a table

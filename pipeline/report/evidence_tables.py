@@ -8,8 +8,7 @@ import math
 
 import pandas as pd
 
-from pipeline.analysis.replicates import variance_text
-from pipeline.analysis.text import count_text, interval_text, number_text, text_or
+from pipeline.analysis.text import count_text, interval_text, number_text, text_or, variance_text
 from pipeline.report.tables import Cell, Table, key, num, row
 
 DECIDED = ("MLM", "CLM")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from pipeline.analysis.study_cells import NOT_RUN, OUTSIDE, WITHIN, summary_line
+from pipeline.analysis.contract import NOT_RUN, OUTSIDE, WITHIN
 from pipeline.analysis.text import interval_text, number_text
 from pipeline.external.published_tables import CITATION
 from pipeline.report.tables import Cell, Table, key, num, row
@@ -19,6 +19,24 @@ EXPERIMENT_TITLES = {
     "two_stage": "CLM→MLM splits, 610M (Tables 10-13)",
     "cpt": "MLM continued pretraining, 610M (Tables 14-17)",
 }
+
+
+def summary_line(cells: pd.DataFrame) -> str:
+    """How many of the study's cells this run reproduced, differed from, or did not run."""
+    counts = cells["verdict"].value_counts()
+    produced = int(counts.get(WITHIN, 0) + counts.get(OUTSIDE, 0))
+    comparable = int(cells["comparable"].astype(bool).sum())
+    if produced == 0:
+        return (
+            f"Of the study's {len(cells)} published cells, this run produced none ({len(cells)} not run): it has none of the"
+            " study's sizes (210m, 610m, 1b) fine-tuned on its datasets at its budgets."
+        )
+    return (
+        f"Of the study's {len(cells)} published cells, this run produced {produced}: {int(counts.get(WITHIN, 0))} within the study's "
+        f"interval, {int(counts.get(OUTSIDE, 0))} outside it; {int(counts.get(NOT_RUN, 0))} not run. "
+        f"{comparable} of the {produced} were measured the study's way (its scale and fine-tuning protocol); "
+        + ("the others are set beside it to place this run, not to test the study." if produced > comparable else "")
+    ).strip()
 
 
 def model_text(cell: pd.Series) -> str:

@@ -1,7 +1,7 @@
 """``python -m pipeline report``: the aggregated tables into one HTML page and its PDF.
 
 One Jinja2 template (``templates/replication.html.j2``) lays out the sections; each result
-table's displays (:mod:`.displays`, named by :mod:`pipeline.analysis.catalog`) fill their
+table's displays (:mod:`.displays`, named by :mod:`pipeline.analysis.table_schema`) fill their
 section, and the objective zoo (:mod:`.objective_sections`), the appendix inputs
 (:mod:`.appendix_tables`) and the figures (:mod:`.figures`) the rest. Figures are written as PNG
 files into ``--figures-dir`` and also embedded as base64 data URIs, so the HTML stands
@@ -28,10 +28,10 @@ import jinja2
 import pandas as pd
 
 from pipeline import strict
-from pipeline.analysis.catalog import TABLES
 from pipeline.analysis.contract import CLAIM_COLUMNS, STUDY_PAIRED_COLUMNS, STUDY_SCORE_COLUMNS, STUDY_VERSUS_COLUMNS, size_parameters
 from pipeline.analysis.records import NUMBER, validated
 from pipeline.analysis.runs import MASKING, TWO_STAGE
+from pipeline.analysis.table_schema import SCHEMAS
 from pipeline.config import ReportSpec
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept, read_json
@@ -79,7 +79,7 @@ def read_tables(directory: Path) -> tuple[dict[str, pd.DataFrame], dict[str, Any
     # Only empty cells are missing values: a label or task named "NA" stays text.
     frames = {
         name: read_csv(directory / f"{name}.csv", list(table.columns), keep_default_na=False, na_values=[""])
-        for name, table in TABLES.items()
+        for name, table in sorted(SCHEMAS.items())  # a missing one named alphabetically first
     }
     return frames, read_json(directory / "provenance.json")
 
@@ -241,11 +241,11 @@ class Block:
 
 
 def section_blocks(frames: Mapping[str, pd.DataFrame], confidence: float) -> dict[str, list[Block]]:
-    """Every display the result tables name (:mod:`pipeline.analysis.catalog`), as
+    """Every display the result tables name (:mod:`pipeline.analysis.table_schema`), as
     :mod:`.displays` places and renders it, by section, in order; the template shows a
     section's blocks where the section has its tables."""
     shown = sorted(
-        ((DISPLAYS[name].section, DISPLAYS[name].order, name) for table in TABLES.values() for name in table.displays),
+        ((DISPLAYS[name].section, DISPLAYS[name].order, name) for table in SCHEMAS.values() for name in table.displays),
     )
     blocks: dict[str, list[Block]] = {}
     for section, _, name in shown:

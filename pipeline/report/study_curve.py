@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pipeline.analysis.budget_trend import MLM_MINUS_CLM
+from pipeline.analysis.contract import MLM_MINUS_CLM
 from pipeline.report.panels import legend_under_panels, panel_figure
 
 STUDY_COLOUR, RUN_COLOUR = "#7f7f7f", "#d62728"

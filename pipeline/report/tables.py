@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from pipeline.analysis.contract import FLOOR_MARGIN
-from pipeline.analysis.replicates import variance_text
 from pipeline.analysis.text import (
     count_text,
     detectable_text,
@@ -26,6 +25,7 @@ from pipeline.analysis.text import (
     plus_minus_text,
     steps_text,
     text_or,
+    variance_text,
     yardstick_text,
 )
 

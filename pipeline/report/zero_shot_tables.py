@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
+from pipeline.analysis.contract import ALL_KINDS
 from pipeline.analysis.text import detectable_text, interval_text, plus_minus_text
-from pipeline.analysis.zero_shot import ALL_KINDS
 from pipeline.report.tables import Cell, Table, comparison_cells, key, num, row
 
 METHOD_NAMES = {"sentence_log_likelihood": "log-likelihood", "pseudo_log_likelihood": "PLL (within-word l2r)"}

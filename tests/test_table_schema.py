@@ -1,5 +1,6 @@
-"""The result-table registry: every table is one registration, and a new one reaches the CSVs,
-the claim checks' Results and its report section without an edit anywhere else."""
+"""The result tables' schema: every table is declared once (analysis/table_schema.py) and built by
+name (analysis/table_builds.py); a new one reaches the CSVs, the claim checks' Results and its
+report section with no edit anywhere else."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 from report_fakes import write_fake_results
 
 from pipeline.__main__ import main
-from pipeline.analysis import catalog
-from pipeline.analysis.catalog import TABLES, ResultTable, build_order
+from pipeline.analysis.table_builds import BUILDS
+from pipeline.analysis.table_schema import SCHEMAS, TableSchema, build_order
 from pipeline.report.displays import DISPLAYS, Display
 from pipeline.report.render import report_sections
 from pipeline.report.tables import Table, row
@@ -20,12 +21,13 @@ from pipeline.report.tables import Table, row
 EVERY_SECTION = {anchor for anchor, _ in report_sections([], has_objectives=True, has_outside=True, has_study=True)}
 
 
-def test_every_table_has_columns_a_description_and_known_needs() -> None:
-    assert len(TABLES) >= 19
-    for name, table in TABLES.items():
+def test_every_table_has_columns_a_description_known_needs_and_one_build() -> None:
+    assert len(SCHEMAS) >= 19
+    for name, table in SCHEMAS.items():
         assert table.name == name and table.description and table.columns
         assert len(set(table.columns)) == len(table.columns), f"{name}: a column twice"
-        assert set(table.needs) <= set(TABLES), f"{name} needs an unregistered table"
+        assert set(table.needs) <= set(SCHEMAS), f"{name} needs an undeclared table"
+    assert sorted(BUILDS) == sorted(SCHEMAS), set(BUILDS) ^ set(SCHEMAS)
 
 
 def test_every_display_goes_in_a_section_the_report_has() -> None:
@@ -36,26 +38,28 @@ def test_every_display_goes_in_a_section_the_report_has() -> None:
 def test_every_display_named_by_a_table_is_rendered_and_every_rendered_one_is_named() -> None:
     """A table names its displays (the aggregate side imports no rendering); the report renders
     exactly those: none missing, none left over that no table shows."""
-    named = [display for table in TABLES.values() for display in table.displays]
+    named = [display for table in SCHEMAS.values() for display in table.displays]
     assert sorted(named) == sorted(DISPLAYS), set(named) ^ set(DISPLAYS)
 
 
 def test_a_table_is_built_after_every_table_it_needs() -> None:
     order = [table.name for table in build_order()]
-    assert sorted(order) == sorted(TABLES)
+    assert sorted(order) == sorted(SCHEMAS)
     for table in build_order():
         assert all(order.index(need) < order.index(table.name) for need in table.needs)
 
 
 def test_needs_that_cannot_be_met_are_refused() -> None:
-    orphan = ResultTable("orphan", "never built", ("a",), ("no_such_table",), lambda sources, built: pd.DataFrame())
-    with TABLES.extra(orphan.name, orphan), pytest.raises(ValueError, match="orphan"):
+    orphan = TableSchema("orphan", "never built", ("a",), ("no_such_table",))
+    with SCHEMAS.extra(orphan.name, orphan), pytest.raises(ValueError, match="orphan"):
         build_order()
 
 
-def test_a_table_registered_twice_is_refused() -> None:
-    with pytest.raises(ValueError, match="registered twice"):
-        catalog.register(TABLES["scores"])
+def test_a_table_declared_or_built_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="result table 'scores' registered twice"):
+        SCHEMAS.add("scores", SCHEMAS["scores"])
+    with pytest.raises(ValueError, match="table build 'scores' registered twice"):
+        BUILDS.add("scores", BUILDS["scores"])
 
 
 def runs_per_size(sources: object, built: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -68,20 +72,14 @@ def runs_per_size_display(frames: Mapping[str, pd.DataFrame], confidence: float)
     return [Table("Pretrained runs per size (a table registered by the test)", ("Size", "Runs"), rows)]
 
 
-def test_a_new_table_is_one_registration_and_one_display(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What a new module of pipeline/analysis/catalog/ and its entry in pipeline/report/displays.py
-    do, done here in the test: the table is built, written, read back and shown in its section."""
-    table = ResultTable(
-        "runs_per_size",
-        "per size: how many runs were pretrained",
-        ("size", "runs"),
-        ("pretraining",),
-        runs_per_size,
-        displays=("runs_per_size",),
-    )
+def test_a_new_table_is_one_declaration_one_build_and_one_display(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new entry of pipeline/analysis/table_schema.py, its function in table_builds.py and its
+    entry in pipeline/report/displays.py do, done here in the test: the table is built, written, read
+    back and shown in its section."""
+    table = TableSchema("runs_per_size", "per size: how many runs were pretrained", ("size", "runs"), ("pretraining",), ("runs_per_size",))
     monkeypatch.setitem(DISPLAYS, "runs_per_size", Display("pretraining", 1, runs_per_size_display))
     tree = write_fake_results(tmp_path)
-    with TABLES.extra(table.name, table):
+    with SCHEMAS.extra(table.name, table), BUILDS.extra(table.name, runs_per_size):
         assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
         written = pd.read_csv(tmp_path / "tables/runs_per_size.csv")
         assert list(written.columns) == ["size", "runs"] and written["runs"].sum() == len(tree.summaries)
@@ -92,10 +90,10 @@ def test_a_new_table_is_one_registration_and_one_display(tmp_path: Path, monkeyp
     assert f"{written['runs'].iloc[0]} runs" in section
 
 
-def test_a_table_built_with_other_columns_than_registered_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    wrong = ResultTable("runs_per_size", "per size", ("size", "count"), ("pretraining",), runs_per_size)
+def test_a_table_built_with_other_columns_than_declared_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wrong = TableSchema("runs_per_size", "per size", ("size", "count"), ("pretraining",))
     tree = write_fake_results(tmp_path)
-    with TABLES.extra(wrong.name, wrong):
+    with SCHEMAS.extra(wrong.name, wrong), BUILDS.extra(wrong.name, runs_per_size):
         assert main(tree.aggregate_argv(tmp_path / "tables")) != 0
-    assert "'runs_per_size': built with columns ['size', 'runs'], registered with ['size', 'count']" in capsys.readouterr().err
+    assert "'runs_per_size': built with columns ['size', 'runs'], declared with ['size', 'count']" in capsys.readouterr().err
     assert not (tmp_path / "tables").exists()

@@ -1,0 +1,184 @@
+"""How the aggregate stage builds each result table declared in :mod:`.table_schema`, by its
+name: a function of the sources and of the tables built before it (its ``needs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+
+from pipeline.analysis.budget_trend import fit_table, trend_table
+from pipeline.analysis.claims import check_claims
+from pipeline.analysis.comparisons import baseline_table, by_size, comparison_table, objectives_table
+from pipeline.analysis.contract import STUDY_HEADLINE_COLUMNS, Results
+from pipeline.analysis.curves import curve_comparison_table, learning_curve_table
+from pipeline.analysis.published_claims import published_verdicts
+from pipeline.analysis.replicates import arm_names, pool_replicates
+from pipeline.analysis.runs import reference_runs, run_placements
+from pipeline.analysis.scoring import detail_table, family_table, lr_means_table, lr_sensitivity_table, score_table
+from pipeline.analysis.sources import Sources
+from pipeline.analysis.study_cells import curve_gaps, headline_gaps, our_cells, published_beside
+from pipeline.analysis.zero_shot import minimal_pairs_comparison, minimal_pairs_table
+from pipeline.external.published_tables import read_published_tables
+from pipeline.registry import Registry
+
+Built = Mapping[str, pd.DataFrame]
+Build = Callable[[Sources, Built], pd.DataFrame]
+BUILDS: Registry[Build] = Registry("table build")
+
+
+def builds(name: str) -> Callable[[Build], Build]:
+    """Register the decorated function as the build of the table ``name``."""
+
+    def register(build: Build) -> Build:
+        return BUILDS.add(name, build, __name__)
+
+    return register
+
+
+@builds("pretraining")
+def pretraining(sources: Sources, built: Built) -> pd.DataFrame:
+    return sources.pretraining
+
+
+@builds("tasks")
+def tasks(sources: Sources, built: Built) -> pd.DataFrame:
+    return sources.tasks
+
+
+@builds("finetune_grid")
+def finetune_grid(sources: Sources, built: Built) -> pd.DataFrame:
+    return by_size(sources.grid.drop(columns="test_scores"), sources.pretraining, ["task"], ["run", "learning_rate", "seed"])
+
+
+@builds("run_scores")
+def run_scores(sources: Sources, built: Built) -> pd.DataFrame:
+    return by_size(score_table(sources.grid, sources.confidence), sources.pretraining, ["task"], ["run"])
+
+
+@builds("scores")
+def scores(sources: Sources, built: Built) -> pd.DataFrame:
+    return pool_replicates(built["run_scores"], ["task"], sources.confidence)
+
+
+@builds("family_scores")
+def family_scores(sources: Sources, built: Built) -> pd.DataFrame:
+    # Families per replicate first, then pooled: a replicate that is good on one task of a
+    # family tends to be good on the others, and pooling the family means keeps that.
+    pooled = pool_replicates(family_table(built["run_scores"], sources.confidence), ["family"], sources.confidence)
+    return by_size(pooled, sources.pretraining, ["family"], ["run"])
+
+
+@builds("outside_scores")
+def outside_scores(sources: Sources, built: Built) -> pd.DataFrame:
+    return score_table(sources.outside_grid, sources.confidence)
+
+
+@builds("lr_means")
+def lr_means(sources: Sources, built: Built) -> pd.DataFrame:
+    return lr_means_table(built["finetune_grid"], sources.confidence)
+
+
+@builds("lr_sensitivity")
+def lr_sensitivity(sources: Sources, built: Built) -> pd.DataFrame:
+    return by_size(lr_sensitivity_table(sources.grid), sources.pretraining, ["task"], ["run"])
+
+
+@builds("metric_details")
+def metric_details(sources: Sources, built: Built) -> pd.DataFrame:
+    return by_size(detail_table(sources.grid, built["run_scores"], sources.confidence), sources.pretraining, ["task"], ["run", "key"])
+
+
+@builds("comparison")
+def comparison(sources: Sources, built: Built) -> pd.DataFrame:
+    table = comparison_table(built["scores"], built["family_scores"], sources.pretraining, sources.tasks, sources.confidence)
+    return by_size(table, sources.pretraining, [], ["family", "level", "name"])
+
+
+@builds("baselines")
+def baselines(sources: Sources, built: Built) -> pd.DataFrame:
+    table = baseline_table(built["scores"], sources.tasks, sources.bag_of_words, sources.confidence)
+    return by_size(table, sources.pretraining, ["task"], ["run"])
+
+
+@builds("objectives")
+def objectives(sources: Sources, built: Built) -> pd.DataFrame:
+    # An arm's pooled row carries replicate 0's name, so the sections place replicate 0 only.
+    pretraining = sources.pretraining
+    first_replicates = pretraining[arm_names(pretraining["run_name"]) == pretraining["run_name"]]
+    table = objectives_table(
+        built["scores"],
+        built["family_scores"],
+        run_placements(first_replicates, sources.objective_params),
+        reference_runs(first_replicates),
+        sources.confidence,
+    )
+    ordered = by_size(table, pretraining, ["section", "level", "name"], ["trained_steps", "clm_share", "mask_ratio", "run"])
+    return ordered.astype({"section": str})
+
+
+@builds("learning_curves")
+def learning_curves(sources: Sources, built: Built) -> pd.DataFrame:
+    table = learning_curve_table(sources.curve_grid, built["run_scores"], sources.pretraining, sources.confidence)
+    return by_size(table, sources.pretraining, [], ["family", "level", "name", "run", "step"])
+
+
+@builds("curve_comparison")
+def curve_comparison(sources: Sources, built: Built) -> pd.DataFrame:
+    table = curve_comparison_table(
+        sources.curve_grid, built["run_scores"], built["comparison"], sources.pretraining, sources.tasks, sources.confidence
+    )
+    return by_size(table, sources.pretraining, [], ["family", "level", "name", "step"])
+
+
+@builds("minimal_pairs")
+def minimal_pairs(sources: Sources, built: Built) -> pd.DataFrame:
+    kinds = {
+        **dict(zip(sources.outside_grid["run"], sources.outside_grid["objective_kind"])),
+        **sources.pretraining.set_index("run")["objective_kind"].to_dict(),
+    }
+    return minimal_pairs_table(sources.pair_outcomes, kinds, sources.confidence)
+
+
+@builds("minimal_pairs_comparison")
+def minimal_pairs_comparison_build(sources: Sources, built: Built) -> pd.DataFrame:
+    return minimal_pairs_comparison(sources.pair_outcomes, built["minimal_pairs"], sources.confidence)
+
+
+@builds("budget_trend")
+def budget_trend(sources: Sources, built: Built) -> pd.DataFrame:
+    tables = (built[name] for name in ("learning_curves", "curve_comparison", "comparison", "minimal_pairs", "minimal_pairs_comparison"))
+    return trend_table(*tables, sources.pretraining, sources.confidence)
+
+
+@builds("budget_fit")
+def budget_fit(sources: Sources, built: Built) -> pd.DataFrame:
+    return fit_table(built["budget_trend"], sources.confidence)
+
+
+@builds("published_claims")
+def published_claims(sources: Sources, built: Built) -> pd.DataFrame:
+    return published_verdicts(sources.claims)
+
+
+@builds("published_reference")
+def published_reference(sources: Sources, built: Built) -> pd.DataFrame:
+    tables = (built[name] for name in ("pretraining", "scores", "family_scores", "learning_curves"))
+    return published_beside(read_published_tables(), our_cells(*tables, sources.objective_params, sources.protocols))
+
+
+@builds("study_headline")
+def study_headline(sources: Sources, built: Built) -> pd.DataFrame:
+    gaps = headline_gaps(built["comparison"], read_published_tables())
+    rows = [{"size": size, "level": level, "name": name, **gap.columns("difference_")} for (size, level, name), gap in gaps.items()]
+    return pd.DataFrame(rows, columns=STUDY_HEADLINE_COLUMNS)
+
+
+@builds("study_curve")
+def study_curve(sources: Sources, built: Built) -> pd.DataFrame:
+    return curve_gaps(read_published_tables())
+
+
+@builds("claims")
+def claims(sources: Sources, built: Built) -> pd.DataFrame:
+    return check_claims(sources.claims, Results(dict(built), sources.confidence, sources.objective_params, sources.measured_by))
