@@ -192,6 +192,18 @@ def test_malformed_bag_of_words_scores_are_a_one_line_error_naming_the_file_and_
     assert not (tmp_path / "tables").exists()
 
 
+def test_the_bag_of_words_c_is_read_from_its_record_and_held_to_its_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The job records the C it chose; the aggregate takes that one and refuses a record whose grid
+    would have chosen another, rather than choosing again."""
+    tree = write_fake_results(tmp_path)
+    record = json.loads(tree.bag_of_words[0].read_text())
+    rewrite(tree.bag_of_words[0], record | {"best_regularization": 0.1})  # C = 0.1 is best on test, not on validation
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 2
+    expected = f"error: {tree.bag_of_words[0]}: key 'best_regularization' = 0.1 is not the C its grid's validation scores choose (1.0)"
+    assert capsys.readouterr().err.strip() == expected
+    assert not (tmp_path / "tables").exists()
+
+
 def test_missing_key_in_scores_is_a_one_line_error_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = write_fake_results(tmp_path)
     broken = tree.scores[3]

@@ -28,7 +28,6 @@ from pipeline.analysis.contract import (
 )
 from pipeline.analysis.pair_outcomes import pair_outcomes
 from pipeline.analysis.records import NUMBER, OPTIONAL_INT, OPTIONAL_NUMBER, OPTIONAL_STR, validated
-from pipeline.analysis.scoring import chosen_on_validation
 from pipeline.analysis.stats import Estimate, mean_interval
 from pipeline.errors import PipelineError
 from pipeline.external.study_protocol import PROTOCOL_KEYS
@@ -332,19 +331,24 @@ def read_tasks(paths: list[Path]) -> pd.DataFrame:
     return frame.sort_values("task", ignore_index=True)
 
 
-BAG_OF_WORDS_FIELDS = {"task": str, "metric": str, "num_examples": int, "grid": list}
+BAG_OF_WORDS_FIELDS = {"task": str, "metric": str, "num_examples": int, "best_regularization": (int, float), "grid": list}
 BAG_OF_WORDS_POINT_FIELDS = {"regularization": (int, float), "seed": int, "validation": (int, float), "test": (int, float)}
 
 
 def read_bag_of_words(paths: Sequence[Path], confidence: float) -> pd.DataFrame:
-    """Per task: the bag-of-words reference, C picked by mean validation, test seed mean and CI."""
+    """Per task: the bag-of-words reference at the C its job chose on validation (as recorded, and
+    checked against its grid), test seed mean and CI."""
     rows = []
     for path in paths:
         record = validated(read_json(path), BAG_OF_WORDS_FIELDS, path)
         grid = pd.DataFrame([validated(point, BAG_OF_WORDS_POINT_FIELDS, path, f"grid[{i}].") for i, point in enumerate(record["grid"])])
         if grid.empty:
             raise PipelineError(f"{path}: key 'grid' is empty")
-        _, _, test = chosen_on_validation(grid, "regularization")
+        best = record["best_regularization"]
+        chosen = best_on_validation(zip(grid["regularization"], grid["validation"]))
+        if best != chosen:
+            raise PipelineError(f"{path}: key 'best_regularization' = {best} is not the C its grid's validation scores choose ({chosen})")
+        test = grid.loc[grid["regularization"] == best, "test"].to_numpy()
         rows.append(
             {
                 "task": record["task"],

@@ -33,6 +33,7 @@ from pipeline.config import BagOfWordsSpec, ExampleBudget, TaskSpec
 from pipeline.data.task_rows import TASK_TYPES
 from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, write_json
+from pipeline.finetune.selection import best_on_validation
 from pipeline.finetune.sweep import batch_order
 from pipeline.finetune.task_data import EncodedSplit, read_task
 from pipeline.finetune.task_types import TaskContext, get_task_type
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> None:
         raise PipelineError(
             f"bag-of-words on {spec.task_name}: logistic regression did not converge ({warning}); raise bag_of_words.max_iterations"
         ) from None
-    best = max(spec.bag_of_words.regularization, key=lambda c: np.mean([p["validation"] for p in grid if p["regularization"] == c]))
+    best = best_on_validation((point["regularization"], point["validation"]) for point in grid)  # the study's rule, as for the LR
     count = len(examples[spec.budget.seeds[0]])  # the same for every seed: the budget, capped at one epoch
     log.info("bag of words on %s: %d examples per seed, C=%g best on validation", spec.task_name, count, best)
     with atomic_path(args.out) as out:
