@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 import yaml
+from alternation import in_turn  # a sibling script
+
+from pipeline.cpu_paths import PORTABLE_PINS
 
 REPO = Path(__file__).resolve().parent.parent
 MODES = ("native", "portable")
@@ -73,10 +76,10 @@ def main() -> None:
         return
     runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
     for repeat in range(args.repeats):
-        for mode in MODES if repeat % 2 == 0 else reversed(MODES):
+        for mode in in_turn(MODES, repeat):
             argv = [sys.executable, __file__, "--one-process", "--sizes", *args.sizes, "--steps", str(args.steps)]
             argv += ["--warmup", str(args.warmup), "--threads", str(args.threads)]
-            env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")}
+            env = {k: v for k, v in os.environ.items() if k not in PORTABLE_PINS}
             done = subprocess.run(argv, env={**env, "PIPELINE_CPU_PATHS": mode}, cwd=REPO, capture_output=True, text=True, check=True)
             runs[mode].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(mode, json.dumps(runs[mode][-1]), flush=True)

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import step_profile  # a sibling script
 import torch
+from alternation import in_turn  # a sibling script
 from throughput_record import (  # a sibling script
     compare_losses,
     machine,
@@ -419,8 +420,7 @@ def main() -> None:
         results = {kind: {who: [] for who in who_runs} for kind in args.objectives}
         for repeat in range(args.repeats):
             for kind in args.objectives:
-                order = who_runs if repeat % 2 == 0 else who_runs[::-1]  # alternate who goes first
-                for who in order:
+                for who in in_turn(who_runs, repeat):
                     began = time.perf_counter()
                     tokens_per_second, memory, final_loss = getattr(bench, who)(kind)
                     run = {"tokens_per_second": tokens_per_second, "peak_memory_gb": memory, "final_loss": final_loss}

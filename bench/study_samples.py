@@ -25,6 +25,7 @@ import torch
 from transformers import AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
+from alternation import in_turn  # noqa: E402  (a sibling script)
 from pretrain_throughput import Bench, prepare_init  # noqa: E402  (a sibling script)
 from throughput_record import machine  # noqa: E402  (a sibling script)
 
@@ -74,7 +75,7 @@ def main() -> None:
         measured = {kind: {name: [] for name in FORMATS} for kind in args.objectives}
         for repeat in range(args.repeats):
             for kind in args.objectives:
-                for name in FORMATS if repeat % 2 == 0 else FORMATS[::-1]:
+                for name in in_turn(FORMATS, repeat):
                     tokens_per_second, _ = bench.ours(kind, samples=name)
                     measured[kind][name].append(tokens_per_second)
                     print(f"repeat {repeat} {kind} {name:6s} {tokens_per_second:12,.0f} tokens/s", flush=True)

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from alternation import in_turn  # a sibling script
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -77,7 +79,7 @@ def main() -> None:
     seconds: dict[tuple[str, bool], list[float]] = {}
     for repeat in range(args.repeats):
         for name, argv_of in jobs.items():
-            for events in (True, False) if repeat % 2 == 0 else (False, True):
+            for events in in_turn((True, False), repeat):
                 seconds.setdefault((name, events), []).append(timed(argv_of, events))
                 print(f"{name}, events {'on' if events else 'off'}: {seconds[name, events][-1]:.1f} s", flush=True)
     print("\n| job | events on (s) | events off (s) | on / off |")

@@ -6,7 +6,7 @@ import os
 
 # The tests check behaviour and compare runs made on this machine, so they take each library's
 # own CPU kernels (fastest; bit-exact on one machine) rather than the workflow's portable ones
-# (pipeline/cpu_paths.py, ~1.7x a pretraining step); tests/test_cpu_paths.py checks those. Set
+# (pipeline/cpu_paths.py, 2.0-2.3x a pretraining step); tests/test_cpu_paths.py checks those. Set
 # before `pipeline` is imported, since importing it applies the mode.
 os.environ.setdefault("PIPELINE_CPU_PATHS", "native")
 

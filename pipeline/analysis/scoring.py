@@ -48,10 +48,9 @@ def with_choice(grid: pd.DataFrame) -> pd.DataFrame:
     (task, run): the LR :func:`chosen_on_validation` takes and whether a point's seed ran every LR."""
     groups = []
     for _, group in grid.groupby(["task", "run"], sort=False):
-        chosen, _, _ = chosen_on_validation(group, "learning_rate")
-        groups.append(
-            group.assign(chosen_learning_rate=chosen, selection_seed=group["seed"].isin(on_shared_seeds(group, "learning_rate")["seed"]))
-        )
+        shared = on_shared_seeds(group, "learning_rate")
+        chosen = best_on_validation(zip(shared["learning_rate"], shared["validation"]))
+        groups.append(group.assign(chosen_learning_rate=chosen, selection_seed=group["seed"].isin(shared["seed"])))
     return pd.concat(groups) if groups else grid.assign(chosen_learning_rate=pd.Series(dtype=float), selection_seed=pd.Series(dtype=bool))
 
 
