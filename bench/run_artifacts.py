@@ -7,7 +7,7 @@ model's card held to its run's summary.json.
 Reads the event files with tensorboard's own reader (``EventAccumulator``, what ``tensorboard
 --inspect`` prints from). A pretraining run must hold every scalar of pipeline/pretrain/trainer.py's
 ``event_scalars`` with one point per logged step of its log.csv (a resumed run: no step twice); a
-grid point ``train/loss`` at each of its steps and ``validation/score`` once. A card's YAML header
+grid point ``train/loss`` at each of its steps from 1 and ``validation/score`` once, at the last. A card's YAML header
 must parse and its ``pretraining:`` numbers equal the summary's. Prints one line per kind and every
 fault; exits 1 on any.
 """
@@ -62,7 +62,7 @@ def pretraining_faults(run_dir: Path) -> list[str]:
 def grid_point_faults(point_dir: Path) -> list[str]:
     found = scalars(point_dir)
     train = found.get("train/loss", [])
-    faults = [] if train == list(range(len(train))) and train else [f"{point_dir}: train/loss steps {train[:3]}..."]
+    faults = [] if train == list(range(1, len(train) + 1)) else [f"{point_dir}: train/loss steps {train[:3]}..., not 1, 2, ..."]
     if found.get("validation/score") != [len(train)]:
         faults.append(f"{point_dir}: validation/score at {found.get('validation/score')}, expected [{len(train)}]")
     return faults
