@@ -24,17 +24,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from pipeline.files import read_json
 from pipeline.pretrain.model_card import CARD_FILE, SUMMARY_KEYS
+from pipeline.pretrain.trainer import LOG_COLUMNS, event_scalars
 from pipeline.tensorboard_log import EVENTS_DIR
 
-PRETRAINING_TAGS = {
-    "train/loss",
-    "train/learning_rate",
-    "train/grad_norm",
-    "train/tokens_per_second",
-    "train/step_seconds",
-    "heldout/loss",
-    "heldout/yardstick",
-}
+# Every scalar a pretraining run writes, as the trainer names them (a logged row of every column)
+PRETRAINING_TAGS = set(event_scalars(dict.fromkeys(LOG_COLUMNS, 0.0), 0.0))
 EVALUATED_TAGS = {"heldout/loss", "heldout/yardstick"}  # only at the steps the run evaluated
 
 
