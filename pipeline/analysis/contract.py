@@ -294,8 +294,6 @@ BUDGET_FIT_COLUMNS = [
 STUDY_HEADLINE_COLUMNS = ["size", "level", "name", *Estimate.column_names("difference_")]
 # The study's 610M MLM-40 − CLM by family at each step of its data-efficiency tables (6-9), with its tokens.
 STUDY_CURVE_COLUMNS = ["family", "step", "tokens", *Estimate.column_names("difference_")]
-# detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
-# judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
 # published_reference.csv: a cell of the study's Tables 2-17 and this run's number beside it (analysis/study_cells.py).
 CELL_COLUMNS = [
     *PUBLISHED_KEY,
@@ -316,6 +314,8 @@ CELL_COLUMNS = [
 ]
 # published_claims.csv: a claim judged on the published tables alone.
 PUBLISHED_CLAIM_COLUMNS = ["id", "verdict", "evidence", "needed"]
+# detectable: the largest minimum detectable effect (80% power) among the comparisons a verdict
+# judged; to_decide: for an inconclusive one, the decide_unit per arm that would decide them all.
 CLAIM_COLUMNS = ["id", "source", "claim", "measure", "status", "verdict", "evidence", "needed", "detectable", "to_decide", "decide_unit"]
 
 # The contrasts budget_trend.csv and budget_fit.csv name in their "contrast" column.

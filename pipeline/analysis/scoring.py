@@ -34,11 +34,17 @@ def on_shared_seeds(points: pd.DataFrame, knob: str) -> pd.DataFrame:
     return points[values_per_seed == points[knob].nunique()]
 
 
+def choice_on_shared_seeds(points: pd.DataFrame, knob: str) -> tuple[float, pd.DataFrame]:
+    """The grid value of ``knob`` with the best mean validation score over the seeds that ran
+    every value, and those seeds' points."""
+    shared = on_shared_seeds(points, knob)
+    return best_on_validation(zip(shared[knob], shared["validation"])), shared
+
+
 def chosen_on_validation(points: pd.DataFrame, knob: str) -> tuple[float, float, np.ndarray]:
     """The grid value of ``knob`` (LR, C) with the best mean validation score over the
     seeds that ran every value, that mean, and the test scores of all its seeds."""
-    shared = on_shared_seeds(points, knob)
-    best = best_on_validation(zip(shared[knob], shared["validation"]))
+    best, shared = choice_on_shared_seeds(points, knob)
     validation = shared.loc[shared[knob] == best, "validation"].mean()
     return best, validation, points.loc[points[knob] == best, "test"].to_numpy()
 
@@ -48,8 +54,7 @@ def with_choice(grid: pd.DataFrame) -> pd.DataFrame:
     (task, run): the LR :func:`chosen_on_validation` takes and whether a point's seed ran every LR."""
     groups = []
     for _, group in grid.groupby(["task", "run"], sort=False):
-        shared = on_shared_seeds(group, "learning_rate")
-        chosen = best_on_validation(zip(shared["learning_rate"], shared["validation"]))
+        chosen, shared = choice_on_shared_seeds(group, "learning_rate")
         groups.append(group.assign(chosen_learning_rate=chosen, selection_seed=group["seed"].isin(shared["seed"])))
     return pd.concat(groups) if groups else grid.assign(chosen_learning_rate=pd.Series(dtype=float), selection_seed=pd.Series(dtype=bool))
 
