@@ -48,7 +48,7 @@ def main() -> None:
     for _ in range(args.repeats):
         for name, pool in (("random", 1), ("grouped", default_pool)):
             sweep.LENGTH_GROUP_BATCHES = pool
-            steps = spec.budget.num_steps(len(lengths))
+            steps = spec.budget.trained_steps(len(lengths))
             padded = sum(len(b) * max(lengths[i] for i in b.tolist()) for b in sweep.batch_order(lengths, steps, spec.batch_size, 0))
             started = time.perf_counter()
             result, _ = runner.run_point(args.learning_rate, 0, "bench")

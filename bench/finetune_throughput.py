@@ -110,7 +110,7 @@ def measure_task(args: argparse.Namespace, config, task: str, model_dir: Path, w
     scored = scored_tokens(encoder, rows, documents)
     points = []
     for point in grid:
-        steps = point["num_steps"]
+        steps = point["trained_steps"]
         trained = train_tokens(examples, steps, protocol, point["seed"])  # the batches this seed's point drew
         training, scoring = training_flops(matmul, trained), 2.0 * matmul * scored
         seconds, phases = point["seconds"], point["phases"]

@@ -57,11 +57,11 @@ from pipeline.workflow.configure import REPOSITORY, Resolved, merge, read_config
 from pipeline.workflow.measured_mfu import batch_line, setting_of
 
 
-def single_runs(num_steps: int) -> dict[str, Any]:
+def single_runs(budget_steps: int) -> dict[str, Any]:
     """An overlay that plans the objectives' single runs alone: no zoo, two-stage, CPT, curves or outside models."""
     return {
-        "zoo": {"sizes": [], "num_steps": None},
-        "two_stage": {"sizes": [], "budgets": [num_steps], "splits": []},
+        "zoo": {"sizes": [], "budget_steps": None},
+        "two_stage": {"sizes": [], "budgets": [budget_steps], "splits": []},
         "continued_pretraining": {"sizes": [], "outside_bases": []},
         "learning_curves": {"sizes": [], "runs": []},
         "outside_models": [],
@@ -74,7 +74,7 @@ PAPER_SHRUNK = {
     "pretraining": {
         "objectives": ["clm", "mlm"],
         "batch_size": 16,  # two micro-batches of 8 per step: gradient accumulation runs too
-        "num_steps": 30,
+        "budget_steps": 30,
         "checkpoint_steps": [20],
         "resume_every_steps": 10,
         "num_heldout_batches": 1,
@@ -102,7 +102,7 @@ TINY_FP32 = {
         "objectives": ["clm"],
         "sequence_length": 128,
         "batch_size": 8,
-        "num_steps": 20,
+        "budget_steps": 20,
         "checkpoint_steps": [],
         "resume_every_steps": 20,
         "num_heldout_batches": 2,
@@ -289,7 +289,7 @@ def section_pretrain_resume(args: argparse.Namespace, record: dict) -> None:
         raise SectionFailed(f"non-finite held-out loss: {heldout}")
     losses = [logged_losses(read_log(run), "loss") for run in (straight, resumed)]
     common = sorted(set(losses[0]) & set(losses[1]))
-    record["steps"] = summaries[0]["num_steps"]
+    record["steps"] = summaries[0]["trained_steps"]
     record["tokens_per_second"] = summaries[0]["tokens_per_second"]
     record["heldout_loss"] = heldout
     record["max_train_loss_difference"] = max(abs(losses[0][s] - losses[1][s]) for s in common)
@@ -333,7 +333,7 @@ def section_finetune(args: argparse.Namespace, record: dict) -> None:
     scores = score_pretrained(args, record, "finetune", spec, "--task-dir", str(args.inputs / "data/tasks/sentiment"))
     record["metric"] = scores["metric"]
     record["grid"] = [
-        {key: point[key] for key in ("learning_rate", "seed", "num_steps", "validation", "test", "seconds")} for point in scores["grid"]
+        {key: point[key] for key in ("learning_rate", "seed", "trained_steps", "validation", "test", "seconds")} for point in scores["grid"]
     ]
 
 

@@ -220,7 +220,7 @@ class Bench:
             objectives=(kind,),
             sequence_length=args.sequence_length,
             batch_size=args.batch_size,
-            num_steps=self.total_steps,
+            budget_steps=self.total_steps,
             resume_every_steps=10**9,
             num_heldout_batches=0,
             schedule=schedule,

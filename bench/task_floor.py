@@ -94,13 +94,13 @@ def main() -> None:
                     )
                     print(f"{task} {steps} steps ({args.max_epochs:g} epochs) {model}: {time.perf_counter() - started:.0f} s", flush=True)
                 scores = json.loads((out / "scores.json").read_text())
-                num_steps = scores["grid"][0]["num_steps"]  # max_steps, or fewer where max_epochs stops first
+                trained_steps = scores["grid"][0]["trained_steps"]  # max_steps, or fewer where max_epochs stops first
                 points.append(
                     {
                         "task": task,
                         "max_steps": steps,
                         "max_epochs": args.max_epochs,
-                        "num_steps": num_steps,
+                        "trained_steps": trained_steps,
                         "model": model,
                         "metric": scores["metric"],
                         **chosen(scores["grid"]),
@@ -109,7 +109,7 @@ def main() -> None:
     print("\n| task | steps run | model | LR | validation | test | other metrics (test) |\n|---|---:|---|---:|---:|---:|---|")
     for p in points:
         rate, scores = f"{p['learning_rate']:g}", f"{p['validation']:.1f} | {p['test']:.1f}"
-        print(f"| {p['task']} | {p['num_steps']} | {p['model']} | {rate} | {scores} | {p['other']} |")
+        print(f"| {p['task']} | {p['trained_steps']} | {p['model']} | {rate} | {scores} | {p['other']} |")
     if args.json:
         args.json.write_text(json.dumps(points, indent=1) + "\n")
 

@@ -1,7 +1,7 @@
 """Strict parsing of plain data (YAML/JSON) into typed, frozen dataclasses.
 
 Unknown keys, missing keys, wrong types and numbers out of their range are errors that
-name the dotted path of the offending key, e.g. ``pretraining.num_steps: expected int, got
+name the dotted path of the offending key, e.g. ``pretraining.budget_steps: expected int, got
 'abc'`` or ``pretraining.batch_size: -8 must be at least 1``. This is the config's schema:
 there is no second copy of it to drift. A number's range is part of its type
 (``Annotated[int, Bounds(low=1)]``, spelled ``Count`` and the like in

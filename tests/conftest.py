@@ -174,10 +174,10 @@ def save_recorded_model(model, spec: BackboneSpec, out: Path) -> None:
 SCHEDULE = {"kind": "wsd", "peak_lr": 3e-3, "num_warmup_steps": 2, "num_decay_steps": 4}
 
 
-def scratch_plan(name: str, num_steps: int, **changes) -> dict:
+def scratch_plan(name: str, budget_steps: int, **changes) -> dict:
     """A from-scratch run plan as JSON; ``changes`` override fields (two-stage, continued)."""
     plan = planned_run(
-        name, "micro", name, "objectives", "test run", Start("initial"), (0, num_steps), strict.parse(ScheduleSpec, SCHEDULE)
+        name, "micro", name, "objectives", "test run", Start("initial"), (0, budget_steps), strict.parse(ScheduleSpec, SCHEDULE)
     )
     return strict.to_plain(dataclasses.replace(plan, **changes))
 
@@ -188,7 +188,7 @@ def pretrain_argv(spec: str, tokens_dir: Path, init_dir: Path, root: Path) -> li
     return ["pretrain", "--spec", spec, *(word for flag, path in paths.items() for word in (flag, str(path)))]
 
 
-def pretrain_spec_json(objective: dict, num_steps: int = 12, plan: dict | None = None, **pretraining) -> str:
+def pretrain_spec_json(objective: dict, budget_steps: int = 12, plan: dict | None = None, **pretraining) -> str:
     return json.dumps(
         {
             "run": f"{objective['kind']}-micro",
@@ -201,14 +201,14 @@ def pretrain_spec_json(objective: dict, num_steps: int = 12, plan: dict | None =
                 "objectives": [objective["kind"]],
                 "sequence_length": 32,
                 "batch_size": 4,
-                "num_steps": num_steps,
+                "budget_steps": budget_steps,
                 "checkpoint_steps": [],
                 "resume_every_steps": 3,
                 "num_heldout_batches": 2,
                 "schedule": SCHEDULE,
                 **pretraining,
             },
-            "plan": plan or scratch_plan(objective["kind"], num_steps),
+            "plan": plan or scratch_plan(objective["kind"], budget_steps),
             "seed": 0,
         }
     )

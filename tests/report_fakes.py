@@ -56,7 +56,7 @@ class FakeRun:
     objective: str  # config name of the objective trained (the second one for two-stage and continued runs)
     study: str = "objectives"
     first_step: int = 0
-    num_steps: int = NUM_STEPS
+    trained_steps: int = NUM_STEPS
     start: str = "initial"  # initial | checkpoint (two-stage) | final (continued)
     base: str | None = None  # the name of the run it starts from
 
@@ -70,7 +70,7 @@ SCRATCH_ZOO = ("mlm_nsp", "span_corruption", "prefix_lm", "ul2", "meap", "electr
 ZOO_RUNS = (
     *(FakeRun(name, name) for name in SCRATCH_ZOO),
     *(FakeRun(f"clm{share}_mlm", "mlm", "two_stage", NUM_STEPS * share // 100, start="checkpoint", base="clm") for share in (25, 50, 75)),
-    *(FakeRun(f"mlm_cpt_on_{base}", "mlm", "continued", num_steps=CPT_STEPS, start="final", base=base) for base in ("clm", "mlm")),
+    *(FakeRun(f"mlm_cpt_on_{base}", "mlm", "continued", trained_steps=CPT_STEPS, start="final", base=base) for base in ("clm", "mlm")),
 )
 # A shorter two-stage budget: CLM and MLM decayed early from their full runs, and one split.
 SHORT_BUDGET = 400
@@ -299,7 +299,7 @@ def write_fake_results(
         task: str, name: str, kind: str, size: str, score_at: Callable[[float, int], tuple[float, float]], step: int | None = None
     ) -> Path:
         def point(rate: float, seed: int) -> dict[str, Any]:
-            return dict(zip(("validation", "test"), score_at(rate, seed)), learning_rate=rate, seed=seed, num_steps=250, seconds=3.2)
+            return dict(zip(("validation", "test"), score_at(rate, seed)), learning_rate=rate, seed=seed, trained_steps=250, seconds=3.2)
 
         selecting = seeds if selection_seeds is None else selection_seeds
         grid = [point(rate, seed) for rate in learning_rates for seed in selecting]
@@ -327,7 +327,7 @@ def write_fake_results(
             },
         )
 
-    zoo_runs = [replace(run, num_steps=zoo_steps) if zoo_steps and run.name in SCRATCH_ZOO else run for run in ZOO_RUNS]
+    zoo_runs = [replace(run, trained_steps=zoo_steps) if zoo_steps and run.name in SCRATCH_ZOO else run for run in ZOO_RUNS]
     runs = [(run, size) for size in sizes for run in BASE_RUNS] + [(run, size) for size in zoo_sizes for run in zoo_runs]
     runs += [(run, size) for size in budget_sizes for run in BUDGET_RUNS]
     for name, kind, size in [(run.name, run.kind, size) for run, size in runs] + [("random", "random", size) for size in sizes]:
@@ -336,9 +336,9 @@ def write_fake_results(
     for run, size in runs:
         if run.name not in curve_runs or size not in curve_sizes:
             continue
-        for step in (s for s in curve_steps if run.first_step < s < run.num_steps):
+        for step in (s for s in curve_steps if run.first_step < s < run.trained_steps):
             for task in tasks:
-                at_step = partial(curve, task, run.name, size, fraction=step / run.num_steps)
+                at_step = partial(curve, task, run.name, size, fraction=step / run.trained_steps)
                 tree.curve_scores.append(write_scores(task, run.name, run.kind, size, at_step, step))
     for run, size in runs:
         tree.summaries.append(write_pretraining(root, run, size))
@@ -507,17 +507,17 @@ def write_pretraining(root: Path, run: FakeRun, size: str) -> Path:
             "attention": attention,
             "size": size,
             "study": run.study,
-            "description": f"{run.name} for {run.num_steps - run.first_step} steps",
+            "description": f"{run.name} for {run.trained_steps - run.first_step} steps",
             "started_from": start,
             "first_step": run.first_step,
             "num_parameters": PARAMETERS[size],
             "num_non_embedding_parameters": PARAMETERS[size] // 3,
             "num_study_parameters": 2 * PARAMETERS[size] // 3,  # the non-embedding third and one of two vocabulary matrices
-            "trained_steps": run.num_steps,
-            "schedule_steps": run.num_steps,
+            "trained_steps": run.trained_steps,
+            "schedule_steps": run.trained_steps,
             "stopped_before_decay": False,
             "budget_steps": NUM_STEPS,
-            "num_tokens": 2048 * (run.num_steps - run.first_step) * (5 if run.kind == "span_corruption" else 4) // 4,
+            "num_tokens": 2048 * (run.trained_steps - run.first_step) * (5 if run.kind == "span_corruption" else 4) // 4,
             "loss_fraction": loss_fraction,
             "final_train_loss": 4.1,
             "heldout_loss": 4.3,

@@ -88,7 +88,7 @@ def test_its_examples_are_those_the_fine_tuning_run_with_the_same_seed_trains_on
     lengths = torch.randint(3, 60, (5000,), generator=torch.Generator().manual_seed(0)).tolist()
     for max_steps, seed in ((10, 0), (60, 3), (1000, 1)):  # within a pool, across pools, the whole epoch
         finetuning = FinetuningSpec(tasks=("t",), learning_rates=(1e-3,), seeds=(seed,), batch_size=32, max_steps=max_steps)
-        seen = torch.cat(batch_order(lengths, finetuning.budget.num_steps(5000), 32, seed)).tolist()
+        seen = torch.cat(batch_order(lengths, finetuning.budget.trained_steps(5000), 32, seed)).tolist()
         assert fine_tuning_examples(lengths, finetuning.budget, seed) == sorted(set(seen))
         assert len(set(seen)) == min(5000, max_steps * 32)
 

@@ -61,7 +61,7 @@ def test_shipped_configs_parse():
             "report.tasks_left_out: 'squad' is not defined",
         ),
         (lambda c: c["report"].update(tasks_left_out=[{"task": "topic", "why": "why"}]), "'topic' is in finetuning.tasks too"),
-        (lambda c: c["pretraining"].update(num_steps="abc"), "cfg.pretraining.num_steps: expected an integer, got 'abc'"),
+        (lambda c: c["pretraining"].update(budget_steps="abc"), "cfg.pretraining.budget_steps: expected an integer, got 'abc'"),
         (lambda c: c["pretraining"].update(batch_size=True), "cfg.pretraining.batch_size: expected an integer, got True"),
         (lambda c: c["pretraining"].update(sizes=["huge"]), "pretraining.sizes: 'huge' is not defined"),
         (lambda c: c["pretraining"]["schedule"].update(kind="linear"), "cfg.pretraining.schedule.kind: 'linear' is not one of"),
@@ -78,12 +78,12 @@ def test_shipped_configs_parse():
             "cfg: runs ['meap-small', 'mlm-small'] are the bases of two-stage or continued runs",
         ),
         (
-            lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(num_steps=None)),
+            lambda c: (c["pretraining"]["schedule"].update(kind="cosine"), c["zoo"].update(budget_steps=None)),
             "two_stage needs pretraining.schedule.kind 'wsd'",
         ),
         (
             lambda c: c["pretraining"]["schedule"].update(kind="cosine"),
-            "cfg: zoo.num_steps: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd'",
+            "cfg: zoo.budget_steps: a budget below pretraining.budget_steps needs pretraining.schedule.kind 'wsd'",
         ),
         (
             lambda c: c["tokenizer"].update(training_sample={"documents": 0}),
@@ -94,19 +94,19 @@ def test_shipped_configs_parse():
         (lambda c: c["pretraining"]["schedule"].update(peak_lr=-1.0), "cfg.pretraining.schedule.peak_lr: -1.0 must be in (0, 1]"),
         (lambda c: c["finetuning"].update(learning_rates=[-1e-3]), "cfg.finetuning.learning_rates[0]: -0.001 must be in (0, 1]"),
         (lambda c: c["finetuning"].update(max_steps=0), "cfg.finetuning.max_steps: 0 must be at least 1"),
-        (lambda c: c["pretraining"].update(num_steps=-5), "cfg.pretraining.num_steps: -5 must be in [1, 10000000]"),
+        (lambda c: c["pretraining"].update(budget_steps=-5), "cfg.pretraining.budget_steps: -5 must be in [1, 10000000]"),
         (lambda c: c["finetuning"].update(warmup_fraction=1.0), "cfg.finetuning.warmup_fraction: 1.0 must be in [0, 1)"),
         (lambda c: c["pretraining"]["optimizer"].update(betas=[0.9, 1.5]), "cfg.pretraining.optimizer.betas[1]: 1.5 must be in [0, 1)"),
         (lambda c: c["corpus"].update(heldout_fraction=0), "cfg.corpus.heldout_fraction: 0.0 must be in (0, 1)"),
         (lambda c: c.update(seed=-1), "cfg.seed: -1 must be at least 0"),
         (lambda c: c["sizes"]["tiny"].update(num_heads=0), "cfg.sizes.tiny.num_heads: 0 must be in [1, 1024]"),
         (
-            lambda c: c["zoo"].update(num_steps=2000),
-            "cfg: zoo.num_steps: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)",
+            lambda c: c["zoo"].update(budget_steps=2000),
+            "cfg: zoo.budget_steps: 2000 must lie between warmup + decay (144) and pretraining.budget_steps (1440)",
         ),
         (
             lambda c: c["two_stage"].update(budgets=[480, 2000]),
-            "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.num_steps (1440)",
+            "cfg: two_stage.budgets: 2000 must lie between warmup + decay (144) and pretraining.budget_steps (1440)",
         ),
         (lambda c: c["two_stage"].update(budgets=[100]), "cfg: two_stage.budgets: 100 must lie between warmup + decay (144)"),
         (
@@ -175,7 +175,7 @@ def test_shipped_configs_parse():
         (lambda c: c["finetuning"].update(learning_rates=[float("inf")]), "cfg.finetuning.learning_rates[0]: inf is not a finite number"),
         (lambda c: c["pretraining"]["optimizer"].update(eps=10**400), "is not a finite number"),
         (lambda c: c.update(seed=10**20), "cfg.seed: 100000000000000000000 must be at most 2147483647"),
-        (lambda c: c["pretraining"].update(num_steps=2**40), "cfg.pretraining.num_steps: 1099511627776 must be in [1, 10000000]"),
+        (lambda c: c["pretraining"].update(budget_steps=2**40), "cfg.pretraining.budget_steps: 1099511627776 must be in [1, 10000000]"),
         # resource and size keys bounded by what a machine the docs name could hold (issue 53)
         (lambda c: c.setdefault("hardware", {}).update(max_job_hours=1e9), "cfg.hardware.max_job_hours: 1000000000.0 must be in (0, 720]"),
         (lambda c: c.setdefault("hardware", {}).update(cpus_per_gpu=100000), "cfg.hardware.cpus_per_gpu: 100000 must be in [1, 512]"),
@@ -426,14 +426,14 @@ def test_learning_curves_take_each_run_at_the_sizes_where_it_is_planned():
 
 
 def test_two_stage_budgets_plan_decay_branches_and_splits_per_budget():
-    """A budget below num_steps gets every split (k = fraction x budget) and both single-
+    """A budget below budget_steps gets every split (k = fraction x budget) and both single-
     objective ends: the from-scratch runs branched where the budget's decay starts, each
     carrying its AdamW moments, under that budget's schedule; the bases save those steps."""
     from pipeline.pretrain.plan import plan_runs
 
     data = default_data()
-    data["pretraining"].update(sizes=["tiny", "small"], num_steps=480, checkpoint_steps=[240])
-    data["zoo"]["num_steps"] = None
+    data["pretraining"].update(sizes=["tiny", "small"], budget_steps=480, checkpoint_steps=[240])
+    data["zoo"]["budget_steps"] = None
     data["two_stage"].update(budgets=[400, 480], first_stage_fractions=[0.25, 0.5])
     plans = plan_runs(load_config(data))
     short = {run: p for run, p in plans.items() if p.size == "tiny" and p.last_step == 400}

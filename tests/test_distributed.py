@@ -85,7 +85,7 @@ def test_two_processes_follow_one_and_resume_after_a_kill(tokens_dir, init_dir, 
     """DDP over 2 gloo processes, each in micro-batches of 1 sequence, killed and resumed, against 1 process
     taking the whole batch at once: the same loss at every logged step and the same weights, within float noise."""
     num_steps = 60
-    single = pretrain_spec_json(MLM, num_steps=num_steps, checkpoint_steps=[3, 7, 30], resume_every_steps=2)
+    single = pretrain_spec_json(MLM, budget_steps=num_steps, checkpoint_steps=[3, 7, 30], resume_every_steps=2)
     spec = json.loads(single)
     spec["pretraining"]["compute"] = {"micro_batch_size": 1}
     spec = json.dumps(spec)
@@ -119,7 +119,7 @@ def test_two_processes_follow_one_and_resume_after_a_kill(tokens_dir, init_dir, 
 
 def test_fsdp_matches_pretrain(tokens_dir, init_dir, tmp_path):
     """FSDP (sharded weights and AdamW state, gathered for checkpoints and the exported model)."""
-    single = pretrain_spec_json({"kind": "clm"}, num_steps=6, checkpoint_steps=[3])
+    single = pretrain_spec_json({"kind": "clm"}, budget_steps=6, checkpoint_steps=[3])
     spec = json.loads(single)
     spec["pretraining"]["compute"] = {"sharding": "fsdp"}
     reference = pretrain(single, tokens_dir, init_dir, tmp_path / "one")
@@ -162,7 +162,7 @@ def test_sparse_prediction_equals_the_dense_lm_head(kind, tokens_dir, init_dir, 
 )
 def test_compute_settings_keep_the_pinned_losses(compute, tolerance, tokens_dir, init_dir, tmp_path):
     """Each single-process switch reproduces the pinned 6-step MLM run (bf16: to bf16 precision)."""
-    spec = json.loads(pretrain_spec_json({"kind": "mlm"}, num_steps=6))
+    spec = json.loads(pretrain_spec_json({"kind": "mlm"}, budget_steps=6))
     spec["pretraining"]["compute"] = compute
     summary = read_json(pretrain(json.dumps(spec), tokens_dir, init_dir, tmp_path) / "summary.json")
     assert (summary["final_train_loss"], summary["heldout_loss"]) == pytest.approx(PINNED_LOSSES["mlm"], rel=tolerance)

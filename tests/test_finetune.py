@@ -52,9 +52,9 @@ def finetune_spec(**finetuning) -> str:
 
 def test_step_budget_is_one_epoch_or_max_steps():
     budget = ExampleBudget(seeds=(0,), batch_size=32, max_steps=1000, max_epochs=1.0)
-    assert budget.num_steps(3200) == 100
-    assert budget.num_steps(3201) == 101
-    assert budget.num_steps(10**6) == 1000
+    assert budget.trained_steps(3200) == 100
+    assert budget.trained_steps(3201) == 101
+    assert budget.trained_steps(10**6) == 1000
 
 
 def test_batches_cover_each_epoch_and_group_similar_lengths():
@@ -105,7 +105,7 @@ def test_sweep_is_deterministic_and_complete(init_dir, tmp_path):
     assert [(g["learning_rate"], g["seed"]) for g in a["grid"]] == [(1e-3, 0), (1e-3, 1), (3e-3, 0), (3e-3, 1)]
     assert [(g["validation"], g["test"]) for g in a["grid"]] == [(g["validation"], g["test"]) for g in b["grid"]]
     num_train_rows = len((task / "train.jsonl").read_text().splitlines())
-    assert all(0 <= g["test"] <= 100 and g["num_steps"] == -(-num_train_rows // 8) for g in a["grid"])  # one epoch
+    assert all(0 <= g["test"] <= 100 and g["trained_steps"] == -(-num_train_rows // 8) for g in a["grid"])  # one epoch
     assert {k: a[k] for k in ("task", "family", "metric", "higher_is_better", "objective_kind", "attention")} == {
         "task": "halves",
         "family": "SC",
@@ -153,7 +153,7 @@ def test_causal_attention_switch_changes_the_model(init_dir, tmp_path):
         assert main(["finetune", "--spec", spec, "--model", str(init_dir), "--task-dir", str(task), "--out", str(out)]) == 0
         scores[attention] = read_json(out / "scores.json")
     assert scores["causal"]["attention"] == "causal"
-    assert scores["causal"]["grid"][0]["num_steps"] == 30
+    assert scores["causal"]["grid"][0]["trained_steps"] == 30
 
 
 def test_missing_split_is_one_line_error(init_dir, tmp_path, capsys):

@@ -171,7 +171,7 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
             "seed",
             "validation",
             "test",
-            "num_steps",
+            "trained_steps",
             "seconds",
             "validation_scores",
             "test_scores",
@@ -180,7 +180,7 @@ def test_sweep_writes_sane_scores_and_is_deterministic(task_type, init_dir, tmp_
         }
         assert set(point["phases"]) == {"set_up", "training", "scoring"} and min(point["phases"].values()) > 0
         assert math.isclose(sum(point["phases"].values()), point["seconds"])
-        assert point["num_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
+        assert point["trained_steps"] == 3  # one epoch of 24 examples at batch size 8, under max_steps
         if metric.mean_of_examples:  # one score per test example, averaging to the headline
             assert math.isclose(sum(point["test_examples"]) / len(point["test_examples"]), point["test"])
         else:
@@ -263,7 +263,7 @@ def test_bf16_sweep_gives_sane_scores(task_type, precision, init_dir, tmp_path):
     task = make_task(task_type, tmp_path / "task")
     # prefix_lm: NIAH then runs prefix attention, whose 4-D mask must suit bf16's eager attention too
     grid = finetune(spec_json(task_type, "prefix_lm", precision=precision), init_dir, task, tmp_path / precision)["grid"]
-    assert [p["num_steps"] for p in grid] == [3, 3] and all(0 <= p["test"] <= 100 for p in grid)
+    assert [p["trained_steps"] for p in grid] == [3, 3] and all(0 <= p["test"] <= 100 for p in grid)
     assert read_json(tmp_path / precision / "provenance.json")["spec"]["finetuning"]["precision"] == precision
 
 

@@ -52,7 +52,7 @@ def test_the_counted_training_tokens_are_the_padded_tokens_a_grid_point_computes
     for seed in (0, 3):
         computed.clear()
         runner.run_point(1e-3, seed, "test")
-        steps = spec.budget.num_steps(len(splits["train"]))
+        steps = spec.budget.trained_steps(len(splits["train"]))
         assert sum(computed) == train_tokens(splits["train"].examples, steps, spec, seed) > 0
     assert padded_step_tokens(splits["train"].examples, [0, 1, 2], None) == 3 * max(
         len(splits["train"].examples[i].input_ids) for i in range(3)

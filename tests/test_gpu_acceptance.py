@@ -175,4 +175,4 @@ def test_the_shrunk_paper_config_resolves_at_every_paper_size(size):
         ("clm", size, "objectives"),
         ("mlm", size, "objectives"),
     ]
-    assert overlay["pretraining"]["sizes"] == [size] and resolved.config.pretraining.num_steps == 30
+    assert overlay["pretraining"]["sizes"] == [size] and resolved.config.pretraining.budget_steps == 30

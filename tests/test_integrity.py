@@ -27,7 +27,7 @@ MISMATCH = (
 
 
 def pretrained(tokens_dir, init_dir, root):
-    spec = pretrain_spec_json({"kind": "clm"}, num_steps=4, checkpoint_steps=[2])
+    spec = pretrain_spec_json({"kind": "clm"}, budget_steps=4, checkpoint_steps=[2])
     return pretrain(spec, tokens_dir, init_dir, root)
 
 
@@ -78,7 +78,7 @@ def test_a_token_array_changed_after_packing_is_refused_unless_verification_is_o
     data = bytearray(array.read_bytes())
     data[0] ^= 1  # one token id changed, the size the same
     array.write_bytes(bytes(data))
-    spec = pretrain_spec_json({"kind": "clm"}, num_steps=2)
+    spec = pretrain_spec_json({"kind": "clm"}, budget_steps=2)
     argv = ["pretrain", "--spec", spec, "--tokens", str(tokens), "--init", str(init_dir), "--work-dir", str(tmp_path / "work")]
     capsys.readouterr()
     assert main([*argv, "--out", str(tmp_path / "run")]) == 2

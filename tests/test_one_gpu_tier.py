@@ -56,7 +56,7 @@ def overlay(tmp_path, text: str) -> list[str]:
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("pretraining: {stop_at_step: 42000}", "stop_at_step 42000 must be below num_steps 42000"),
+        ("pretraining: {stop_at_step: 42000}", "stop_at_step 42000 must be below budget_steps 42000"),
         ("pretraining: {checkpoint_steps: [1000]}", "checkpoint_steps [1000] must lie strictly between 0 and stop_at_step 1000"),
         (
             "two_stage: {sizes: [610m], first: clm, second: mlm, first_stage_fractions: [0.5], optimizer_state: carry}",

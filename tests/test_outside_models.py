@@ -158,7 +158,7 @@ def test_an_outside_model_is_fine_tuned_and_continued_with_mlm_on_its_own_tokens
 
     texts = corpus_texts()
     tokens = pack_corpus(write_corpus(tmp_path / "corpus", texts[:-12], texts[-12:]), model_dir, tmp_path / "tokens")
-    spec = {**json.loads(pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, num_steps=6)), "size": size}
+    spec = {**json.loads(pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, budget_steps=6)), "size": size}
     argv = ["pretrain", "--spec", json.dumps(spec), "--tokens", str(tokens), "--init", str(model_dir)]
     assert main([*argv, "--work-dir", str(tmp_path / "resume"), "--out", str(tmp_path / "cpt")]) == 0
     before, after = (load_language_model(directory, "bidirectional") for directory in (model_dir, tmp_path / "cpt" / "model"))

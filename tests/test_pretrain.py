@@ -85,7 +85,7 @@ def test_a_block_may_span_two_shards_arrays_as_in_their_concatenation(tmp_path):
 @pytest.mark.parametrize("kind", sorted(OBJECTIVES))
 @pytest.mark.parametrize("compute", COMPUTE_SETTINGS)
 def test_same_config_same_numbers(kind, compute, tokens_dir, init_dir, tmp_path):
-    spec = pretrain_spec_json(OBJECTIVES[kind], num_steps=6, checkpoint_steps=[3], compute=compute)
+    spec = pretrain_spec_json(OBJECTIVES[kind], budget_steps=6, checkpoint_steps=[3], compute=compute)
     a = pretrain(spec, tokens_dir, init_dir, tmp_path / "a")
     b = pretrain(spec, tokens_dir, init_dir, tmp_path / "b")
     assert_same_weights(weights(a), weights(b))
@@ -109,7 +109,7 @@ def test_another_vector_instruction_set_agrees_to_rounding_and_says_so(tokens_di
     names the instruction set each run used. Over thousands of steps MLM amplifies such
     differences to ~3e-3 in held-out loss (BENCHMARKS.md, "Reproducibility across machines"):
     runs are bit-exact on one machine, comparable to rounding across machines."""
-    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=6)
+    spec = pretrain_spec_json(OBJECTIVES["mlm"], budget_steps=6)
     native = pretrain(spec, tokens_dir, init_dir, tmp_path / "native")
     argv = [sys.executable, "-m", "pipeline", *pretrain_argv(spec, tokens_dir, init_dir, tmp_path / "avx2")]
     done = subprocess.run(argv, env={**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}, capture_output=True, text=True, timeout=300)
@@ -141,7 +141,7 @@ def test_every_objective_has_pinned_losses():
 
 @pytest.mark.parametrize("kind", registered_kinds())
 def test_pinned_short_run(kind, tokens_dir, init_dir, tmp_path):
-    run = pretrain(pretrain_spec_json({"kind": kind}, num_steps=6), tokens_dir, init_dir, tmp_path)
+    run = pretrain(pretrain_spec_json({"kind": kind}, budget_steps=6), tokens_dir, init_dir, tmp_path)
     summary = read_json(run / "summary.json")
     assert (summary["final_train_loss"], summary["heldout_loss"]) == pytest.approx(PINNED_LOSSES[kind], rel=1e-5)
 
@@ -159,7 +159,7 @@ def test_the_wall_time_counts_the_run_from_its_start(tokens_dir, init_dir, tmp_p
 
     monkeypatch.setattr(pretrain_run, "load_saved_tokenizer", loaded_slowly)
     began = time.perf_counter()
-    run = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=2), tokens_dir, init_dir, tmp_path)
+    run = pretrain(pretrain_spec_json(OBJECTIVES["clm"], budget_steps=2), tokens_dir, init_dir, tmp_path)
     assert slow_setup <= read_json(run / "summary.json")["wall_seconds"] <= time.perf_counter() - began
 
 
@@ -169,7 +169,7 @@ def test_a_resumed_run_s_wall_time_counts_its_earlier_attempts(tokens_dir, init_
     from pipeline.pretrain import run as pretrain_run
     from pipeline.pretrain.trainer import Trainer
 
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4, resume_every_steps=2)
     slow_setup, load_tokenizer, save_state = 3.0, pretrain_run.load_saved_tokenizer, Trainer._save_state
 
     def loaded_slowly(directory):
@@ -193,9 +193,9 @@ def test_a_resumed_run_s_wall_time_counts_its_earlier_attempts(tokens_dir, init_
 
 
 def test_loss_fraction_matches_objective(tokens_dir, init_dir, tmp_path):
-    run = pretrain(pretrain_spec_json(OBJECTIVES["mlm"], num_steps=4), tokens_dir, init_dir, tmp_path / "mlm")
+    run = pretrain(pretrain_spec_json(OBJECTIVES["mlm"], budget_steps=4), tokens_dir, init_dir, tmp_path / "mlm")
     assert read_json(run / "summary.json")["loss_fraction"] == pytest.approx(0.4, abs=0.05)
-    run = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=4), tokens_dir, init_dir, tmp_path / "clm")
+    run = pretrain(pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4), tokens_dir, init_dir, tmp_path / "clm")
     assert read_json(run / "summary.json")["loss_fraction"] == pytest.approx(31 / 32)
 
 
@@ -203,7 +203,7 @@ def test_loss_fraction_matches_objective(tokens_dir, init_dir, tmp_path):
 def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, tmp_path):
     """SIGKILL a real pretraining process mid-run, rerun it, compare with an uninterrupted run."""
     num_steps = 40
-    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=num_steps, checkpoint_steps=[10, 30], resume_every_steps=2, compute=compute)
+    spec = pretrain_spec_json(OBJECTIVES["mlm"], budget_steps=num_steps, checkpoint_steps=[10, 30], resume_every_steps=2, compute=compute)
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
 
     root = tmp_path / "interrupted"
@@ -236,7 +236,7 @@ def test_killed_run_resumes_to_identical_weights(compute, tokens_dir, init_dir, 
 def test_state_from_another_config_is_not_resumed(tokens_dir, init_dir, tmp_path):
     """Resumable state tagged with another fingerprint is discarded whole, its checkpoints
     with it: none ships as this run's."""
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=6, checkpoint_steps=[2])
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=6, checkpoint_steps=[2])
     fresh = pretrain(spec, tokens_dir, init_dir, tmp_path / "fresh")
     root = tmp_path / "stale"
     (root / "work" / "checkpoints" / "step-000004").mkdir(parents=True)  # the old config's [4]
@@ -260,7 +260,7 @@ def test_a_kill_anywhere_in_finalize_reruns_to_the_same_outputs(after, tokens_di
 
     from pipeline.pretrain import run as pretrain_run
 
-    spec = pretrain_spec_json(OBJECTIVES["mlm"], num_steps=12, checkpoint_steps=[4, 8], resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["mlm"], budget_steps=12, checkpoint_steps=[4, 8], resume_every_steps=2)
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
     root = tmp_path / "killed"
     target = shutil if after == "copytree" else pretrain_run
@@ -290,7 +290,7 @@ def test_a_kill_while_the_finished_state_is_deleted_needs_no_hand_to_rerun(token
 
     from pipeline.pretrain import run as pretrain_run
 
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, checkpoint_steps=[4], resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=8, checkpoint_steps=[4], resume_every_steps=2)
     reference = pretrain(spec, tokens_dir, init_dir, tmp_path / "reference")
     root = tmp_path / "killed"
     delete = shutil.rmtree
@@ -317,7 +317,7 @@ def test_a_checkpoint_lost_from_the_resume_state_is_refused_in_one_line(tokens_d
 
     from pipeline.pretrain import run as pretrain_run
 
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, checkpoint_steps=[4], resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=8, checkpoint_steps=[4], resume_every_steps=2)
     with monkeypatch.context() as patch:
         patch.setattr(pretrain_run, "write_log", mock.Mock(side_effect=Killed))
         with pytest.raises(Killed):
@@ -337,18 +337,21 @@ def test_second_stage_continues_the_first_exactly(tokens_dir, init_dir, tmp_path
     stage's blocks, LR schedule and AdamW moments from the undecayed checkpoint."""
     clm = OBJECTIVES["clm"]
     whole = pretrain(
-        pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a"
+        pretrain_spec_json(clm, budget_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))),
+        tokens_dir,
+        init_dir,
+        tmp_path / "a",
     )
     checkpoint = whole / "checkpoints" / "step-000004"
     assert (checkpoint / "optimizer.pt").is_file()
     second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
-    stage = pretrain(pretrain_spec_json(clm, num_steps=8, plan=second), tokens_dir, checkpoint, tmp_path / "b")
+    stage = pretrain(pretrain_spec_json(clm, budget_steps=8, plan=second), tokens_dir, checkpoint, tmp_path / "b")
     assert_same_weights(weights(whole), weights(stage))
     summary = read_json(stage / "summary.json")
     assert summary["first_step"] == 4 and summary["study"] == "two_stage" and summary["num_tokens"] == 4 * 4 * 32
 
     reset = strict.to_plain(Start("checkpoint", "clm-micro", 4, carry_optimizer=False))
-    fresh = pretrain(pretrain_spec_json(clm, num_steps=8, plan={**second, "start": reset}), tokens_dir, checkpoint, tmp_path / "c")
+    fresh = pretrain(pretrain_spec_json(clm, budget_steps=8, plan={**second, "start": reset}), tokens_dir, checkpoint, tmp_path / "c")
     assert not np.array_equal(weights(fresh)["lm_head.weight"].numpy(), weights(whole)["lm_head.weight"].numpy())
 
 
@@ -360,12 +363,15 @@ def test_a_truncated_checkpoint_optimizer_state_or_resume_state_is_one_line(dama
 
     clm = OBJECTIVES["clm"]
     whole = pretrain(
-        pretrain_spec_json(clm, num_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))), tokens_dir, init_dir, tmp_path / "a"
+        pretrain_spec_json(clm, budget_steps=8, plan=scratch_plan("clm", 8, stage_checkpoint_steps=(4,))),
+        tokens_dir,
+        init_dir,
+        tmp_path / "a",
     )
     shutil.copytree(whole, tmp_path / "first")  # with the provenance.json that records its checkpoints
     checkpoint = tmp_path / "first" / "checkpoints" / "step-000004"
     second = scratch_plan("clm", 8, run="clm50_clm-micro", study="two_stage", first_step=4, start=Start("checkpoint", "clm-micro", 4, True))
-    spec = pretrain_spec_json(clm, num_steps=8, plan=second)
+    spec = pretrain_spec_json(clm, budget_steps=8, plan=second)
     work = tmp_path / "b" / "work"
     if damaged == "state.pt":
         work.mkdir(parents=True)
@@ -395,7 +401,7 @@ def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_
     decay does not depend on the budget, and blocks and masks depend on the step alone."""
     objective = OBJECTIVES[kind]
     long = pretrain(
-        pretrain_spec_json(objective, num_steps=8, plan=scratch_plan(kind, 8, stage_checkpoint_steps=(2,))),
+        pretrain_spec_json(objective, budget_steps=8, plan=scratch_plan(kind, 8, stage_checkpoint_steps=(2,))),
         tokens_dir,
         init_dir,
         tmp_path / "a",
@@ -404,9 +410,9 @@ def test_decay_branch_is_the_shorter_budget_run(kind, tokens_dir, init_dir, tmp_
         kind, 6, run=f"{kind}_6steps-micro", study="short_budget", first_step=2, start=Start("checkpoint", f"{kind}-micro", 2, True)
     )
     branch = pretrain(
-        pretrain_spec_json(objective, num_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b"
+        pretrain_spec_json(objective, budget_steps=8, plan=branch_plan), tokens_dir, long / "checkpoints" / "step-000002", tmp_path / "b"
     )
-    short = pretrain(pretrain_spec_json(objective, num_steps=6), tokens_dir, init_dir, tmp_path / "c")
+    short = pretrain(pretrain_spec_json(objective, budget_steps=6), tokens_dir, init_dir, tmp_path / "c")
     assert_same_weights(weights(short), weights(branch))
     assert read_json(branch / "summary.json")["study"] == "short_budget"
 
@@ -417,7 +423,7 @@ def test_continued_pretraining_reads_the_blocks_after_its_base(tokens_dir, init_
     seen = []
     original = TokenBlocks.blocks_for_step
     with mock.patch.object(TokenBlocks, "blocks_for_step", lambda self, step, size: seen.append(step) or original(self, step, size)):
-        pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=3, plan=plan), tokens_dir, init_dir, tmp_path)
+        pretrain(pretrain_spec_json(OBJECTIVES["clm"], budget_steps=3, plan=plan), tokens_dir, init_dir, tmp_path)
     assert seen[:3] == [5, 6, 7]
 
 
@@ -436,7 +442,7 @@ def test_a_planted_pickle_in_the_resume_state_runs_nothing(tokens_dir, init_dir,
     marker, work = tmp_path / "ran", tmp_path / "work"
     work.mkdir()
     torch.save({"fingerprint": "x", "trained": {}, "optimizer": {}, "progress": PlantedPickle(marker)}, work / "state.pt")
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4)
     argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -459,7 +465,7 @@ def test_a_non_finite_loss_stops_the_run_in_one_line_and_ships_nothing(tokens_di
         return {**metrics, "loss": float("nan")} if step >= 3 and metrics is not None else metrics
 
     monkeypatch.setattr(Trainer, "_train_step", diverging)
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=8, resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=8, resume_every_steps=2)
     work = tmp_path / "work"
     argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
@@ -479,7 +485,7 @@ def test_a_full_disk_while_saving_state_says_so_in_one_line(tokens_dir, init_dir
 
     monkeypatch.setattr(torch, "save", full)
     monkeypatch.setattr(files.shutil, "disk_usage", lambda path: mock.Mock(free=12_345_678))
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, resume_every_steps=2)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4, resume_every_steps=2)
     work = tmp_path / "work"
     argv = pretrain_argv(spec, tokens_dir, init_dir, tmp_path)
     assert main(argv) == 2
@@ -501,7 +507,7 @@ def test_weights_without_their_provenance_are_refused(tokens_dir, init_dir, tmp_
     shutil.copytree(init_dir, init)
     save_file({name: torch.zeros_like(value) for name, value in load_file(init / "model.safetensors").items()}, init / "model.safetensors")
     (init / "provenance.json").unlink()
-    spec = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4)
+    spec = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4)
     argv = pretrain_argv(spec, tokens_dir, init, tmp_path)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
@@ -519,10 +525,10 @@ def test_the_study_s_split_samples_are_deterministic_cut_alike_for_every_objecti
 
     cuts = [cut_point(0, step, row, 32) for step in range(50) for row in range(4)]
     assert min(cuts) >= 12 and max(cuts) <= 20 and len(set(cuts)) == 9  # uniform over [12, 21): both sides >= 12 tokens
-    split = pretrain_spec_json(OBJECTIVES["clm"], num_steps=4, samples="split")
+    split = pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4, samples="split")
     a, b = (pretrain(split, tokens_dir, init_dir, tmp_path / name) for name in ("a", "b"))
     assert_same_weights(weights(a), weights(b))
-    packed = pretrain(pretrain_spec_json(OBJECTIVES["clm"], num_steps=4), tokens_dir, init_dir, tmp_path / "packed")
+    packed = pretrain(pretrain_spec_json(OBJECTIVES["clm"], budget_steps=4), tokens_dir, init_dir, tmp_path / "packed")
     assert not np.array_equal(weights(a)["lm_head.weight"].numpy(), weights(packed)["lm_head.weight"].numpy())
     assert read_json(a / "summary.json")["loss_fraction"] == pytest.approx(30 / 32)  # the block's last token and the cut's
 
@@ -588,7 +594,7 @@ def test_a_model_s_tokenizer_with_its_ids_rewritten_is_refused_where_it_is_loade
 def test_every_exported_model_carries_a_card_whose_numbers_are_its_summary_s(kind, tokens_dir, init_dir, tmp_path):
     """model/README.md in the hub's card format: its YAML header parses, repeats summary.json's facts as
     they are there, names the task a hub lists it under, and the card is an output its provenance records."""
-    run = pretrain(pretrain_spec_json(OBJECTIVES[kind], num_steps=4), tokens_dir, init_dir, tmp_path)
+    run = pretrain(pretrain_spec_json(OBJECTIVES[kind], budget_steps=4), tokens_dir, init_dir, tmp_path)
     card = (run / "model" / CARD_FILE).read_text()
     header, summary = read_card_header(card), read_json(run / "summary.json")
     assert {key: header["pretraining"][key] for key in SUMMARY_KEYS} == {key: summary[key] for key in SUMMARY_KEYS}

@@ -22,7 +22,7 @@ def objective_params(runs: pd.DataFrame) -> dict[str, dict]:
     return {run: strict.to_plain(parse_objective(OBJECTIVES[objective]).params) for run, objective in zip(runs["run"], runs["objective"])}
 
 
-def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, base: str = "") -> dict[str, object]:
+def run(name: str, kind: str, study: str, trained_steps: int, first_step: int = 0, base: str = "") -> dict[str, object]:
     objective = kind if study != "objectives" else name
     return {
         "run": f"{name}-tiny",
@@ -31,7 +31,7 @@ def run(name: str, kind: str, study: str, num_steps: int, first_step: int = 0, b
         "objective": objective,
         "objective_kind": kind,
         "study": study,
-        "trained_steps": num_steps,
+        "trained_steps": trained_steps,
         "first_step": first_step,
         "started_from_run": base and f"{base}-tiny",
     }

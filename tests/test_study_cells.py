@@ -60,12 +60,12 @@ def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper_p
 def test_the_paper_plan_fills_every_model_the_study_published(paper_plan):
     """Each of the 200 published (model, checkpoint) rows of Tables 2-17 is a run or checkpoint of the plan."""
     published = read_published_tables().drop_duplicates(KEY)
-    num_steps = paper_plan.config.pretraining.num_steps
+    budget_steps = paper_plan.config.pretraining.budget_steps
     planned = set()
     for row, mask_ratio, base_kind in plan_rows(paper_plan):
         steps = [None] + [step for plan, step in paper_plan.curve_points if plan.run == row["run"]]
         for step in steps:
-            planned |= {tuple(key[c] for c in KEY[1:]) for key in study_keys(row, step, num_steps, mask_ratio, base_kind)}
+            planned |= {tuple(key[c] for c in KEY[1:]) for key in study_keys(row, step, budget_steps, mask_ratio, base_kind)}
     wanted = {tuple(row[c] for c in KEY[1:]) for _, row in published.iterrows()}
     assert len(wanted) == 50 and wanted <= planned  # 50 models and checkpoints, each in 4 tables (one per family)
 

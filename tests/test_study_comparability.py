@@ -60,15 +60,15 @@ def reasons_of(overlays: list[str]) -> dict[tuple[str, str], str]:
     }
     rows = planned_rows(resolved)
     kinds = {row["run"]: row["objective_kind"] for row in rows}
-    num_steps = config.pretraining.num_steps  # what each run's summary.json records as budget_steps
+    budget_steps = config.pretraining.budget_steps  # what each run's summary.json records
     reasons = {}
     for row in rows:
         step = row["trained_steps"] if row["stopped_before_decay"] else None
-        if not study_keys(row, step, num_steps, row["mask_ratio"], kinds.get(row["started_from_run"], "")):
+        if not study_keys(row, step, budget_steps, row["mask_ratio"], kinds.get(row["started_from_run"], "")):
             continue
         for family in FAMILY_ORDER:
             tasks = [task for task in config.finetuning.tasks if task in TASK_DATASETS and config.tasks[task].family == family]
-            reasons[row["run"], family] = not_comparable_because(row, step, num_steps, family, tasks, protocols)
+            reasons[row["run"], family] = not_comparable_because(row, step, budget_steps, family, tasks, protocols)
     return reasons
 
 

@@ -4,6 +4,8 @@ report section with no edit anywhere else."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,11 +14,14 @@ import pytest
 from report_fakes import write_fake_results
 
 from pipeline.__main__ import main
+from pipeline.analysis.inputs import SUMMARY_FIELDS
 from pipeline.analysis.table_builds import BUILDS
 from pipeline.analysis.table_schema import SCHEMAS, TableSchema, build_order
+from pipeline.finetune.grid_result import GridResult
 from pipeline.report.displays import DISPLAYS, Display
 from pipeline.report.render import report_sections
 from pipeline.report.tables import Table, row
+from tests.conftest import REPO
 
 EVERY_SECTION = {anchor for anchor, _ in report_sections([], has_objectives=True, has_outside=True, has_study=True)}
 
@@ -28,6 +33,46 @@ def test_every_table_has_columns_a_description_known_needs_and_one_build() -> No
         assert len(set(table.columns)) == len(table.columns), f"{name}: a column twice"
         assert set(table.needs) <= set(SCHEMAS), f"{name} needs an undeclared table"
     assert sorted(BUILDS) == sorted(SCHEMAS), set(BUILDS) ^ set(SCHEMAS)
+
+
+# Each count of steps has one name wherever it is written: the config, the records and the tables.
+STEP_COUNTS = {
+    "budget_steps": "a config's whole step budget (pretraining, the zoo, continued pretraining)",
+    "schedule_steps": "the steps of one run's learning-rate schedule",
+    "trained_steps": "the optimizer steps a run trained (a pretraining run, a fine-tuning grid point)",
+    "max_steps": "the most steps a fine-tuning run may train (its cap; an epoch may stop it first)",
+    "num_warmup_steps": "a schedule's warmup",
+    "num_decay_steps": "a schedule's decay",
+    "checkpoint_steps": "the steps at which a run keeps a checkpoint",
+    "first_stage_steps": "the steps a two-stage split trains its first objective",
+    "resume_every_steps": "how often resumable state is written",
+    "clm_steps": "a study cell's steps of CLM (the key of the study's two-stage tables)",
+    "mlm_steps": "a study cell's steps of MLM (the same)",
+    "cpt_steps": "a study cell's steps of continued pretraining (the key of its Tables 14-17)",
+}
+
+
+def test_each_count_of_steps_has_one_name_in_config_records_and_tables() -> None:
+    """``num_steps`` once meant the schedule in the config, the steps trained in summary.json and
+    a fine-tuning grid point, and the schedule again in learning_curves.csv."""
+    schema = json.loads((REPO / "config" / "schema.json").read_text())
+    config_keys = {key for key, _ in walk_properties(schema)}
+    table_columns = {column for table in SCHEMAS.values() for column in table.columns}
+    record_fields = {field.name for field in dataclasses.fields(GridResult)} | set(SUMMARY_FIELDS)
+    for where, names in (("config", config_keys), ("tables", table_columns), ("records", record_fields)):
+        assert "num_steps" not in names, where
+        assert {name for name in names if name.endswith("_steps")} <= set(STEP_COUNTS), where
+
+
+def walk_properties(schema: Mapping) -> list[tuple[str, Mapping]]:
+    """Every (key, sub-schema) of a JSON schema's properties, nested and under its definitions."""
+    found = []
+    for key, value in schema.items():
+        if key == "properties":
+            found += [(name, sub) for name, sub in value.items()]
+        if isinstance(value, Mapping):
+            found += walk_properties(value)
+    return found
 
 
 def test_every_display_goes_in_a_section_the_report_has() -> None:

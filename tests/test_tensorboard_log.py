@@ -43,7 +43,7 @@ def test_a_reopened_log_drops_what_an_earlier_attempt_wrote_past_the_resumed_ste
 
 
 def test_a_pretraining_run_writes_its_curves_beside_its_model(tokens_dir, init_dir, tmp_path):
-    spec = pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, num_steps=6, checkpoint_steps=[3])
+    spec = pretrain_spec_json({"kind": "mlm", "mask_ratio": 0.4}, budget_steps=6, checkpoint_steps=[3])
     assert main(pretrain_argv(spec, tokens_dir, init_dir, tmp_path)) == 0
     found = scalars(tmp_path / "run" / EVENTS_DIR)
     assert set(found) == PRETRAINING_TAGS
@@ -54,7 +54,7 @@ def test_a_pretraining_run_writes_its_curves_beside_its_model(tokens_dir, init_d
 
 def test_the_switch_leaves_no_event_file(tokens_dir, init_dir, tmp_path, monkeypatch):
     monkeypatch.setenv(ENVIRONMENT_VARIABLE, "0")
-    assert main(pretrain_argv(pretrain_spec_json({"kind": "clm"}, num_steps=4), tokens_dir, init_dir, tmp_path)) == 0
+    assert main(pretrain_argv(pretrain_spec_json({"kind": "clm"}, budget_steps=4), tokens_dir, init_dir, tmp_path)) == 0
     assert (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / EVENTS_DIR).exists()
 
 

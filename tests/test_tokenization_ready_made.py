@@ -110,7 +110,7 @@ def test_a_model_pretrains_on_tokens_packed_with_it(adopted, tmp_path):
     for objective in ({"kind": "mlm", "mask_ratio": 0.4}, {"kind": "clm"}):
         out = tmp_path / objective["kind"]
         arguments = ["--tokens", str(tmp_path / "tokens"), "--init", str(init), "--work-dir", str(out / "work"), "--out", str(out / "run")]
-        assert main(["pretrain", "--spec", pretrain_spec_json(objective, num_steps=4), *arguments]) == 0
+        assert main(["pretrain", "--spec", pretrain_spec_json(objective, budget_steps=4), *arguments]) == 0
         with open(out / "run" / "log.csv") as handle:
             [last] = list(csv.DictReader(handle))
         assert np.isfinite([float(last["loss"]), float(last["heldout_loss"])]).all()

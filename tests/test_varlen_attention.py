@@ -159,7 +159,7 @@ def test_a_split_sample_pretraining_run_trains_as_sdpa_does(tokens_dir, init_dir
     use_reference_kernel(monkeypatch, calls=calls)
     runs = {}
     for kernel in ("sdpa", "varlen"):
-        spec = pretrain_spec_json({"kind": "clm"}, num_steps=3, samples="split", compute={"attention": kernel})
+        spec = pretrain_spec_json({"kind": "clm"}, budget_steps=3, samples="split", compute={"attention": kernel})
         assert main(pretrain_argv(spec, tokens_dir, init_dir, tmp_path / kernel)) == 0
         runs[kernel] = tmp_path / kernel / "run"
     assert calls  # the varlen run's attention went through the kernel (3 steps and the held-out batches)

@@ -154,7 +154,7 @@ def test_changed_value_reruns_only_what_it_affects(smoke_run):
         "report",
         "all",
     }  # the reference draws with the seeds too
-    steps = planned_rules(workdir, cache=cache, override={"pretraining": {"num_steps": 31}})
+    steps = planned_rules(workdir, cache=cache, override={"pretraining": {"budget_steps": 31}})
     # ... and clm-micro re-imported as the smoke config's outside model, with the corpus packed with its tokenizer
     assert steps == {
         "pretrain",
@@ -304,11 +304,11 @@ def test_a_run_killed_mid_job_recovers_as_the_docs_say(smoke_run, tmp_path):
 
 def test_invalid_config_is_one_line_and_runs_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"pretraining": {"num_steps": "many"}}))
+    bad.write_text(yaml.safe_dump({"pretraining": {"budget_steps": "many"}}))
     done = snakemake(tmp_path, configfiles=(bad,))
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert lines == [f"error: {bad}: pretraining.num_steps: expected an integer, got 'many'"]  # the file that set it
+    assert lines == [f"error: {bad}: pretraining.budget_steps: expected an integer, got 'many'"]  # the file that set it
     assert not (tmp_path / "results").exists()
 
 

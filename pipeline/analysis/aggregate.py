@@ -45,7 +45,7 @@ checkpoint, test seed mean), and every curve ends with its run's final model at 
 on the tasks its final model was, or its family average would average other tasks
 than the curve's last point. curve_comparison.csv pairs the headline's CLM and MLM
 runs only (those of comparison.csv: a two-stage run with curves is of kind MLM too)
-at every step both have. ``budget_fraction`` (step / num_steps) is how the claims
+at every step both have. ``budget_fraction`` (step / budget_steps) is how the claims
 compare steps across scales; it is blank in curve_comparison.csv where the two runs'
 budgets differ.
 """

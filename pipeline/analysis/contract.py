@@ -65,7 +65,7 @@ STUDY_VERSUS_COLUMNS = [
 # What identifies a fine-tuned (task, run) pair in every per-run table.
 RUN_COLUMNS = ["task", "family", "metric", "run", "run_name", "objective_kind", "size"]
 # One fine-tuning grid point, as scores.json gives it.
-GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "num_steps", "seconds"]
+GRID_COLUMNS = ["learning_rate", "seed", "validation", "test", "trained_steps", "seconds"]
 
 # What a scores.json records of its grid's LR choice, on each of its points: the rate the study's protocol
 # takes (best mean validation over the selection seeds) and whether the point's seed is one of those.

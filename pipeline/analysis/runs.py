@@ -4,7 +4,7 @@ run, and what its objective's configuration says about it.
 The headline comparison needs exactly one MLM and one CLM run per size, while the zoo
 trains many runs of kind ``mlm`` (masking ratios, replacement rules, two-stage and
 continued runs); the reference is the run *named* like its kind. A run trained to a
-shorter step budget (a two-stage split, or the zoo at ``zoo.num_steps``) is measured
+shorter step budget (a two-stage split, or the zoo at ``zoo.budget_steps``) is measured
 against that budget's own MLM and CLM runs (the ``short_budget`` decay branches), not the
 full-budget ones, and a section repeats the references of its runs' budget. Every other run is placed in
 the section of the report that compares it with its peers (see objectives.csv in

@@ -6,7 +6,7 @@ A run is matched to the study's models by its role, not its scale, so that a shr
 rehearsal, a CPU tier with the paper's size names) is matched as the paper config would be:
 
 - its size by name (``210m``, ``610m``, ``1b`` are the study's 210M, 610M, 1B);
-- its steps in proportion to its config's full budget (``pretraining.num_steps``, recorded in
+- its steps in proportion to its config's full budget (``pretraining.budget_steps``, recorded in
   summary.json as ``budget_steps``), which stands for the study's 42,000: a run of 6 steps of 6
   is "42k", a checkpoint at step 3 "21k" (no cell); a run stopped before its schedule's decay
   (``pretraining.stop_at_step``; summary.json's ``stopped_before_decay``) is, like a checkpoint, a
@@ -38,7 +38,7 @@ from pipeline.analysis.stats import Estimate, average, difference, t_critical
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
 from pipeline.external.study_protocol import protocol_differences
 
-STUDY_STEPS = 42_000  # the study's full budget, which a config's pretraining.num_steps stands for
+STUDY_STEPS = 42_000  # the study's full budget, which a config's pretraining.budget_steps stands for
 # The study's sizes: its name, and the parameters of its Table 1 architecture counted as a run's
 # num_study_parameters counts them (non-embedding plus one 128,256-row vocabulary matrix, the count
 # its "210M" and "610M" round). Its "1B" (28 layers, hidden 1,728, FFN 5,120) holds 966.2M
@@ -67,9 +67,9 @@ OUR_COLUMNS = [*KEY[1:], "family", "dataset", "run", "step", "task", "mean", "lo
 FAMILY_OF_DATASET = {dataset: family for family, datasets in FAMILY_DATASETS.items() for dataset in datasets}
 
 
-def scaled(steps: float, num_steps: int) -> int:
-    """Steps of a config whose full budget is ``num_steps``, as the study's steps."""
-    return round(steps * STUDY_STEPS / num_steps)
+def scaled(steps: float, budget_steps: int) -> int:
+    """Steps of a config whose full budget is ``budget_steps``, as the study's steps."""
+    return round(steps * STUDY_STEPS / budget_steps)
 
 
 def objective_cell(kind: str, mask_ratio: float) -> dict[str, Any] | None:
@@ -81,12 +81,12 @@ def objective_cell(kind: str, mask_ratio: float) -> dict[str, Any] | None:
     return None
 
 
-def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ratio: float, base_kind: str) -> list[dict[str, Any]]:
+def study_keys(run: Mapping[str, Any], step: int | None, budget_steps: int, mask_ratio: float, base_kind: str) -> list[dict[str, Any]]:
     """The study's model keys (:data:`KEY` but ``table``) that ``run`` (a pretraining.csv row) at
     ``step`` (None: its final model) may be, one per experiment it can appear in."""
     if run["size"] not in STUDY_SIZES:
         return []
-    size, budget = STUDY_SIZES[run["size"]][0], scaled(run["trained_steps"], num_steps)
+    size, budget = STUDY_SIZES[run["size"]][0], scaled(run["trained_steps"], budget_steps)
     blank = {"size": size, "masking": -1, "cpt_steps": -1, "clm_steps": -1, "mlm_steps": -1}
     objective = objective_cell(run["objective_kind"], mask_ratio)
     study = run["study"]
@@ -105,7 +105,7 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
             }
         ]
     if study == "two_stage":
-        first = scaled(run["first_step"], num_steps)
+        first = scaled(run["first_step"], budget_steps)
         if objective is None or base_kind != "clm" or step is not None:
             return []
         return [
@@ -122,7 +122,7 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
     if objective is None or study not in ("objectives", "short_budget"):
         return []
     if step is not None:
-        return [{**blank, **objective, "experiment": "data_efficiency", "steps": scaled(step, num_steps)}]
+        return [{**blank, **objective, "experiment": "data_efficiency", "steps": scaled(step, budget_steps)}]
     ends = (budget, 0) if objective["objective"] == "CLM" else (0, budget)
     keys = [{**blank, **objective, "experiment": "two_stage", "steps": budget, "clm_steps": ends[0], "mlm_steps": ends[1]}]
     if study == "objectives":
@@ -134,7 +134,7 @@ def study_keys(run: Mapping[str, Any], step: int | None, num_steps: int, mask_ra
 
 
 def not_comparable_because(
-    run: Mapping[str, Any], step: int | None, num_steps: int, family: str, tasks: list[str], protocols: Mapping[str, Mapping[str, Any]]
+    run: Mapping[str, Any], step: int | None, budget_steps: int, family: str, tasks: list[str], protocols: Mapping[str, Mapping[str, Any]]
 ) -> str:
     """Why a cell of ``run`` over ``tasks`` (one, or a family's three) is not measured the study's
     way ("" if it is): its scale, and how each task's grids were fine-tuned (``protocols``)."""
@@ -145,7 +145,7 @@ def not_comparable_because(
     # two-stage split, a shorter budget's decay) saw that run's first steps too, at the same batch
     steps = run["trained_steps"] if step is None else step
     tokens = run["num_tokens"] / (run["trained_steps"] - run["first_step"]) * steps
-    study_tokens = scaled(steps, num_steps) * STUDY_TOKENS_PER_STEP
+    study_tokens = scaled(steps, budget_steps) * STUDY_TOKENS_PER_STEP
     parameters = run["num_study_parameters"]
     if abs(parameters / study_parameters - 1) > SCALE_TOLERANCE or abs(tokens / study_tokens - 1) > SCALE_TOLERANCE:
         reasons.append(f"{parameters / study_parameters:.2g}x the study's parameters, {tokens / study_tokens:.2g}x its tokens")
@@ -178,11 +178,11 @@ def our_cells(
         # a run stopped before its schedule's decay (pretraining.stop_at_step): its final model is
         # a learning-curve checkpoint, as the study's undecayed 1k-40k models are
         stopped_at = int(run["trained_steps"]) if run["stopped_before_decay"] else None
-        num_steps = int(run["budget_steps"])
+        budget_steps = int(run["budget_steps"])
         for (step, dataset, family), result in results.get(run["run"], {}).items():
             step = stopped_at if step is None else step
-            keys = study_keys(run, step, num_steps, mask_ratio, base_kind)
-            why = not_comparable_because(run, step, num_steps, family, result["task"].split(), protocols) if keys else ""
+            keys = study_keys(run, step, budget_steps, mask_ratio, base_kind)
+            why = not_comparable_because(run, step, budget_steps, family, result["task"].split(), protocols) if keys else ""
             for key in keys:
                 rows.append(
                     {**key, "family": family, "dataset": dataset, "run": run["run"], "step": step, **result, "not_comparable_because": why}

@@ -67,7 +67,7 @@ def study_sources(grid: pd.DataFrame, confidence: float, claims: Sequence[Claim]
                 "seed": point["seed"],
                 "validation": point["validation"],
                 "test": point["test"],
-                "num_steps": math.nan,
+                "trained_steps": math.nan,
                 "seconds": math.nan,
                 "test_scores": {},
             }

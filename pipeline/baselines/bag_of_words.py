@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def fine_tuning_examples(lengths: list[int], budget: ExampleBudget, seed: int) -> list[int]:
     """Indices of the training examples one fine-tuning run with ``seed`` trains on: the
     sweep's own ``batch_order``, so the very same examples (each once)."""
-    batches = batch_order(lengths, budget.num_steps(len(lengths)), budget.batch_size, seed)
+    batches = batch_order(lengths, budget.trained_steps(len(lengths)), budget.batch_size, seed)
     return sorted(set(torch.cat(batches).tolist()))
 
 

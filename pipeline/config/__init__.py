@@ -5,7 +5,7 @@ One dataclass per concern, in one module per part of the study (:mod:`.data`,
 and re-exports every part, so ``from pipeline.config import TaskSpec`` is the one way
 in. Every stage receives only its own part (as JSON through Snakemake ``params:``, so
 that changing a value reruns exactly the affected jobs). Names carry their units:
-``num_steps``, ``num_warmup_steps``, ``max_length`` (tokens).
+``budget_steps``, ``num_warmup_steps``, ``max_length`` (tokens).
 
 Nothing here reads a file or imports another part of the pipeline: reading, merging
 overlays, the checks that need registries (metrics, objectives, claims) and the run plan
@@ -213,8 +213,8 @@ class Config:
         ]
         if self.zoo is not None:
             references += [("zoo.sizes", self.zoo.sizes, self.sizes), ("zoo.objectives", self.zoo.objectives, self.objectives)]
-            if self.zoo.num_steps is not None:
-                self._check_budget("zoo.num_steps", self.zoo.num_steps)
+            if self.zoo.budget_steps is not None:
+                self._check_budget("zoo.budget_steps", self.zoo.budget_steps)
         if self.two_stage is not None:
             stage = self.two_stage
             references += [("two_stage.sizes", stage.sizes, self.sizes), ("two_stage", (stage.first, stage.second), self.objectives)]
@@ -324,23 +324,25 @@ class Config:
         """A step budget other runs are compared at: its CLM and MLM are decay branches of the
         full runs, which start from a checkpoint the LR decay has not touched yet and after
         the warmup (or their schedule would not be the WSD schedule of that budget)."""
-        schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
-        if budget != num_steps and schedule.kind != "wsd":
+        schedule, budget_steps = self.pretraining.schedule, self.pretraining.budget_steps
+        if budget != budget_steps and schedule.kind != "wsd":
             raise ValueError(
-                f"{where}: a budget below pretraining.num_steps needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed "
+                f"{where}: a budget below pretraining.budget_steps needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed "
                 "checkpoint)"
             )
         shortest = schedule.num_warmup_steps + schedule.num_decay_steps
-        if not shortest <= budget <= num_steps:
-            raise ValueError(f"{where}: {budget} must lie between warmup + decay ({shortest}) and pretraining.num_steps ({num_steps})")
+        if not shortest <= budget <= budget_steps:
+            raise ValueError(
+                f"{where}: {budget} must lie between warmup + decay ({shortest}) and pretraining.budget_steps ({budget_steps})"
+            )
 
     def _check_two_stage_splits(self, stage: TwoStageSpec) -> None:
         """Every run of the study starts from a checkpoint the LR decay has not touched yet:
         each split, and each shorter budget's decay branch."""
-        schedule, num_steps = self.pretraining.schedule, self.pretraining.num_steps
+        schedule, budget_steps = self.pretraining.schedule, self.pretraining.budget_steps
         if schedule.kind != "wsd":
             raise ValueError("two_stage needs pretraining.schedule.kind 'wsd' (a cosine run has no undecayed checkpoint)")
-        for budget in stage.budgets or (num_steps,):
+        for budget in stage.budgets or (budget_steps,):
             self._check_budget("two_stage.budgets", budget)
             decay_start = budget - schedule.num_decay_steps
             late = [f for f in stage.first_stage_fractions if round(f * budget) > decay_start]

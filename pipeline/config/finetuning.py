@@ -39,7 +39,7 @@ class ExampleBudget:
     max_steps: Count = 1000
     max_epochs: Positive = 1.0
 
-    def num_steps(self, num_examples: int) -> int:
+    def trained_steps(self, num_examples: int) -> int:
         """A run's optimizer steps over ``num_examples`` training rows: ``max_steps`` or ``max_epochs``
         epochs, whichever is fewer (CoNLL-2003's 14,042 rows: one epoch, 439 steps of 32)."""
         return max(1, min(self.max_steps, math.ceil(self.max_epochs * num_examples / self.batch_size)))

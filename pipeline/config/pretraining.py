@@ -285,9 +285,9 @@ class PretrainingSpec:
     objectives: Annotated[tuple[str, ...], NON_EMPTY]
     sequence_length: SequenceTokens
     batch_size: Count  # sequences per optimizer step
-    num_steps: Steps
+    budget_steps: Steps
     checkpoint_steps: Annotated[tuple[Count, ...], DISTINCT] = ()  # intermediate HF checkpoints (learning curves)
-    # Train only steps 0 .. stop_at_step of the num_steps schedule and stop there, undecayed: the
+    # Train only steps 0 .. stop_at_step of the budget_steps schedule and stop there, undecayed: the
     # study's learning-curve checkpoints (its 1k-step 610M models are step 1,000 of a 42,000-step
     # WSD run, still in warmup). The final models are that step's; the report sets them beside
     # Tables 6-9 at it. None: train the whole schedule.
@@ -310,17 +310,18 @@ class PretrainingSpec:
     @property
     def last_step(self) -> int:
         """The step a from-scratch run ends at: ``stop_at_step``, or the schedule's end."""
-        return self.num_steps if self.stop_at_step is None else self.stop_at_step
+        return self.budget_steps if self.stop_at_step is None else self.stop_at_step
 
     def validate(self) -> None:
-        if self.stop_at_step is not None and self.stop_at_step >= self.num_steps:
+        if self.stop_at_step is not None and self.stop_at_step >= self.budget_steps:
             raise ValueError(
-                f"stop_at_step {self.stop_at_step} must be below num_steps {self.num_steps} (leave it out to train the whole schedule)"
+                f"stop_at_step {self.stop_at_step} must be below budget_steps {self.budget_steps}"
+                " (leave it out to train the whole schedule)"
             )
         last = self.last_step
         late = [s for s in self.checkpoint_steps if not 0 < s < last]
         if late:
-            what = f"stop_at_step {last}" if self.stop_at_step is not None else f"num_steps {last}"
+            what = f"stop_at_step {last}" if self.stop_at_step is not None else f"budget_steps {last}"
             raise ValueError(f"checkpoint_steps {late} must lie strictly between 0 and {what}")
         if self.samples == "split" and self.sequence_length < 2 * MIN_SAMPLE_TOKENS:
             raise ValueError(
@@ -333,7 +334,7 @@ class ZooSpec:
     """More from-scratch runs, at fewer sizes (and perhaps a shorter budget) than the main
     CLM-vs-MLM comparison.
 
-    ``num_steps`` below pretraining.num_steps trains the zoo to that budget under its own WSD
+    ``budget_steps`` below pretraining.budget_steps trains the zoo to that budget under its own WSD
     schedule, and plans each of pretraining.objectives decayed at that budget (the decay
     branches of ``two_stage.budgets``), so that every zoo run is compared with a CLM and an
     MLM of its own budget: a budget spends its steps on the comparison that needs them.
@@ -341,7 +342,7 @@ class ZooSpec:
 
     sizes: Annotated[tuple[str, ...], DISTINCT]
     objectives: Annotated[tuple[str, ...], DISTINCT]
-    num_steps: Count | None = None  # None: pretraining.num_steps
+    budget_steps: Count | None = None  # None: pretraining.budget_steps
 
 
 @dataclass(frozen=True)
@@ -364,7 +365,7 @@ class TwoStageSpec:
     ``first_stage_fractions`` are the shares of a budget spent on ``first`` (0 and 1
     are the single-objective runs). The second stage starts from the first objective's
     checkpoint taken before the LR decay. ``budgets`` are the total steps at which every
-    split is trained (the study: 12k, 22k and 42k); a budget below pretraining.num_steps
+    split is trained (the study: 12k, 22k and 42k); a budget below pretraining.budget_steps
     also gets its single-objective ends, each objective's from-scratch run decayed early
     (WSD: its stable-phase checkpoint decayed over the last num_decay_steps of the budget).
     ``splits`` are more, named by their steps (:class:`TwoStageSplits`), with the same ends.
@@ -377,7 +378,7 @@ class TwoStageSpec:
     # carry: the second stage continues with the first stage's AdamW moments, as one run
     # whose loss changes would; reset: fresh moments (the LR schedule continues either way).
     optimizer_state: Literal["carry", "reset"] = "carry"
-    budgets: Annotated[tuple[Steps, ...], NON_EMPTY] | None = None  # None: pretraining.num_steps alone
+    budgets: Annotated[tuple[Steps, ...], NON_EMPTY] | None = None  # None: pretraining.budget_steps alone
     splits: tuple[TwoStageSplits, ...] = ()
 
 
@@ -385,14 +386,14 @@ class TwoStageSpec:
 class ContinuedPretrainingSpec:
     """An objective trained further on decayed (final) models of several bases, same budget each.
 
-    ``budgets`` are more step budgets besides ``num_steps`` (the study: 2k and 12k beside 22k),
+    ``budgets`` are more step budgets besides ``budget_steps`` (the study: 2k and 12k beside 22k),
     each its own run from the base under ``schedule``; where a budget is shorter than its warmup
     and decay together, both shrink in proportion (the study does not say how it scheduled its
     2k-step runs).
     """
 
     sizes: Annotated[tuple[str, ...], DISTINCT]
-    num_steps: Steps
+    budget_steps: Steps
     schedule: ScheduleSpec
     objective: str = "mlm"
     bases: Annotated[tuple[str, ...], DISTINCT] = ("clm", "mlm")
@@ -403,8 +404,8 @@ class ContinuedPretrainingSpec:
 
     @property
     def all_budgets(self) -> tuple[int, ...]:
-        """Every budget, the longest (``num_steps``, whose run keeps the plain name) last."""
-        return tuple(sorted({*self.budgets, self.num_steps}))
+        """Every budget, the longest (``budget_steps``, whose run keeps the plain name) last."""
+        return tuple(sorted({*self.budgets, self.budget_steps}))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ class GridResult:
     seed: int
     validation: float  # the metric's headline value, in points
     test: float
-    num_steps: int
+    trained_steps: int  # the optimizer steps this point trained (ExampleBudget.trained_steps)
     seconds: float  # the point's wall-clock seconds: the sum of ``phases``
     validation_scores: dict[str, float]  # the metric's whole result (NIAH: and per-cell accuracies)
     test_scores: dict[str, float]

@@ -1,7 +1,7 @@
 """What one fine-tuning run of a prepared task computes, in tokens, measured on its rows: for the
 cost estimate (:mod:`pipeline.workflow.cost`) in place of every example at the task's ``max_length``.
 
-A run's training steps are the sweep's (:meth:`ExampleBudget.num_steps`); each step computes its
+A run's training steps are the sweep's (:meth:`ExampleBudget.trained_steps`); each step computes its
 batch padded to the longest example of each micro-batch, as the sweep pads (both sides of a
 retrieval pair, each to its own longest). The batches are drawn as the sweep draws them
 (:func:`.sweep.batch_order`, seed 0) from a seeded sample of the training rows: the study's random
@@ -90,7 +90,7 @@ def run_tokens(
     train_rows = len(rows["train"])
     sample = random.Random(SAMPLE_SEED).sample(rows["train"], min(SAMPLE_ROWS, train_rows))
     train_examples = encoder.encode(sample)
-    steps = protocol.budget.num_steps(train_rows)
+    steps = protocol.budget.trained_steps(train_rows)
     mean_tokens = encoded_tokens(train_examples) / max(len(train_examples), 1)
     # the sweep's batches over the sample, as many steps as a run takes (epochs of the sample repeat)
     return RunTokens(task, train_rows, steps, mean_tokens, train_tokens(train_examples, steps, protocol, SAMPLE_SEED), scored)

@@ -164,7 +164,7 @@ class Sweep:
 
     def run_point(self, learning_rate: float, seed: int, description: str) -> Point:
         """One grid point: the pretrained weights restored, a head, data order and schedule
-        drawn from ``seed``, ``budget.num_steps`` steps, then validation and test scored on
+        drawn from ``seed``, ``budget.trained_steps`` steps, then validation and test scored on
         the trained task and on each of ``evaluated``. A loss that stops being finite ends the
         job (``description`` names it): its scores would be the untrained head's, passed off
         as a result."""
@@ -175,12 +175,12 @@ class Sweep:
         # the head drawn on the CPU (the same weights on every device), then moved where the backbone is
         model = in_precision(self.own.task_type.build_model(self.pretrained).to(self.device), spec.precision)
         optimizer = build_adamw(model, spec.optimizer, learning_rate, fused=spec.fused_optimizer)
-        num_steps = spec.budget.num_steps(len(train))
+        trained_steps = spec.budget.trained_steps(len(train))
         set_up = self.elapsed(started)
         losses = []
         model.train()
-        for step, indices in enumerate(batch_order(train.lengths, num_steps, spec.batch_size, seed, spec.group_by_length)):
-            set_learning_rate(optimizer, linear_with_warmup(step, num_steps, learning_rate, spec.warmup_fraction, spec.lr_warmup))
+        for step, indices in enumerate(batch_order(train.lengths, trained_steps, spec.batch_size, seed, spec.group_by_length)):
+            set_learning_rate(optimizer, linear_with_warmup(step, trained_steps, learning_rate, spec.warmup_fraction, spec.lr_warmup))
             examples = [train.examples[i] for i in indices]
             micro_batch_size = spec.micro_batch_size or len(examples)
             forward = functools.partial(autocast, spec.precision, self.device)  # one pass's context, entered per micro-batch
@@ -194,8 +194,8 @@ class Sweep:
                     " nothing is written (lower the learning rate, or check the model it starts from)"
                 )
         training = self.elapsed(started) - set_up
-        result = self.scored(self.own, model, learning_rate, seed, num_steps, {"set_up": set_up, "training": training})
-        tail = losses[-max(1, num_steps // 10) :]
+        result = self.scored(self.own, model, learning_rate, seed, trained_steps, {"set_up": set_up, "training": training})
+        tail = losses[-max(1, trained_steps // 10) :]
         log.info(
             "lr %.1e seed %d: validation %s %.2f, test %.2f (%d steps, final loss %.3f, %.1f s)",
             learning_rate,
@@ -203,11 +203,13 @@ class Sweep:
             self.own.metric.headline,
             result.validation,
             result.test,
-            num_steps,
+            trained_steps,
             sum(tail) / len(tail),
             result.seconds,
         )
-        elsewhere = {name: self.scored(evaluation, model, learning_rate, seed, num_steps) for name, evaluation in self.evaluated.items()}
+        elsewhere = {
+            name: self.scored(evaluation, model, learning_rate, seed, trained_steps) for name, evaluation in self.evaluated.items()
+        }
         if self.events is not None:
             self.write_events(learning_rate, seed, losses, result, elsewhere)
         for name, other in elsewhere.items():
@@ -229,7 +231,7 @@ class Sweep:
         model: nn.Module,
         learning_rate: float,
         seed: int,
-        num_steps: int,
+        trained_steps: int,
         before: Mapping[str, float] = MappingProxyType({}),
     ) -> GridResult:
         """``model``'s validation and test scores on ``evaluation``'s task; its phases: ``before``
@@ -244,7 +246,7 @@ class Sweep:
             seed,
             scores["validation"][metric.headline],
             scores["test"][metric.headline],
-            num_steps,
+            trained_steps,
             sum(phases.values()),
             scores["validation"],
             scores["test"],

@@ -3,18 +3,18 @@
 A run is ``{name}-{size}``. Three studies produce four kinds of run, all expressed in config:
 
 - from scratch (``pretraining.objectives`` at ``pretraining.sizes``, plus ``zoo``):
-  the shared initial weights of the size, steps ``0 .. num_steps`` (the zoo's to its own
-  ``zoo.num_steps`` where that is shorter); the CLM-vs-MLM runs
+  the shared initial weights of the size, steps ``0 .. budget_steps`` (the zoo's to its own
+  ``zoo.budget_steps`` where that is shorter); the CLM-vs-MLM runs
   once per pretraining seed (``pretraining.replicates``: ``clm``, ``clm_r1``, ...), each
   replicate from its own seed's initial weights, so that objectives still share weights
   and blocks within a replicate;
 - two-stage (``two_stage``): at each step budget ``B`` (``two_stage.budgets``, by default
-  num_steps), the second objective takes over the first objective's from-scratch run at
+  budget_steps), the second objective takes over the first objective's from-scratch run at
   step ``k`` = fraction x B, from its checkpoint taken in the stable phase of WSD
   (*before* any decay, as the study does), and trains steps ``k .. B`` on the same blocks
   and the WSD schedule of budget B, so every split of a budget spends the same steps on
   the same tokens in the same order;
-- short budget: for a budget B below num_steps (of the two-stage splits or of the zoo),
+- short budget: for a budget B below budget_steps (of the two-stage splits or of the zoo),
   the single-objective ends of its splits, and the zoo's references, are each objective's
   from-scratch run branched at step B - num_decay_steps and decayed
   to B. WSD's LR does not depend on the budget before its decay, so the branch is, up to
@@ -129,9 +129,9 @@ def split_name(first: str, first_steps: int, second: str) -> str:
     return f"{first}{thousands}k_{second}" if rest == 0 else f"{first}{first_steps}steps_{second}"
 
 
-def budget_name(name: str, budget: int, num_steps: int) -> str:
-    """``name`` at a step budget: ``clm25_mlm_12000steps``; unchanged at the full num_steps."""
-    return name if budget == num_steps else f"{name}_{budget}steps"
+def budget_name(name: str, budget: int, budget_steps: int) -> str:
+    """``name`` at a step budget: ``clm25_mlm_12000steps``; unchanged at the full budget_steps."""
+    return name if budget == budget_steps else f"{name}_{budget}steps"
 
 
 def continued_name(objective: str, base: str) -> str:
@@ -143,16 +143,19 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
     pretraining = config.pretraining
     # (objective, size, replicate, step budget) of every from-scratch run
     scratch = [
-        (o, s, i, pretraining.num_steps) for i in range(pretraining.replicates) for s in pretraining.sizes for o in pretraining.objectives
+        (o, s, i, pretraining.budget_steps)
+        for i in range(pretraining.replicates)
+        for s in pretraining.sizes
+        for o in pretraining.objectives
     ]
     branches: dict[str, RunPlan] = {}  # decay branches by run name: the zoo and two-stage may share one
     later: list[RunPlan] = []
 
     if config.zoo is not None:
-        zoo_steps = config.zoo.num_steps or pretraining.num_steps
+        zoo_steps = config.zoo.budget_steps or pretraining.budget_steps
         planned = {(o, s) for o, s, _, _ in scratch}
         scratch += [(o, s, 0, zoo_steps) for s in config.zoo.sizes for o in config.zoo.objectives if (o, s) not in planned]
-        if zoo_steps < pretraining.num_steps:
+        if zoo_steps < pretraining.budget_steps:
             for size in config.zoo.sizes:
                 for objective in pretraining.objectives if size in pretraining.sizes else ():
                     branch = decay_branch(objective, size, zoo_steps, pretraining)
@@ -164,7 +167,7 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         splits = [
             (size, budget, round(fraction * budget), stage.second, two_stage_name(stage.first, fraction, stage.second))
             for size in stage.sizes
-            for budget in stage.budgets or (pretraining.num_steps,)
+            for budget in stage.budgets or (pretraining.budget_steps,)
             for fraction in stage.first_stage_fractions
         ]
         splits += [
@@ -176,7 +179,7 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         ]
         ends = {(size, budget) for size in stage.sizes for budget in stage.budgets or ()} | {(s, b) for s, b, *_ in splits}
         for size, budget in sorted(ends):
-            if budget < pretraining.num_steps:
+            if budget < pretraining.budget_steps:
                 for objective in (stage.first, stage.second):
                     branch = decay_branch(objective, size, budget, pretraining)
                     branches[branch.run] = branch
@@ -199,12 +202,16 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
         if plan.start.kind == "checkpoint":
             split_steps.setdefault(plan.start.run, set()).add(plan.start.step)
     plans = {}
-    for objective, size, replicate, num_steps in scratch:
+    for objective, size, replicate, budget_steps in scratch:
         name = replicate_name(objective, replicate)
         run = run_name(name, size)
         seed = f", pretraining seed +{replicate}" if replicate else ""
-        last_step = min(num_steps, pretraining.last_step)
-        steps = f"{num_steps} steps" if last_step == num_steps else f"the first {last_step} steps of a {num_steps}-step schedule, undecayed"
+        last_step = min(budget_steps, pretraining.last_step)
+        steps = (
+            f"{budget_steps} steps"
+            if last_step == budget_steps
+            else f"the first {last_step} steps of a {budget_steps}-step schedule, undecayed"
+        )
         plans[run] = planned_run(
             name,
             size,
@@ -214,7 +221,7 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
             Start("initial"),
             (0, last_step),
             pretraining.schedule,
-            schedule_steps=num_steps,
+            schedule_steps=budget_steps,
             stage_checkpoint_steps=tuple(sorted(split_steps.get(run, ()))),
             replicate=replicate,
         )
@@ -231,12 +238,12 @@ def plan_runs(config: Config) -> dict[str, RunPlan]:
 def continued_run(cpt: ContinuedPretrainingSpec, base: str, size: str, start: Start, budget: int, pretraining: PretrainingSpec) -> RunPlan:
     """``cpt.objective`` on ``base``'s final weights for ``budget`` steps; every base and budget
     reads the same blocks (those after a full from-scratch run's)."""
-    name = budget_name(continued_name(cpt.objective, base), budget, cpt.num_steps)
+    name = budget_name(continued_name(cpt.objective, base), budget, cpt.budget_steps)
     what = f"the outside model {base}" if start.kind == "outside" else f"the decayed {base} model"
     description = f"{cpt.objective} for {budget} steps on {what}"
     schedule = schedule_within(cpt.schedule, budget)
     return planned_run(
-        name, size, cpt.objective, "continued", description, start, (0, budget), schedule, data_offset_steps=pretraining.num_steps
+        name, size, cpt.objective, "continued", description, start, (0, budget), schedule, data_offset_steps=pretraining.budget_steps
     )
 
 
@@ -255,7 +262,7 @@ def second_stage(stage: TwoStageSpec, size: str, step: int, budget: int, second:
     checkpoint at ``step``, trained to ``budget`` under its WSD schedule."""
     start = Start("checkpoint", run_name(stage.first, size), step, carry_optimizer=stage.optimizer_state == "carry")
     description = f"{stage.first} for {step} steps, then {second} to step {budget}"
-    name = budget_name(name, budget, pretraining.num_steps)
+    name = budget_name(name, budget, pretraining.budget_steps)
     return planned_run(name, size, second, "two_stage", description, start, (step, budget), pretraining.schedule)
 
 
@@ -264,8 +271,8 @@ def decay_branch(objective: str, size: str, budget: int, pretraining: Pretrainin
     where the decay of ``budget`` starts (stable phase, AdamW moments carried, as if the run
     had gone on) trained to ``budget`` under the WSD schedule of ``budget``."""
     decay_start = budget - pretraining.schedule.num_decay_steps
-    name = budget_name(objective, budget, pretraining.num_steps)
-    description = f"{objective} for {budget} steps: its {pretraining.num_steps}-step run from step {decay_start}, decayed to {budget}"
+    name = budget_name(objective, budget, pretraining.budget_steps)
+    description = f"{objective} for {budget} steps: its {pretraining.budget_steps}-step run from step {decay_start}, decayed to {budget}"
     start = Start("checkpoint", run_name(objective, size), decay_start, carry_optimizer=True)
     return planned_run(name, size, objective, "short_budget", description, start, (decay_start, budget), pretraining.schedule)
 

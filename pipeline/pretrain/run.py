@@ -177,7 +177,7 @@ def train_and_finalize(spec: PretrainRunSpec, processes: distributed.Processes, 
         "trained_steps": progress.step,  # the step its final model is at
         "schedule_steps": plan.schedule_steps,  # the step its learning-rate schedule ends at (its decay's end)
         "stopped_before_decay": progress.step < plan.schedule_steps,  # pretraining.stop_at_step: an undecayed final model
-        "budget_steps": spec.pretraining.num_steps,  # the config's full budget, which stands for the study's 42k steps
+        "budget_steps": spec.pretraining.budget_steps,  # the config's full budget, which stands for the study's 42k steps
         "num_tokens": progress.num_tokens,
         "loss_fraction": progress.num_loss_positions / max(progress.num_tokens, 1),
         "final_train_loss": progress.rows[-1]["loss"],

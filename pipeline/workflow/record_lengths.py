@@ -2,7 +2,7 @@
 (:mod:`pipeline.external.hub_records`: published row counts and token lengths), for the cost
 estimate of a task not prepared here: no hub, no torch.
 
-A run trains ``budget.num_steps(train rows)`` steps of ``batch_size`` examples, each padded to the
+A run trains ``budget.trained_steps(train rows)`` steps of ``batch_size`` examples, each padded to the
 longest of its micro-batch: to the record's p95 where it has one, else to
 :data:`PADDING_OF_THE_MEAN` x the mean (assumed: no length distribution recorded); a retrieval pair
 is its query and its document, each padded so. Every example is its fields' mean tokens plus
@@ -50,7 +50,7 @@ def record_tokens(config: Config, task: str, record: DatasetRecord, scored_with:
     spec, protocol = config.tasks[task], config.finetuning.for_task(task)
     cap = spec.max_length
     rows = split_rows(config, task, record)
-    steps = protocol.budget.num_steps(rows["train"]) if rows["train"] is not None else protocol.max_steps  # unpublished: many
+    steps = protocol.budget.trained_steps(rows["train"]) if rows["train"] is not None else protocol.max_steps  # unpublished: many
     lengths = record.lengths or {}
     if spec.type == "retrieval":
         mean = sum(example_tokens([lengths[side]], cap) for side in RETRIEVAL_SIDES)
