@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline import tensorboard_log, warm_worker
 from pipeline.workflow import rule_params as rerun
-from pipeline.workflow import targets
+from pipeline.workflow import result_manifest, targets
 from pipeline.config import RANDOM_INIT
 from pipeline.workflow.configure import resolve_files
 from pipeline.errors import PipelineError
@@ -23,6 +23,7 @@ from pipeline.integrity import VERIFY_TOKENS
 from pipeline.workflow.job_resources import rule_resources, rule_threads
 from pipeline.workflow.rule_inputs import TASK_FILES, RuleInputs, check_fetched_sources
 from pipeline.malloc_tunables import glibc_tunables
+from pipeline.result_kinds import write_manifest
 from pipeline.workflow.targets import OUTPUTS
 
 PYTHON = sys.executable
@@ -94,6 +95,10 @@ wildcard_constraints:
 
 PLANS = RESOLVED.plans  # run name -> RunPlan
 EXAMPLE_JOBS = {job.rule: job.wildcards for job in targets.every_job(RESOLVED)}
+# The result files the aggregate reads, by the kind each rule registered (pipeline/workflow/result_manifest.py);
+# rewritten only when the plan's files change, so its time stamp reruns the aggregate exactly then.
+RESULT_FILES = result_manifest.result_files(RESOLVED)
+write_manifest(result_manifest.RESULT_MANIFEST, RESULT_FILES)
 
 
 INPUTS = RuleInputs(RESOLVED)  # what each rule's jobs read (pipeline/workflow/rule_inputs.py)

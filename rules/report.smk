@@ -4,13 +4,8 @@
 
 rule aggregate:
     input:
-        scores=targets.finetune_scores(RESOLVED),
-        outside_scores=targets.outside_scores(RESOLVED),
-        curve_scores=targets.curve_scores(RESOLVED),
-        bag_of_words=targets.bag_of_words_scores(RESOLVED),
-        summaries=targets.pretrain_summaries(RESOLVED),
-        task_stats=targets.task_stats(RESOLVED),
-        minimal_pairs=targets.minimal_pairs_scores(RESOLVED),
+        manifest=result_manifest.RESULT_MANIFEST,
+        results=[path for paths in RESULT_FILES.values() for path in paths],
         claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
     output:
         update(directory(OUTPUTS["aggregate"])),
@@ -21,10 +16,7 @@ rule aggregate:
     benchmark:
         "benchmarks/aggregate/tables.tsv"
     shell:
-        "{PYTHON:q} -m pipeline aggregate --spec {params.spec:q} --scores {input.scores:q} --outside-scores {input.outside_scores:q}"
-        " --curve-scores {input.curve_scores:q}"
-        " --bag-of-words {input.bag_of_words:q} --minimal-pairs {input.minimal_pairs:q} --summaries {input.summaries:q} --task-stats {input.task_stats:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        "{PYTHON:q} -m pipeline aggregate --spec {params.spec:q} --results {input.manifest:q} --out {output:q} > {log:q} 2>&1"
 
 
 if CFG.study_results is not None:
@@ -34,7 +26,7 @@ if CFG.study_results is not None:
     rule study_results:
         input:
             root=CFG.study_results.path,
-            ours=targets.study_versus_scores(RESOLVED),
+            ours=result_manifest.study_versus_scores(RESULT_FILES, RESOLVED),
             claims=[CLAIMS_FILE] if CLAIMS_FILE else [],
         output:
             update(directory(OUTPUTS["study_results"])),

@@ -22,6 +22,7 @@ import yaml
 from pipeline import strict
 from pipeline.finetune.selection import best_on_validation
 from pipeline.objectives import parse_objective
+from pipeline.result_kinds import write_manifest
 
 ScoreFunction = Callable[[str, str, str, float, int], tuple[float, float]]  # (task, run name, size, LR, seed) -> (validation, test)
 CurveFunction = Callable[..., tuple[float, float]]  # ScoreFunction's arguments, then fraction= of the budget trained
@@ -167,6 +168,7 @@ default_curve = curve_formula()
 class FakeTree:
     root: Path
     scores: list[Path] = field(default_factory=list)
+    outside_scores: list[Path] = field(default_factory=list)
     curve_scores: list[Path] = field(default_factory=list)
     bag_of_words: list[Path] = field(default_factory=list)
     minimal_pairs: list[Path] = field(default_factory=list)
@@ -178,27 +180,24 @@ class FakeTree:
     corpus_stats: Path | None = None
     claims: Path | None = None
 
+    def result_files(self) -> dict[str, list[Path]]:
+        """The tree's result files by kind, as the workflow's manifest lists them (pipeline/result_kinds.py)."""
+        return {
+            "scores": self.scores,
+            "curve_scores": self.curve_scores,
+            "outside_scores": self.outside_scores,
+            "bag_of_words": self.bag_of_words,
+            "minimal_pairs": self.minimal_pairs,
+            "summaries": self.summaries,
+            "task_stats": self.task_stats,
+        }
+
     def aggregate_argv(self, out: Path, confidence: float = 0.95) -> list[str]:
+        """The aggregate's command over the tree, its manifest written beside ``out``."""
         spec = {"confidence": confidence, "claims_file": str(self.claims)}
-        return [
-            "aggregate",
-            "--spec",
-            json.dumps(spec),
-            "--scores",
-            *map(str, self.scores),
-            "--curve-scores",
-            *map(str, self.curve_scores),
-            "--bag-of-words",
-            *map(str, self.bag_of_words),
-            "--minimal-pairs",
-            *map(str, self.minimal_pairs),
-            "--summaries",
-            *map(str, self.summaries),
-            "--task-stats",
-            *map(str, self.task_stats),
-            "--out",
-            str(out),
-        ]
+        manifest = out.parent / f"{out.name}_result_files.json"
+        write_manifest(manifest, {kind: [str(path) for path in paths] for kind, paths in self.result_files().items()})
+        return ["aggregate", "--spec", json.dumps(spec), "--results", str(manifest), "--out", str(out)]
 
     def report_argv(self, tables: Path, reports: Path) -> list[str]:
         return [

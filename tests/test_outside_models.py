@@ -246,7 +246,8 @@ def test_the_report_tabulates_outside_models_beside_this_runs_clm_and_mlm(tmp_pa
     outside.parent.mkdir(parents=True)
     outside.write_text(json.dumps(record))
     recorded(outside, json.loads((source.parent / "provenance.json").read_text())["spec"])
-    assert main([*tree.aggregate_argv(tmp_path / "tables"), "--outside-scores", str(outside)]) == 0
+    tree.outside_scores.append(outside)
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
     scores = pd.read_csv(tmp_path / "tables" / "outside_scores.csv")
     clm = pd.read_csv(tmp_path / "tables" / "run_scores.csv").query("run == 'clm-tiny'")
     assert list(scores["run"]) == ["eurobert-outside"] and scores["test_mean"].iloc[0] == clm["test_mean"].iloc[0]

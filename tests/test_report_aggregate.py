@@ -59,10 +59,11 @@ def test_writes_every_table_and_provenance(tmp_path: Path) -> None:
         "lr_means",
     }
     assert set(tables) == expected
-    assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no --curve-scores given
+    assert tables["learning_curves"].empty and tables["curve_comparison"].empty  # no curve_scores listed
     assert len(tables["finetune_grid"]) == 2 * 6 * 3 * 3  # tasks x runs x LRs x seeds
     provenance = json.loads((tmp_path / "results/tables/provenance.json").read_text())
-    assert len(provenance["inputs"]) == 12 + 4 + 2 + 1 + 1 + 6  # scores, summaries, task stats, claims, bag of words, minimal pairs
+    # the manifest, and the files it lists: scores, summaries, task stats, bag of words, minimal pairs; the claims
+    assert len(provenance["inputs"]) == 1 + 12 + 4 + 2 + 1 + 6 + 1
     assert provenance["spec"]["report"]["confidence"] == 0.95
 
 
@@ -408,14 +409,13 @@ def test_curve_comparison_pairs_only_the_headline_runs(tmp_path: Path) -> None:
     assert tables["curve_comparison"].empty
 
 
-def test_aggregate_runs_without_the_curve_scores_argument(tmp_path: Path) -> None:
-    """Snakemake passes no --curve-scores without learning curves; a final model's null pretraining_step is accepted."""
+def test_aggregate_runs_without_curve_scores(tmp_path: Path) -> None:
+    """A plan without learning curves lists no curve_scores; a final model's null pretraining_step is accepted."""
     tree = write_fake_results(tmp_path, sizes=("tiny",))
     record = json.loads(tree.scores[0].read_text())
     rewrite(tree.scores[0], {**record, "pretraining_step": None})
-    argv = tree.aggregate_argv(tmp_path / "tables")
-    argv.remove("--curve-scores")
-    assert main(argv) == 0
+    tree.curve_scores = []
+    assert main(tree.aggregate_argv(tmp_path / "tables")) == 0
     assert pd.read_csv(tmp_path / "tables/learning_curves.csv").empty
 
 
@@ -441,7 +441,10 @@ def assert_one_line_error(tree: FakeTree, tmp_path: Path, capsys: pytest.Capture
             "key 'pretraining_step' = 0 is not strictly between the first step (0) and trained_steps (600) of run 'clm-tiny'",
         ),
         (lambda record: record.update(pretraining_step=600), "key 'pretraining_step' = 600 is not strictly between"),
-        (lambda record: record.update(run="clm2-tiny", objective="clm2"), "key 'run' = 'clm2-tiny' has no summary.json among --summaries"),
+        (
+            lambda record: record.update(run="clm2-tiny", objective="clm2"),
+            "key 'run' = 'clm2-tiny' has no summary.json among the summaries",
+        ),
         (lambda record: record["grid"][0].pop("validation"), "missing key 'grid[0].validation'"),
     ],
 )
@@ -471,7 +474,11 @@ def test_checkpoint_scores_given_as_final_scores_are_an_error(tmp_path: Path, ca
     checkpoint = tree.curve_scores.pop()
     tree.scores.append(checkpoint)
     assert_one_line_error(
-        tree, tmp_path, capsys, str(checkpoint), "'pretraining_step' = 300: an intermediate checkpoint's scores belong in --curve-scores"
+        tree,
+        tmp_path,
+        capsys,
+        str(checkpoint),
+        "'pretraining_step' = 300: an intermediate checkpoint's scores belong in the manifest's curve_scores",
     )
 
 

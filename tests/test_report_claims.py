@@ -32,7 +32,8 @@ def check(claim_id: str, results: Results) -> Verdict:
 
 
 def results_of(tree: FakeTree) -> Results:
-    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95, tree.curve_scores))
+    files = {"scores": tree.scores, "summaries": tree.summaries, "task_stats": tree.task_stats, "curve_scores": tree.curve_scores}
+    return build_tables(read_sources(files, 0.95))
 
 
 def fake(tmp_path: Path, **options: object) -> Results:
@@ -216,7 +217,7 @@ def bert_masking(tmp_path: Path, mlm_fraction: float) -> Results:
         if summary["objective_kind"] == "mlm":  # trained at BERT's 15%
             params = {**summary["objective_params"], "mask_ratio": 0.15}
             path.write_text(json.dumps({**summary, "loss_fraction": mlm_fraction, "objective_params": params}))
-    return build_tables(read_sources(tree.scores, tree.summaries, tree.task_stats, 0.95))
+    return build_tables(read_sources({"scores": tree.scores, "summaries": tree.summaries, "task_stats": tree.task_stats}, 0.95))
 
 
 def test_c12_supported_at_bert_masking(tmp_path: Path) -> None:

@@ -1,13 +1,13 @@
 """``python -m pipeline aggregate``: per-run result JSON into tidy CSV tables.
 
-Inputs are the contract with the other stages: ``results/finetune/{task}/{run}/
-scores.json``, ``results/pretrain/{run}/summary.json`` and ``results/data/tasks/
-{task}/stats.json``, and optionally the learning-curve scores of intermediate
-checkpoints, ``results/finetune/{task}/{run}/step-{N}/scores.json``, and the
-bag-of-words reference, ``results/baselines/{task}/bag_of_words/scores.json``, and the
-zero-shot minimal pairs, ``results/zeroshot/minimal_pairs/{run}/scores.json``. Each
-is validated here, so a malformed file fails with one line naming the file and key
-instead of a pandas traceback three tables later.
+Inputs are the contract with the other stages, listed by kind in the manifest ``--results``
+(:mod:`pipeline.result_kinds`, written by the workflow from the kind each rule registers):
+``results/finetune/{task}/{run}/scores.json``, ``results/pretrain/{run}/summary.json`` and
+``results/data/tasks/{task}/stats.json``, and optionally the learning-curve scores of
+intermediate checkpoints, the outside models' scores, the bag-of-words reference and the
+zero-shot minimal pairs. Each file is verified against the sha256 its job recorded and
+validated here, so a malformed file fails with one line naming the file and key instead of a
+pandas traceback three tables later.
 
 Outputs (one directory, written atomically, with ``provenance.json``): one CSV per table
 declared in :mod:`.table_schema` (what a row is, its columns, the tables it is built from and
@@ -37,7 +37,7 @@ the fraction of the step budget trained with CLM: first_step / trained_steps for
 or 0 for a shorter budget's CLM or MLM decay branch, which are that budget's ends and
 the references its splits are measured against.
 
-Learning curves. A ``--curve-scores`` file has the schema of a final model's
+Learning curves. A ``curve_scores`` file has the schema of a final model's
 scores.json plus ``pretraining_step`` (a final model's file has none, or null). A
 checkpoint goes through the final model's protocol (LR chosen on validation at that
 checkpoint, test seed mean), and every curve ends with its run's final model at step
@@ -53,7 +53,7 @@ budgets differ.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -78,6 +78,7 @@ from pipeline.errors import PipelineError
 from pipeline.files import atomic_path, previous_outputs_kept
 from pipeline.integrity import verify_recorded
 from pipeline.provenance import write_provenance
+from pipeline.result_kinds import RESULT_KINDS, read_manifest
 
 
 def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], columns: list[str], name: str) -> None:
@@ -92,23 +93,18 @@ def check_consistent(grid: pd.DataFrame, other: pd.DataFrame, keys: list[str], c
             )
 
 
-def read_sources(
-    scores_paths: Sequence[Path],
-    summary_paths: Sequence[Path],
-    task_stats_paths: Sequence[Path],
-    confidence: float,
-    curve_paths: Sequence[Path] = (),
-    bag_of_words_paths: Sequence[Path] = (),
-    minimal_pairs_paths: Sequence[Path] = (),
-    outside_paths: Sequence[Path] = (),
-    claims: Sequence[Claim] = (),
-) -> Sources:
-    """Read every input and check the files of different stages against each other."""
-    grid = read_finetune_grid(scores_paths)
-    outside_grid = read_finetune_grid(outside_paths)
-    pretraining, objective_params = read_pretraining(summary_paths)
-    tasks = read_tasks(task_stats_paths)
-    curve_grid = read_finetune_grid(curve_paths, pretraining)
+def read_sources(files: Mapping[str, Sequence[Path]], confidence: float, claims: Sequence[Claim] = ()) -> Sources:
+    """Read every input, ``files`` by result kind (pipeline/result_kinds.py; a kind left out has
+    none), and check the files of different stages against each other."""
+
+    def of(kind: str) -> Sequence[Path]:
+        return files.get(kind, ())
+
+    grid = read_finetune_grid(of("scores"))
+    outside_grid = read_finetune_grid(of("outside_scores"))
+    pretraining, objective_params = read_pretraining(of("summaries"))
+    tasks = read_tasks(of("task_stats"))
+    curve_grid = read_finetune_grid(of("curve_scores"), pretraining)
     for scored in (grid, curve_grid):
         check_consistent(scored, pretraining, ["run"], ["run_name", "objective_kind", "size"], "summary.json")
         check_consistent(scored, tasks, ["task"], ["family"], "stats.json")
@@ -116,7 +112,7 @@ def read_sources(
     pretrained = set(grid.loc[grid["objective_kind"] != "random", "run"])
     missing = sorted(pretrained - set(pretraining["run"]))
     if missing:
-        raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among --summaries")
+        raise PipelineError(f"run {missing[0]!r} has fine-tuning scores but no summary.json among the summaries")
     check_curve_tasks(curve_grid, grid)
     return Sources(
         grid=grid,
@@ -124,12 +120,12 @@ def read_sources(
         curve_grid=curve_grid,
         pretraining=pretraining,
         tasks=tasks,
-        bag_of_words=read_bag_of_words(bag_of_words_paths, confidence),
-        pair_outcomes=read_minimal_pairs(minimal_pairs_paths),
+        bag_of_words=read_bag_of_words(of("bag_of_words"), confidence),
+        pair_outcomes=read_minimal_pairs(of("minimal_pairs")),
         confidence=confidence,
         objective_params=objective_params,
         claims=claims,
-        protocols=read_protocols([*scores_paths, *curve_paths]),
+        protocols=read_protocols([*of("scores"), *of("curve_scores")]),
     )
 
 
@@ -152,38 +148,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Writes one CSV per result table: " + "; ".join(f"{name}.csv, {SCHEMAS[name].description}" for name in sorted(SCHEMAS)) + "."
     )
     parser.add_argument("--spec", required=True, help="ReportSpec as JSON (confidence, claims_file)")
-    parser.add_argument("--scores", nargs="+", type=Path, required=True, help="results/finetune/{task}/{run}/scores.json files")
     parser.add_argument(
-        "--outside-scores",
-        nargs="*",
+        "--results",
         type=Path,
-        default=[],
-        help="results/finetune_outside/{task}/{name}/scores.json files of outside models; none or absent without",
+        required=True,
+        help="the manifest of result files by kind (results/result_files.json, written by the workflow): "
+        + "; ".join(f"{kind}: {what}" for kind, what in RESULT_KINDS.items()),
     )
-    parser.add_argument(
-        "--curve-scores",
-        nargs="*",
-        type=Path,
-        default=[],
-        help="results/finetune/{task}/{run}-step{N}/scores.json files of intermediate checkpoints (learning curves); none or absent "
-        "without",
-    )
-    parser.add_argument(
-        "--bag-of-words",
-        nargs="*",
-        type=Path,
-        default=[],
-        help="results/baselines/{task}/bag_of_words/scores.json files of the lexical reference; none or absent without",
-    )
-    parser.add_argument(
-        "--minimal-pairs",
-        nargs="*",
-        type=Path,
-        default=[],
-        help="results/zeroshot/minimal_pairs/{run}/scores.json files of the zero-shot family; none or absent without",
-    )
-    parser.add_argument("--summaries", nargs="+", type=Path, required=True, help="results/pretrain/{run}/summary.json files")
-    parser.add_argument("--task-stats", nargs="+", type=Path, required=True, help="results/data/tasks/{task}/stats.json files")
     parser.add_argument("--out", type=Path, required=True, help="output directory, e.g. results/tables")
 
 
@@ -195,43 +166,14 @@ def run(args: argparse.Namespace) -> None:
 def write_tables(args: argparse.Namespace) -> None:
     spec: ReportSpec = strict.parse_json(ReportSpec, args.spec, "report")
     claims = read_claims(spec.claims_file) if spec.claims_file else []
+    files = read_manifest(args.results)
     # every result a number depends on, against the sha256 its job recorded, before any table is built
-    for path in (
-        *args.scores,
-        *args.outside_scores,
-        *args.curve_scores,
-        *args.bag_of_words,
-        *args.minimal_pairs,
-        *args.summaries,
-        *args.task_stats,
-    ):
-        verify_recorded(path)
-    results = build_tables(
-        read_sources(
-            args.scores,
-            args.summaries,
-            args.task_stats,
-            spec.confidence,
-            args.curve_scores,
-            args.bag_of_words,
-            args.minimal_pairs,
-            args.outside_scores,
-            claims,
-        )
-    )
-    inputs: dict[str, str | Path] = {
-        f"{role}:{path}": path
-        for role, paths in (
-            ("scores", args.scores),
-            ("outside_scores", args.outside_scores),
-            ("curve_scores", args.curve_scores),
-            ("bag_of_words", args.bag_of_words),
-            ("minimal_pairs", args.minimal_pairs),
-            ("summary", args.summaries),
-            ("task_stats", args.task_stats),
-        )
-        for path in paths
-    }
+    for paths in files.values():
+        for path in paths:
+            verify_recorded(path)
+    results = build_tables(read_sources(files, spec.confidence, claims))
+    inputs: dict[str, str | Path] = {"results": args.results}
+    inputs |= {f"{kind}:{path}": path for kind, paths in files.items() for path in paths}
     if spec.claims_file:
         inputs["claims"] = spec.claims_file
     with atomic_path(args.out) as out:

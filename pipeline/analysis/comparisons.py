@@ -129,7 +129,7 @@ def baseline_table(scores: pd.DataFrame, tasks: pd.DataFrame, bag_of_words: pd.D
     rows = []
     for (task, size), group in scores.groupby(["task", "size"], sort=True):
         if task not in majority.index:
-            raise PipelineError(f"task {task!r} has scores but no stats.json among --task-stats")
+            raise PipelineError(f"task {task!r} has scores but no stats.json among the task_stats")
         random = pick_run(group, "random")
         random_score = Estimate.from_columns(random, confidence, "test_") if random is not None else undefined
         for _, run in group[group["objective_kind"] != "random"].iterrows():

@@ -27,7 +27,9 @@ def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
         tasks = points.groupby("pretraining_step", sort=True)["task"].agg(lambda names: tuple(sorted(set(names))))
         extra = sorted(set(points["task"]) - final.get(run, set()))
         if extra:
-            raise PipelineError(f"run {run!r} has curve scores for task {extra[0]!r} but no final-model scores.json for it among --scores")
+            raise PipelineError(
+                f"run {run!r} has curve scores for task {extra[0]!r} but no final-model scores.json for it among the scores"
+            )
         if tasks.nunique() > 1:
             step = next(step for step, names in tasks.items() if names != tasks.iloc[0])
             raise PipelineError(

@@ -112,22 +112,22 @@ def checkpoint_step(record: dict[str, Any], path: Path, budgets: pd.DataFrame | 
     """The pretraining step a scores.json was fine-tuned from: None for a final model.
 
     Without ``budgets`` the file must be a final model's (no ``pretraining_step``, or
-    null): a checkpoint's scores passed as --scores would silently replace its final
+    null): a checkpoint's scores listed as scores would silently replace its final
     model. With them (pretraining.csv rows) it must name a step strictly inside its
-    run's steps: the final model is at its trained_steps and comes from --scores, and a
+    run's steps: the final model is at its trained_steps and comes from the scores, and a
     second stage saves no checkpoint before its split.
     """
     if budgets is None:
         if record.get("pretraining_step") is not None:
             raise PipelineError(
                 f"{path}: key 'pretraining_step' = {record['pretraining_step']!r}: an intermediate checkpoint's scores belong in "
-                "--curve-scores"
+                "the manifest's curve_scores"
             )
         return None
     step = validated(record, {"pretraining_step": int}, path)["pretraining_step"]
     runs = budgets.set_index("run")
     if record["run"] not in runs.index:
-        raise PipelineError(f"{path}: key 'run' = {record['run']!r} has no summary.json among --summaries")
+        raise PipelineError(f"{path}: key 'run' = {record['run']!r} has no summary.json among the summaries")
     first, last = runs.loc[record["run"], ["first_step", "trained_steps"]]
     if not first < step < last:
         raise PipelineError(

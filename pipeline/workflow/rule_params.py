@@ -28,6 +28,7 @@ from pipeline.__main__ import STAGES
 from pipeline.code_graph import Uses, stage_code
 from pipeline.config import RANDOM_INIT, ReportSpec
 from pipeline.config.replicates import arm_of, is_random_init, replicate_name
+from pipeline.result_kinds import RESULT_KINDS
 from pipeline.workflow import jobs
 from pipeline.workflow.configure import Resolved
 from pipeline.workflow.job_code import bag_of_words_uses, model_and_task_uses, model_uses
@@ -43,23 +44,29 @@ UsesOf = Callable[[Resolved, Wildcards], Uses]  # the registry members one job r
 @dataclass(frozen=True)
 class Rule:
     """What the package knows of a rule: the stage it runs, its params but code, the registry
-    members its jobs run (None: every registry whole) and, for a rule computing on GPUs, its
-    kind of GPU job (what it asks the scheduler for)."""
+    members its jobs run (None: every registry whole), for a rule computing on GPUs its kind of
+    GPU job (what it asks the scheduler for and what the estimate costs), and for a rule whose
+    outputs the aggregate reads, the kind of result they are (pipeline/result_kinds.py)."""
 
     stage: str
     params_of: ParamsOf
     uses: UsesOf | None = None
     gpu: GpuJob | None = None
+    results: str | None = None
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(name: str, stage: str, uses: UsesOf | None = None, gpu: GpuJob | None = None) -> Callable[[ParamsOf], ParamsOf]:
+def rule(
+    name: str, stage: str, uses: UsesOf | None = None, gpu: GpuJob | None = None, results: str | None = None
+) -> Callable[[ParamsOf], ParamsOf]:
     def register(params_of: ParamsOf) -> ParamsOf:
         if stage not in STAGES:
             raise ValueError(f"rule {name!r}: no stage {stage!r}")
-        RULES[name] = Rule(stage, params_of, uses, gpu)
+        if results is not None and results not in RESULT_KINDS:
+            raise ValueError(f"rule {name!r}: no result kind {results!r} (pipeline/result_kinds.py: {', '.join(RESULT_KINDS)})")
+        RULES[name] = Rule(stage, params_of, uses, gpu, results)
         return params_of
 
     return register
@@ -100,7 +107,7 @@ def fetch(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
 FINETUNING_ONLY_TASK_KEYS = ("max_length", "also_metrics")
 
 
-@rule("prepare_task", "prepare-task")
+@rule("prepare_task", "prepare-task", results="task_stats")
 def prepare_task(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     spec = strict.to_plain(resolved.config.tasks[w["task"]])
     return {
@@ -192,7 +199,7 @@ def pretrain_tokens(resolved: Resolved, name: str, size: str) -> str:
     return f"results/outside/{start.run}/tokens" if start.kind == "outside" else "results/tokens"
 
 
-@rule("pretrain", "pretrain", uses=model_uses, gpu=PRETRAINING)
+@rule("pretrain", "pretrain", uses=model_uses, gpu=PRETRAINING, results="summaries")
 def pretrain(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size = w["name"], w["size"]
     return {
@@ -240,7 +247,7 @@ def evaluated_task_dirs(resolved: Resolved, task: str) -> list[str]:
     ]
 
 
-@rule("finetune", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
+@rule("finetune", "finetune", uses=model_and_task_uses, gpu=FINETUNING, results="scores")
 def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     task, name, size = w["task"], w["name"], w["size"]
     spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), None)
@@ -253,7 +260,7 @@ def finetune(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     }
 
 
-@rule("finetune_checkpoint", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
+@rule("finetune_checkpoint", "finetune", uses=model_and_task_uses, gpu=FINETUNING, results="curve_scores")
 def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     task, name, size, step = w["task"], w["name"], w["size"], w["step"]
     spec = jobs.finetune_spec(resolved.config, task, name, size, objective_kind(resolved, name, size), int(step))
@@ -266,7 +273,7 @@ def finetune_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     }
 
 
-@rule("finetune_outside", "finetune", uses=model_and_task_uses, gpu=FINETUNING)
+@rule("finetune_outside", "finetune", uses=model_and_task_uses, gpu=FINETUNING, results="outside_scores")
 def finetune_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     config, task, name = resolved.config, w["task"], w["name"]
     return {
@@ -286,7 +293,7 @@ def finetune_evaluated(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     return {"trained": f"results/{finetuned}/{resolved.config.trainer_of(task)}/{model}", "out": f"results/{finetuned}/{task}/{model}"}
 
 
-@rule("bag_of_words", "bag-of-words", uses=bag_of_words_uses)
+@rule("bag_of_words", "bag-of-words", uses=bag_of_words_uses, results="bag_of_words")
 def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     # What the reference reads of the task's protocol (its example budget, the attention that
     # frames its inputs) and no more, so that a learning rate changed does not rerun it.
@@ -302,21 +309,21 @@ def bag_of_words(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     return {"spec": jobs.as_json(spec), "task_dir": f"results/data/tasks/{task}", "out": f"results/baselines/{task}/bag_of_words"}
 
 
-@rule("minimal_pairs", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
+@rule("minimal_pairs", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS, results="minimal_pairs")
 def minimal_pairs(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size = w["name"], w["size"]
     spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), None)
     return {"spec": spec, "model": final_model(name, size), "out": f"results/zeroshot/minimal_pairs/{name}-{size}"}
 
 
-@rule("minimal_pairs_checkpoint", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
+@rule("minimal_pairs_checkpoint", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS, results="minimal_pairs")
 def minimal_pairs_checkpoint(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     name, size, step = w["name"], w["size"], w["step"]
     spec = jobs.minimal_pairs_spec(resolved.config, name, size, run_objective(resolved, name, size), int(step))
     return {"spec": spec, "model": checkpoint(name, size, step), "out": f"results/zeroshot/minimal_pairs/{name}-{size}-step{step}"}
 
 
-@rule("minimal_pairs_outside", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS)
+@rule("minimal_pairs_outside", "minimal-pairs", uses=model_uses, gpu=MINIMAL_PAIRS, results="minimal_pairs")
 def minimal_pairs_outside(resolved: Resolved, w: Wildcards) -> dict[str, Any]:
     # An outside model is scored as the objective kind its entry names (which picks its score).
     name = w["name"]

@@ -53,6 +53,9 @@ OUTPUTS = {
 class Job:
     rule: str
     wildcards: dict[str, str]
+    # the rule whose output this job writes in its place: a task scored on another's models
+    # (finetune_evaluated) writes the scores.json its own finetune job would have
+    writes_for: str | None = None
 
     @property
     def output(self) -> str:
@@ -153,41 +156,12 @@ def used_sources(resolved: Resolved) -> list[str]:
     return sorted(name for name in names if name is not None)
 
 
-# ------------------------------------------------------------------ what the aggregate stage reads
-
-
-def pretrain_summaries(resolved: Resolved) -> list[str]:
-    return [output("pretrain", name=name, size=size) for name, size in pretrain_runs(resolved)]
+# ------------------------------------------------------------------ what the report and the corpus read besides
 
 
 def pretrain_logs(resolved: Resolved) -> list[str]:
-    return [str(Path(path).with_name("log.csv")) for path in pretrain_summaries(resolved)]
-
-
-def finetune_scores(resolved: Resolved) -> list[str]:
-    return [output("finetune", task=task, name=name, size=size) for task, name, size in finetuned(resolved)]
-
-
-def curve_scores(resolved: Resolved) -> list[str]:
-    return [output("finetune_checkpoint", task=t, name=n, size=s, step=step) for t, n, s, step in finetuned_checkpoints(resolved)]
-
-
-def outside_scores(resolved: Resolved) -> list[str]:
-    return [output("finetune_outside", task=task, name=name) for task, name in finetuned_outside(resolved)]
-
-
-def study_versus_scores(resolved: Resolved) -> list[str]:
-    """The fine-tuning scores of the outside models that are the study's checkpoints."""
-    matched = resolved.config.study_matches()
-    return [path for path in outside_scores(resolved) if Path(path).parent.name in matched]
-
-
-def bag_of_words_scores(resolved: Resolved) -> list[str]:
-    return [output("bag_of_words", task=task) for task in bag_of_words_tasks(resolved)]
-
-
-def minimal_pairs_scores(resolved: Resolved) -> list[str]:
-    return [job.output for job in minimal_pairs_jobs(resolved)]
+    """Each pretraining run's log.csv, beside its summary.json."""
+    return [str(Path(output("pretrain", name=name, size=size)).with_name("log.csv")) for name, size in pretrain_runs(resolved)]
 
 
 def task_stats(resolved: Resolved) -> list[str]:
@@ -214,7 +188,7 @@ def fine_tuning_jobs(resolved: Resolved, rule: str, wildcards: Iterator[dict[str
             yield Job(rule, each)
         else:
             parts = Path(output(rule, **each)).parts  # results, <finetuned>, <task>, <model>, scores.json
-            yield Job("finetune_evaluated", {"finetuned": parts[1], "task": each["task"], "model": parts[3]})
+            yield Job("finetune_evaluated", {"finetuned": parts[1], "task": each["task"], "model": parts[3]}, writes_for=rule)
 
 
 def every_job(resolved: Resolved) -> Iterator[Job]:
