@@ -20,7 +20,7 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
     from pipeline.workflow.cost_printout import format_estimate
     from pipeline.workflow.job_resources import format_requests
 
-    logger.info(format_estimate(CFG, PLANS, RESOLVED.curve_points, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
+    logger.info(format_estimate(CFG, RESOLVED, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
     logger.info(format_requests(CFG, PLANS, targets.every_job(RESOLVED), rerun.gpu_jobs()))
     for size in over_memory(CFG, PLANS):
         if size.endswith(" fine-tuning"):

@@ -10,8 +10,8 @@ import functools
 import pytest
 
 from pipeline.workflow.configure import Resolved, read_configs, resolve
-from pipeline.workflow.cost import pretraining_gpu_hours, stage_costs
-from pipeline.workflow.cost_printout import on_gpu
+from pipeline.workflow.cost import pretraining_gpu_hours
+from pipeline.workflow.cost_printout import on_gpu, plan_costs
 from pipeline.workflow.record_lengths import with_records
 from pipeline.workflow.targets import every_job
 from tests.conftest import REPO
@@ -28,7 +28,7 @@ def gpu_hours(overlays: tuple[str, ...], stage: str = "", gpu: str | None = None
     it (``lengths``; else at the cap)."""
     plan = resolved(*overlays)
     config = on_gpu(plan.config, gpu) if gpu else plan.config
-    costs = stage_costs(config, plan.plans, plan.curve_points, with_records(config, {}) if lengths else None)
+    costs = plan_costs(config, plan, with_records(config, {}) if lengths else None)
     return sum(cost.gpu_hours for cost in costs if cost.stage.startswith(stage))
 
 

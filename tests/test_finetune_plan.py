@@ -42,7 +42,7 @@ def test_a_tasks_runs_are_named_with_or_without_the_size():
 
 def test_a_task_kept_off_the_learning_curves_keeps_its_final_models_and_is_not_costed_there():
     from pipeline.workflow.configure import resolve
-    from pipeline.workflow.cost import stage_costs
+    from pipeline.workflow.cost_printout import plan_costs
     from pipeline.workflow.targets import finetuned, finetuned_checkpoints
 
     data = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
@@ -51,5 +51,5 @@ def test_a_task_kept_off_the_learning_curves_keeps_its_final_models_and_is_not_c
     checkpoint_tasks = {task for task, *_ in finetuned_checkpoints(resolved)}
     assert "title_search" not in checkpoint_tasks and "sentiment" in checkpoint_tasks
     assert ("title_search", "clm", "tiny") in {(task, name, size) for task, name, size in finetuned(resolved)}
-    costed = {cost.stage: cost.jobs for cost in stage_costs(resolved.config, resolved.plans, resolved.curve_points)}
+    costed = {cost.stage: cost.jobs for cost in plan_costs(resolved.config, resolved)}
     assert costed["finetune_checkpoint"] == len(finetuned_checkpoints(resolved))

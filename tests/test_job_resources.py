@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from pipeline.workflow.configure import read_configs, resolve
-from pipeline.workflow.cost import GB, finetuning_job_hours, parameters, pretraining_job_hours
+from pipeline.workflow.cost import GB, finetuning_job_hours, minimal_pairs_hours, parameters, pretraining_job_hours
 from pipeline.workflow.job_resources import (
     PROCESS_BASELINE_BYTES,
     TASK_DATA_BYTES,
@@ -16,7 +16,6 @@ from pipeline.workflow.job_resources import (
     finetuning_request,
     format_requests,
     job_request,
-    minimal_pairs_hours,
     minimal_pairs_request,
     pretraining_request,
 )

@@ -16,8 +16,8 @@ from pipeline.finetune.lengths import padded_step_tokens
 from pipeline.finetune.task_types.retrieval import RetrievalExample
 from pipeline.schedules import learning_rate
 from pipeline.workflow.configure import read_configs, resolve
-from pipeline.workflow.cost import pretraining_gpu_hours, pretraining_tokens, stage_costs
-from pipeline.workflow.cost_printout import GPU_MODELS, format_estimate, on_gpu
+from pipeline.workflow.cost import pretraining_gpu_hours, pretraining_tokens
+from pipeline.workflow.cost_printout import GPU_MODELS, format_estimate, on_gpu, plan_costs
 from pipeline.workflow.measured_mfu import Setting, measured_mfu, setting_of, transferred_mfu
 from pipeline.workflow.record_lengths import with_records
 from tests.conftest import REPO
@@ -91,7 +91,7 @@ def test_the_h100_is_costed_from_the_h200_at_the_two_gpus_measured_ratio(tier):
     found = transferred_mfu(config.hardware.gpu_name, "610m", "clm", setting)
     assert found.scaled_by.startswith(f"clm x {ratio:.2f}, the H100/H200 ratio at 210m") and found.mfu == pytest.approx(h200 * ratio)
     assert 0.8 < ratio < 1.0
-    assert "scaled from" in format_estimate(config, tier.plans, tier.curve_points, "one_gpu.yaml")
+    assert "scaled from" in format_estimate(config, tier, "one_gpu.yaml")
 
 
 def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
@@ -115,12 +115,12 @@ def test_an_attempt_off_the_jobs_path_is_not_their_speed(scratch_records):
 
 def test_the_estimate_says_whether_the_tier_fits_its_day_on_either_grid(tier):
     lengths = with_records(tier.config, {})
-    text = format_estimate(tier.config, tier.plans, tier.curve_points, "one_gpu.yaml", lengths)
-    hours = sum(cost.gpu_hours for cost in stage_costs(tier.config, tier.plans, tier.curve_points, lengths))
+    text = format_estimate(tier.config, tier, "one_gpu.yaml", lengths)
+    hours = sum(cost.gpu_hours for cost in plan_costs(tier.config, tier, lengths))
     budget = f"budget: 48 GPU-hours on one H100 80GB SXM; this plan {hours:,.1f}: fits, {48 - hours:,.1f} to spare"
     assert f"{budget} (fine-tuning from published lengths where not measured)" in text
     reduced = resolve(read_configs([*TIER, str(REPO / "config" / "one_gpu_reduced.yaml")]), "reduced")
-    reduced_hours = sum(cost.gpu_hours for cost in stage_costs(reduced.config, reduced.plans, reduced.curve_points, lengths))
+    reduced_hours = sum(cost.gpu_hours for cost in plan_costs(reduced.config, reduced, lengths))
     said = "(every rate on seed 0, the other seeds at the rate it chooses: 10 runs, cells marked for it) would make the plan"
     assert f"{said} {reduced_hours:,.1f}" in text
     assert "at the cap" not in text

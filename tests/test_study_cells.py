@@ -14,7 +14,7 @@ from pipeline.external.published_tables import KEY, read_published_tables
 from pipeline.external.study_protocol import STUDY_PROTOCOL
 from pipeline.report.published_reference_tables import summary_line
 from pipeline.workflow.configure import read_configs, resolve
-from pipeline.workflow.cost import stage_costs
+from pipeline.workflow.cost_printout import plan_costs
 from tests.conftest import REPO
 
 PAPER = str(REPO / "config" / "paper.yaml")
@@ -50,7 +50,7 @@ def test_the_paper_plan_is_the_study_s_38_models_and_its_figure_11_split(paper_p
     assert sorted({(plan.run, step) for plan, step in paper_plan.curve_points}) == [
         (run, step) for run in ("clm-610m", "mlm-610m") for step in (1000, 2000, 5000, 10000, 20000, 40000)
     ]
-    costs = {cost.stage: cost for cost in stage_costs(paper_plan.config, paper_plan.plans, paper_plan.curve_points)}
+    costs = {cost.stage: cost for cost in plan_costs(paper_plan.config, paper_plan)}
     # 39 models and 3 untrained baselines x 10 datasets trained on, and 12 checkpoints x 10: each its
     # 6 LRs x 5 seeds (nq and mldr_en are scored on MS MARCO's fine-tuned models, as in the study)
     assert (costs["finetune"].jobs, costs["finetune"].runs) == (420, 12_600)

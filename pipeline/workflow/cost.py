@@ -3,8 +3,11 @@ it: :mod:`pipeline.workflow.cost_printout`).
 
 Three estimates, all from the config alone (no data, no GPU):
 
-* **GPU-hours per stage.** Training FLOPs are ``6 * N * tokens`` (forward 2, backward 4
-  FLOPs per parameter and token; Kaplan et al. 2020), with ``N`` the parameters that take
+* **GPU-hours per stage**: one row per rule that declares a kind of GPU job (``@rule(..., gpu=...)``
+  in :mod:`pipeline.workflow.rule_params`), summed over the plan's jobs of it, each costed by its
+  kind's ``cost`` (:mod:`pipeline.workflow.job_resources`); pretraining one row per study.
+  Training FLOPs are ``6 * N * tokens`` (forward 2, backward 4 FLOPs per parameter and token;
+  Kaplan et al. 2020), with ``N`` the parameters that take
   part in matrix multiplies: every non-embedding parameter plus the LM head at the share of
   positions it runs on (an embedding lookup costs no FLOPs, the vocabulary projection does;
   under sparse prediction the head runs at the positions with a loss only, 40% of them for
@@ -17,6 +20,8 @@ Three estimates, all from the config alone (no data, no GPU):
   (:mod:`pipeline.finetune.lengths`: its steps, its batches padded as the sweep pads them, and
   scoring); elsewhere at ``max_steps`` full batches of ``max_length`` tokens, an upper bound
   (most examples are far shorter, and a small task stops after one epoch).
+  Scoring the zero-shot minimal pairs trains nothing: its bound is every pair's sentences at their
+  longest, forward only, and a quarter-hour a job to load.
 * **Peak GPU memory per size**, for the pretraining runs of that size at their
   micro-batch, precision and sharding, checked against ``hardware.gpu_memory_gb``. It is an
   itemised estimate (weights, gradients and AdamW moments; bf16 weight copies; activations
@@ -32,18 +37,17 @@ The Snakemake workflow prints the same table when ``hardware.print_cost_estimate
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, Protocol, get_args
 
-from pipeline.config import RANDOM_INIT, ComputeSpec, Config, SizeSpec
-from pipeline.config.replicates import replicate_name
-from pipeline.finetune.plan import finetunes, finetunes_outside
+from pipeline.config import ComputeSpec, Config, MinimalPairsSpec, SizeSpec
 from pipeline.kernels import KERNELS
 from pipeline.objectives import parse_objective
 from pipeline.pretrain.plan import RunPlan, Study
 from pipeline.tokenization.pack import token_dtype
 from pipeline.workflow.measured_mfu import measured_finetune_for, measured_for
+from pipeline.workflow.targets import Job
 
 if TYPE_CHECKING:
     from pipeline.finetune.run_tokens import RunTokens
@@ -52,7 +56,6 @@ GB = 1e9
 CUDA_OVERHEAD_BYTES = 2 * GB  # CUDA context, cuBLAS/NCCL workspaces, allocator fragmentation
 Plans = dict[str, RunPlan]  # pipeline.workflow.configure.Resolved.plans
 Lengths = dict[str, "RunTokens"]  # task -> what one grid point of it computes, measured or from its record
-CurvePoints = list[tuple[RunPlan, int]]  # pipeline.workflow.configure.Resolved.curve_points
 
 
 @dataclass(frozen=True)
@@ -192,63 +195,111 @@ def finetuning_job_hours(config: Config, task: str, size: str, measured: "RunTok
     return hours
 
 
-def stage_costs(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths | None = None) -> list[StageCost]:
-    """GPU-hours of every GPU stage of ``config`` (data preparation and tokenization run on CPUs);
-    fine-tuning at the ``lengths`` measured for a task, the cap for any other."""
-    costs = []
-    for study in get_args(Study):
-        runs = [p for p in plans.values() if p.study == study]
-        if runs:
-            tokens = [pretraining_tokens(p, config) for p in runs]
-            flops = [pretraining_flops(config, p) for p in runs]
-            hours = sum(pretraining_gpu_hours(config, p) for p in runs)
-            costs.append(StageCost(f"pretrain ({study})", len(runs), len(runs), sum(tokens), sum(flops), hours))
-    # (run name, size, objective) of every model fine-tuned: each run, the random-init baseline per size ...
-    models = [(p.name, p.size, p.objective) for p in plans.values()]
-    models += [(replicate_name(RANDOM_INIT, i), size, RANDOM_INIT) for i, size in sorted({(p.replicate, p.size) for p in plans.values()})]
-    checkpoints = [(p.name, p.size, p.objective) for p, _ in curve_points]  # ... and each learning-curve checkpoint
-    for stage, runs, tasks in (
-        ("finetune", models, config.finetuning.tasks),
-        ("finetune_checkpoint", checkpoints, config.finetuning.curve_tasks),
-    ):
-        if runs:
-            costs.append(finetuning_cost(stage, runs, tasks, config, lengths=lengths or {}))
-    outside = [(model.name, model.size, model.objective) for model in config.outside_models if model.size is not None]
-    if outside:  # a model without a size is not costed (the note under the table says how many)
-        costs.append(finetuning_cost("finetune (outside models)", outside, config.finetuning.tasks, config, True, lengths or {}))
-    return costs
+@dataclass(frozen=True)
+class JobCost:
+    """What one GPU job adds to the estimate. ``stage``: its row where that is not its rule's name
+    (a pretraining job's is its study's), ``rank`` that row's place among its rule's rows."""
+
+    runs: int  # training runs (a fine-tuning job trains its whole grid; scoring trains none)
+    tokens: float  # tokens trained on (scored, for a job that trains nothing)
+    flops: float
+    gpu_hours: float
+    stage: str | None = None
+    rank: int = 0
 
 
-def finetuning_cost(
-    stage: str,
-    models: list[tuple[str, str, str]],
-    tasks: Sequence[str],
-    config: Config,
-    outside: bool = False,
-    lengths: Lengths | None = None,
-) -> StageCost:
-    """The fine-tuning grid of every (task of ``tasks``, model) pair the workflow fine-tunes
-    (pipeline.finetune.plan); ``outside``: the models are outside_models, costed at the config
-    size they name. Training only: a task scored on another's models (``trained_with``) adds
-    no job, and scoring (every task's) is not counted."""
-    jobs = runs = 0
-    tokens = flops = hours = 0.0
-    for task in tasks:
-        if config.tasks[task].trained_with is not None:  # scored in its trainer's jobs, on models trained there
+class CostedRule(Protocol):
+    """A GPU rule's declaration as the estimate reads it (``GpuJob`` of :mod:`pipeline.workflow.job_resources`)."""
+
+    def cost(self, config: Config, plans: Plans, wildcards: Mapping[str, str], lengths: Lengths) -> JobCost | None: ...
+
+
+def stage_costs(
+    config: Config, plans: Plans, jobs: Iterable[Job], gpu_rules: Mapping[str, CostedRule], lengths: Lengths | None = None
+) -> list[StageCost]:
+    """GPU-hours of every GPU job of ``jobs`` (:func:`pipeline.workflow.targets.every_job`), one row per
+    rule that declares a kind of GPU job (``gpu_rules``: :func:`pipeline.workflow.rule_params.gpu_jobs`,
+    in registration order), pretraining one row per study; data preparation and tokenization run on
+    CPUs. Fine-tuning is costed at the ``lengths`` measured for a task, the cap for any other."""
+    order = {rule: index for index, rule in enumerate(gpu_rules)}
+    rows: dict[str, tuple[tuple[int, int], list[JobCost]]] = {}
+    for job in jobs:
+        if job.rule not in gpu_rules:
             continue
-        protocol = config.finetuning.for_task(task)
-        grid = protocol.num_runs
-        measured = (lengths or {}).get(task)
-        run_tokens = measured.train_tokens if measured else protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
-        for name, size, objective in models:
-            if not (finetunes_outside(config, task, name) if outside else finetunes(config, task, name, size, objective)):
-                continue
-            jobs += 1
-            runs += grid
-            tokens += grid * run_tokens
-            flops += grid_flops(config, task, size, measured)
-            hours += finetuning_job_hours(config, task, size, measured)
-    return StageCost(stage, jobs, runs, tokens, flops, hours)
+        cost = gpu_rules[job.rule].cost(config, plans, job.wildcards, lengths or {})
+        if cost is None:  # an outside model of no config size (the printout names those left out)
+            continue
+        rows.setdefault(cost.stage or job.rule, ((order[job.rule], cost.rank), []))[1].append(cost)
+    return [
+        StageCost(
+            stage,
+            len(costs),
+            sum(c.runs for c in costs),
+            sum(c.tokens for c in costs),
+            sum(c.flops for c in costs),
+            sum(c.gpu_hours for c in costs),
+        )
+        for stage, (_, costs) in sorted(rows.items(), key=lambda row: row[1][0])
+    ]
+
+
+def pretraining_job_cost(config: Config, plan: RunPlan) -> JobCost:
+    """One pretraining run, in its study's row."""
+    return JobCost(
+        1,
+        pretraining_tokens(plan, config),
+        pretraining_flops(config, plan),
+        pretraining_gpu_hours(config, plan),
+        f"pretrain ({plan.study})",
+        get_args(Study).index(plan.study),
+    )
+
+
+def finetuning_job_cost(config: Config, task: str, size: str | None, lengths: Lengths) -> JobCost | None:
+    """One model's whole grid on ``task`` (a task scored on another's models is not a GPU job: it
+    adds nothing, and scoring, every task's, is not counted in the tokens); None for an outside model
+    of no config size."""
+    if size is None:
+        return None
+    protocol, measured = config.finetuning.for_task(task), lengths.get(task)
+    run_tokens = measured.train_tokens if measured else protocol.max_steps * protocol.batch_size * config.tasks[task].max_length
+    grid = protocol.num_runs
+    return JobCost(grid, grid * run_tokens, grid_flops(config, task, size, measured), finetuning_job_hours(config, task, size, measured))
+
+
+# A minimal-pairs job's fixed part: loading the model and the pairs, moving them to the GPU.
+MINIMAL_PAIRS_START_HOURS = 0.25
+TOKENS_PER_WORD_BOUND = 3  # a sentence of at most max_words words is at most this many tokens per word
+
+
+def minimal_pairs_tokens(spec: MinimalPairsSpec) -> int:
+    """Tokens one model reads scoring every pair, an upper bound: both sentences of every pair at
+    their longest, read with pseudo-log-likelihood (one pass per token) and sentence log-likelihood
+    (one more)."""
+    sentences = 2 * len(spec.kinds) * spec.max_pairs_per_kind
+    tokens = spec.max_words * TOKENS_PER_WORD_BOUND + 2
+    return sentences * (tokens + 1) * tokens
+
+
+def minimal_pairs_hours(config: Config, spec: MinimalPairsSpec, size: str) -> float:
+    """Wall hours of scoring every pair with a ``size`` model: forward only (a third of ``training_flops``)."""
+    return (
+        MINIMAL_PAIRS_START_HOURS
+        + minimal_pairs_flops(config, spec, size) / (config.hardware.gpu_peak_tflops * 1e12 * config.hardware.assumed_finetune_mfu) / 3600
+    )
+
+
+def minimal_pairs_flops(config: Config, spec: MinimalPairsSpec, size: str) -> float:
+    return training_flops(parameters(config.sizes[size], config.tokenizer.vocab_size).matmul, minimal_pairs_tokens(spec)) / 3
+
+
+def minimal_pairs_job_cost(config: Config, size: str | None) -> JobCost | None:
+    """One model scored on every minimal pair (trains nothing); None for an outside model of no config size."""
+    spec = config.minimal_pairs
+    if size is None or spec is None:
+        return None
+    hours = minimal_pairs_hours(config, spec, size) * max(config.hardware.finetune_gpus, 1)
+    return JobCost(0, minimal_pairs_tokens(spec), minimal_pairs_flops(config, spec, size), hours)
 
 
 # ------------------------------------------------------------------------ peak memory

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.workflow.configure import DEFAULT_CONFIG, resolve_in
+from pipeline.workflow.configure import DEFAULT_CONFIG, Resolved, resolve_in
 from pipeline.workflow.cost import (
-    CurvePoints,
     Lengths,
     Plans,
     StageCost,
@@ -28,6 +27,8 @@ from pipeline.workflow.cost import (
 )
 from pipeline.workflow.measured_mfu import finetune_mfu_sources, measured_finetune_for, mfu_sources
 from pipeline.workflow.record_lengths import with_records
+from pipeline.workflow.rule_params import gpu_jobs
+from pipeline.workflow.targets import every_job
 
 # The study's own count (paper section 2, "Experimental scale"): what it trained and fine-tuned,
 # and its compute by stage in MI250X GPU-hours, which this estimate's stages add up to.
@@ -40,11 +41,12 @@ STUDY_GPU_HOURS = {  # study stage -> (MI250X GPU-hours, this estimate's stages)
 }
 
 
-def beside_the_study(costs: Sequence[StageCost], plans: Plans, curve_points: CurvePoints, config: Config) -> list[str]:
+def beside_the_study(costs: Sequence[StageCost], resolved: Resolved, config: Config) -> list[str]:
     """This plan's models, fine-tuned checkpoints and runs, and its GPU-hours by the study's
     stages, beside the study's own numbers (the hours are of other GPUs: compare shares)."""
     by_stage = {cost.stage: cost for cost in costs}
     finetune_runs = sum(by_stage[s].runs for s in ("finetune", "finetune_checkpoint") if s in by_stage)
+    plans, curve_points = resolved.plans, resolved.curve_points
     ours = {"models": len(plans), "checkpoints fine-tuned": len(plans) + len(curve_points), "fine-tuning runs": finetune_runs}
     trained = sum(config.tasks[task].trained_with is None for task in config.finetuning.tasks)
     lines = [
@@ -74,6 +76,12 @@ GPU_MODELS = {
 def on_gpu(config: Config, model: str) -> Config:
     """``config`` with its hardware the GPU model ``model`` names (a key of :data:`GPU_MODELS`)."""
     return dataclasses.replace(config, hardware=dataclasses.replace(config.hardware, **GPU_MODELS[model]))
+
+
+def plan_costs(config: Config, resolved: Resolved, lengths: Lengths | None = None) -> list[StageCost]:
+    """The estimate's rows: every job of ``resolved`` whose rule declares a kind of GPU job, costed
+    under ``config`` (``resolved``'s own, or on another GPU or grid, which plan the same jobs)."""
+    return stage_costs(config, resolved.plans, every_job(resolved), gpu_jobs(), lengths)
 
 
 def lengths_text(config: Config, plans: Plans, lengths: Lengths) -> list[str]:
@@ -127,21 +135,21 @@ def budget_text(config: Config, total_hours: float, lengths: Lengths) -> list[st
     return [f"  budget: {budget:g} GPU-hours on one {config.hardware.gpu_name}; this plan {total_hours:,.1f}: {verdict}{why}"]
 
 
-def full_grid_text(config: Config, plans: Plans, curve_points: CurvePoints, lengths: Lengths, total_hours: float) -> list[str]:
+def full_grid_text(config: Config, resolved: Resolved, lengths: Lengths, total_hours: float) -> list[str]:
     """The plan on the other grid: under a reduced grid (``finetuning.selection_seeds``), the study's
     full grid, whose cells compare with the study's in the learning-rate choice too; under the full
     grid, the reduced one (every rate on the first seed, config/one_gpu_reduced.yaml's)."""
     finetuning = config.finetuning
     if finetuning.selection_seeds is None:
         other = dataclasses.replace(finetuning, selection_seeds=finetuning.seeds[:1])
-        hours = sum(cost.gpu_hours for cost in stage_costs(dataclasses.replace(config, finetuning=other), plans, curve_points, lengths))
+        hours = sum(cost.gpu_hours for cost in plan_costs(dataclasses.replace(config, finetuning=other), resolved, lengths))
         return [
             f"  full grid: every rate on every seed ({finetuning.num_runs} runs per task and model, the study's learning-rate choice);"
             f" the reduced grid (every rate on seed {other.seeds_at_every_rate[0]}, the other seeds at the rate it chooses:"
             f" {other.num_runs} runs, cells marked for it) would make the plan {hours:,.1f} GPU-hours ({hours - total_hours:+,.1f})"
         ]
     full = dataclasses.replace(config, finetuning=dataclasses.replace(finetuning, selection_seeds=None))
-    hours = sum(cost.gpu_hours for cost in stage_costs(full, plans, curve_points, lengths))
+    hours = sum(cost.gpu_hours for cost in plan_costs(full, resolved, lengths))
     return [
         f"  reduced grid: every rate on seeds {', '.join(map(str, finetuning.seeds_at_every_rate))}, the other seeds at the"
         f" rate they choose ({finetuning.num_runs} runs per task and model); the study's full grid"
@@ -156,8 +164,9 @@ def finetuned_jobs(config: Config, plans: Plans) -> list[tuple[str, str]]:
     return [(task, size) for task in trained for size in sorted({plan.size for plan in plans.values()})]
 
 
-def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, origin: str, lengths: Lengths | None = None) -> str:
-    lengths = lengths or {}
+def format_estimate(config: Config, resolved: Resolved, origin: str, lengths: Lengths | None = None) -> str:
+    """The estimate of ``resolved``'s plan on ``config``'s GPU (``resolved.config``, or it on another GPU)."""
+    lengths, plans = lengths or {}, resolved.plans
     hardware = config.hardware
     world_size = max(hardware.gpus_per_run, 1)
     lines = [
@@ -171,7 +180,7 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
         *lengths_text(config, plans, lengths),
         f"  {'stage':<30}{'jobs':>6}{'runs':>8}{'tokens':>12}{'EFLOP':>10}{'GPU-hours':>12}",
     ]
-    costs = stage_costs(config, plans, curve_points, lengths)
+    costs = plan_costs(config, resolved, lengths)
     for cost in costs:
         lines.append(
             f"  {cost.stage:<30}{cost.jobs:>6}{cost.runs:>8}{cost.tokens:>12.3g}{cost.flops / 1e18:>10.3g}{cost.gpu_hours:>12,.1f}"
@@ -179,11 +188,11 @@ def format_estimate(config: Config, plans: Plans, curve_points: CurvePoints, ori
     total_hours = sum(c.gpu_hours for c in costs)
     lines.append(f"  {'total':<30}{'':>6}{'':>8}{'':>12}{sum(c.flops for c in costs) / 1e18:>10.3g}{total_hours:>12,.1f}")
     lines += budget_text(config, total_hours, lengths)
-    lines += full_grid_text(config, plans, curve_points, lengths, total_hours)
+    lines += full_grid_text(config, resolved, lengths, total_hours)
     unsized = [model.name for model in config.outside_models if model.size is None]
     if unsized:
         lines.append(f"  not costed: {len(unsized)} outside model(s) without a size ({', '.join(unsized)})")
-    lines += beside_the_study(costs, plans, curve_points, config)
+    lines += beside_the_study(costs, resolved, config)
     lines += [
         f"Peak memory per GPU (estimate; pretraining: each size's most memory-hungry objective; fine-tuning: the longest"
         f" task's micro-batch), against {hardware.gpu_memory_gb:g} GB:",
@@ -237,4 +246,4 @@ def run(args: argparse.Namespace) -> None:
         measured = {}
     lengths = with_records(resolved.config, measured)
     configs = [on_gpu(resolved.config, gpu) for gpu in args.gpu] if args.gpu else [resolved.config]
-    print("\n\n".join(format_estimate(config, resolved.plans, resolved.curve_points, name, lengths) for config in configs))
+    print("\n\n".join(format_estimate(config, resolved, name, lengths) for config in configs))

@@ -22,9 +22,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.config import Config, MinimalPairsSpec
+from pipeline.config import Config
 from pipeline.pretrain.plan import RunPlan
-from pipeline.workflow.cost import GB, Plans, finetuning_job_hours, parameters, pretraining_job_hours, training_flops
+from pipeline.workflow.cost import (
+    GB,
+    JobCost,
+    Lengths,
+    Plans,
+    finetuning_job_cost,
+    finetuning_job_hours,
+    minimal_pairs_hours,
+    minimal_pairs_job_cost,
+    parameters,
+    pretraining_job_cost,
+    pretraining_job_hours,
+)
 from pipeline.workflow.targets import Job
 
 # One Python process with torch, its CUDA libraries and the pipeline imported, before it loads a model
@@ -34,9 +46,6 @@ PROCESS_BASELINE_BYTES = 4 * GB
 # task, MS MARCO's pairs with its three IR test sets, is ~1 GB of JSON Lines): an allowance.
 TASK_DATA_BYTES = 8 * GB
 MEMORY_MARGIN = 1.25
-# A minimal-pairs job's fixed part: loading the model and the pairs, moving them to the GPU.
-MINIMAL_PAIRS_START_HOURS = 0.25
-TOKENS_PER_WORD_BOUND = 3  # a sentence of at most max_words words is at most this many tokens per word
 
 
 @dataclass(frozen=True)
@@ -91,17 +100,6 @@ def finetuning_request(config: Config, task: str, size: str | None) -> JobReques
     return request(config, hours, host, hardware.finetune_gpus)
 
 
-def minimal_pairs_hours(config: Config, spec: MinimalPairsSpec, size: str) -> float:
-    """Wall hours of scoring every pair with a ``size`` model, an upper bound: both sentences of
-    every pair at their longest, read with pseudo-log-likelihood (one pass per token) and
-    sentence log-likelihood (one more), forward only (a third of ``training_flops``)."""
-    hardware = config.hardware
-    sentences = 2 * len(spec.kinds) * spec.max_pairs_per_kind
-    tokens = spec.max_words * TOKENS_PER_WORD_BOUND + 2
-    flops = training_flops(parameters(config.sizes[size], config.tokenizer.vocab_size).matmul, sentences * (tokens + 1) * tokens) / 3
-    return MINIMAL_PAIRS_START_HOURS + flops / (hardware.gpu_peak_tflops * 1e12 * hardware.assumed_finetune_mfu) / 3600
-
-
 def minimal_pairs_request(config: Config, size: str | None) -> JobRequest:
     """One minimal-pairs job: the model as fine-tuning loads it, and the pairs (small)."""
     assert config.minimal_pairs is not None, "minimal pairs are requested only where the config scores them"
@@ -119,18 +117,36 @@ def job_size(config: Config, wildcards: Mapping[str, str]) -> str | None:
 @dataclass(frozen=True)
 class GpuJob:
     """What a rule whose jobs compute on GPUs declares (``@rule(..., gpu=...)`` in
-    :mod:`pipeline.workflow.rule_params`): which GPU count its jobs take, and their request."""
+    :mod:`pipeline.workflow.rule_params`): which GPU count its jobs take, their request, and what
+    each adds to the estimate (``python -m pipeline cost`` iterates the registered GPU rules)."""
 
     pretraining: bool  # hardware.gpus_per_run GPUs a job; else hardware.finetune_gpus
     request: Callable[[Config, Plans, Mapping[str, str]], JobRequest]
+    cost: Callable[[Config, Plans, Mapping[str, str], Lengths], JobCost | None]
 
     def gpus(self, config: Config) -> int:
         return config.hardware.gpus_per_run if self.pretraining else config.hardware.finetune_gpus
 
 
-PRETRAINING = GpuJob(True, lambda config, plans, w: pretraining_request(config, plans[f"{w['name']}-{w['size']}"]))
-FINETUNING = GpuJob(False, lambda config, plans, w: finetuning_request(config, w["task"], job_size(config, w)))
-MINIMAL_PAIRS = GpuJob(False, lambda config, plans, w: minimal_pairs_request(config, job_size(config, w)))
+def run_plan(plans: Plans, wildcards: Mapping[str, str]) -> RunPlan:
+    return plans[f"{wildcards['name']}-{wildcards['size']}"]
+
+
+PRETRAINING = GpuJob(
+    True,
+    lambda config, plans, w: pretraining_request(config, run_plan(plans, w)),
+    lambda config, plans, w, lengths: pretraining_job_cost(config, run_plan(plans, w)),
+)
+FINETUNING = GpuJob(
+    False,
+    lambda config, plans, w: finetuning_request(config, w["task"], job_size(config, w)),
+    lambda config, plans, w, lengths: finetuning_job_cost(config, w["task"], job_size(config, w), lengths),
+)
+MINIMAL_PAIRS = GpuJob(
+    False,
+    lambda config, plans, w: minimal_pairs_request(config, job_size(config, w)),
+    lambda config, plans, w, lengths: minimal_pairs_job_cost(config, job_size(config, w)),
+)
 
 
 def job_request(config: Config, plans: Plans, gpu_job: GpuJob | None, wildcards: Mapping[str, str]) -> JobRequest | None:
