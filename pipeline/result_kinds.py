@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.errors import PipelineError
-from pipeline.files import atomic_path, read_json
+from pipeline.files import atomic_path
 
 # kind -> what its files are; the aggregate refuses a manifest without a file of a REQUIRED kind
 RESULT_KINDS = {
@@ -58,7 +58,12 @@ def write_manifest(path: str | Path, manifest: Manifest) -> bool:
 def read_manifest(path: str | Path) -> dict[str, list[Path]]:
     """The result files by kind, every kind present (empty where the plan has none); a malformed
     manifest, an unknown kind or a required kind without files is one line naming the file."""
-    data = read_json(path)
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path}: file not found; Snakemake writes it when it plans the workflow (snakemake -n)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise PipelineError(f"{path}: not a JSON manifest; Snakemake writes it again when it plans the workflow (snakemake -n)") from None
     if not isinstance(data, dict):
         raise PipelineError(f"{path}: expected a JSON object of result kind -> files, got {type(data).__name__}")
     unknown = sorted(set(data) - set(RESULT_KINDS))
