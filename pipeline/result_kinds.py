@@ -49,8 +49,7 @@ def write_manifest(path: str | Path, manifest: Manifest) -> bool:
     text, path = manifest_text(manifest), Path(path)
     if path.is_file() and path.read_text() == text:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as partial:
+    with atomic_path(path) as partial:  # which makes the folder
         partial.write_text(text)
     return True
 
