@@ -94,10 +94,11 @@ wildcard_constraints:
 # ---------------------------------------------------------------- targets
 
 PLANS = RESOLVED.plans  # run name -> RunPlan
-EXAMPLE_JOBS = {job.rule: job.wildcards for job in targets.every_job(RESOLVED)}
+JOBS = list(targets.every_job(RESOLVED))
+EXAMPLE_JOBS = {job.rule: job.wildcards for job in JOBS}
 # The result files the aggregate reads, by the kind each rule registered (pipeline/workflow/result_manifest.py);
 # rewritten only when the plan's files change, so its time stamp reruns the aggregate exactly then.
-RESULT_FILES = result_manifest.result_files(RESOLVED)
+RESULT_FILES = result_manifest.result_files(JOBS)
 write_manifest(result_manifest.RESULT_MANIFEST, RESULT_FILES)
 
 

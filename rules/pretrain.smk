@@ -21,7 +21,7 @@ if CFG.hardware.print_cost_estimate and workflow.exec_mode == ExecMode.DEFAULT:
     from pipeline.workflow.job_resources import format_requests
 
     logger.info(format_estimate(CFG, RESOLVED, " + ".join(Path(f).name for f in reversed(workflow.configfiles))))
-    logger.info(format_requests(CFG, PLANS, targets.every_job(RESOLVED), rerun.gpu_jobs()))
+    logger.info(format_requests(CFG, PLANS, JOBS, rerun.gpu_jobs()))
     for size in over_memory(CFG, PLANS):
         if size.endswith(" fine-tuning"):
             logger.warning(f"{size} is estimated to exceed {CFG.hardware.gpu_memory_gb:g} GB on its GPU:"
@@ -35,7 +35,7 @@ from pipeline.workflow.job_resources import check_job_limits
 
 try:
     # A job the cluster's limits cannot hold stops the plan, before anything is submitted.
-    check_job_limits(CFG, PLANS, targets.every_job(RESOLVED), rerun.gpu_jobs())
+    check_job_limits(CFG, PLANS, JOBS, rerun.gpu_jobs())
 except ValueError as error:
     sys.exit(f"error: {error}")
 

@@ -33,7 +33,7 @@ def default_resolved():
 def test_the_manifest_lists_each_job_under_the_kind_its_rule_registered(configs: list[str]) -> None:
     files = [str(REPO / "config" / name) for name in configs]
     resolved = resolve_files(read_configs(files), files)
-    listed = result_files(resolved)
+    listed = result_files(every_job(resolved))
     assert list(listed) == list(RESULT_KINDS)
     expected: dict[str, list[str]] = {kind: [] for kind in RESULT_KINDS}
     for job in every_job(resolved):
@@ -74,7 +74,7 @@ def test_a_rule_declaring_an_unknown_kind_of_result_is_refused() -> None:
 def test_an_unchanged_manifest_is_not_rewritten(tmp_path: Path) -> None:
     """Its time stamp is what reruns the aggregate: a plan whose files did not change leaves it alone."""
     path = tmp_path / "results" / "result_files.json"
-    listed = result_files(default_resolved())
+    listed = result_files(every_job(default_resolved()))
     assert write_manifest(path, listed)
     os.utime(path, ns=(1, 1))
     assert not write_manifest(path, listed) and path.stat().st_mtime_ns == 1

@@ -8,20 +8,22 @@ feeding the aggregate declares its kind where it registers, and its jobs' output
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from pipeline.result_kinds import RESULT_KINDS
 from pipeline.workflow.configure import Resolved
 from pipeline.workflow.rule_params import RULES
-from pipeline.workflow.targets import every_job
+from pipeline.workflow.targets import Job
 
 RESULT_MANIFEST = "results/result_files.json"
 
 
-def result_files(resolved: Resolved) -> dict[str, list[str]]:
-    """Every kind of result (pipeline/result_kinds.py), with the output of each job feeding it."""
+def result_files(jobs: Iterable[Job]) -> dict[str, list[str]]:
+    """Every kind of result (pipeline/result_kinds.py), with the output of each of ``jobs``
+    (:func:`pipeline.workflow.targets.every_job`) feeding it."""
     files: dict[str, list[str]] = {kind: [] for kind in RESULT_KINDS}
-    for job in every_job(resolved):
+    for job in jobs:
         kind = RULES[job.writes_for or job.rule].results
         if kind is not None:
             files[kind].append(job.output)
