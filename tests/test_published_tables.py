@@ -110,12 +110,20 @@ def test_rows_two_tables_share_must_agree(tmp_path):
     assert str(raised.value) == f"{tmp_path / 'tables.csv'}: 610M MLM at 42k: the 42k split (Tables 10, 11, 12, 13) differs from Tables 2-5"
 
 
+def study_curve(published):
+    """study_curve.csv as the aggregate writes it: from the curves of the published tables' results."""
+    from pipeline.analysis.published_results import published_results
+    from pipeline.analysis.study_cells import curve_gaps
+
+    return curve_gaps(published_results(published, 0.95).tables["curve_comparison"])
+
+
 def test_the_study_s_data_efficiency_gaps_are_those_its_claims_quote():
     """MLM-40 − CLM by family at each step of Tables 6-9, as claims.yaml's status of c04 quotes
     them (CLM − MLM there): per family at 5k, and over the four families at 1k and 40k."""
-    from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP, curve_gaps
+    from pipeline.analysis.study_cells import STUDY_TOKENS_PER_STEP
 
-    gaps = curve_gaps(read_published_tables()).set_index(["family", "step"]).rename(columns={"difference_mean": "gap"})
+    gaps = study_curve(read_published_tables()).set_index(["family", "step"]).rename(columns={"difference_mean": "gap"})
     assert {family: round(gaps.loc[(family, 5000), "gap"], 2) for family in ("SC", "TC", "QA", "IR")} == {
         "SC": -6.07,
         "TC": -1.81,
@@ -133,11 +141,10 @@ def test_the_study_curve_s_interval_is_welch_s_over_its_fine_tuning_seeds():
     figure once drew (t_4 > t at Welch's 4-8 degrees of freedom)."""
     from scipy import stats
 
-    from pipeline.analysis.study_cells import curve_gaps
     from pipeline.external.published_tables import AVERAGE
 
     published = read_published_tables()
-    row = curve_gaps(published).set_index(["family", "step"]).loc[("SC", 5000)]
+    row = study_curve(published).set_index(["family", "step"]).loc[("SC", 5000)]
     cells = published[(published["experiment"] == "data_efficiency") & (published["dataset"] == AVERAGE)]
     cells = cells[(cells["family"] == "SC") & (cells["steps"] == 5000)].set_index("objective")["ci"]
     t4 = stats.t.ppf(0.975, 4)

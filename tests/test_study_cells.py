@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from pipeline.analysis.contract import NOT_RUN, OUTSIDE, WITHIN
+from pipeline.analysis.published_results import published_results
 from pipeline.analysis.study_cells import headline_gaps, our_cells, published_beside, study_keys
 from pipeline.external.published_tables import KEY, read_published_tables
 from pipeline.external.study_protocol import STUDY_PROTOCOL
@@ -186,10 +187,11 @@ def test_the_headline_sets_the_study_s_own_gap_beside_each_row_it_published():
             {"size": "210m", "level": "task", "name": "sentiment", "family": "SC"},  # not a dataset of the study
         ]
     )
-    gaps = headline_gaps(comparison, read_published_tables())
-    assert set(gaps) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
-    assert gaps["210m", "family", "SC"].mean == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM
-    assert gaps["1b", "task", "squad_v2"].mean == pytest.approx(74.96 - 57.99)
+    gaps = headline_gaps(comparison, published_results(read_published_tables(), 0.95).tables["comparison"])
+    gaps = gaps.set_index(["size", "level", "name"])["difference_mean"]
+    assert set(gaps.index) == {("210m", "family", "SC"), ("1b", "task", "squad_v2")}
+    assert gaps["210m", "family", "SC"] == pytest.approx(84.89 - 82.80)  # Table 2: SC average, MLM-40 minus CLM
+    assert gaps["1b", "task", "squad_v2"] == pytest.approx(74.96 - 57.99)
 
 
 def test_a_run_stopped_before_its_decay_is_a_learning_curve_cell_at_its_step():

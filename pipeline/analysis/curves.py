@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pandas as pd
 
@@ -15,6 +15,9 @@ from pipeline.analysis.replicates import pool_replicates
 from pipeline.analysis.scoring import family_table, score_table
 from pipeline.analysis.stats import Estimate
 from pipeline.errors import PipelineError
+
+# One step of the curves: (step, task scores, family averages), scores.csv's and family_scores.csv's columns.
+CurvePoint = tuple[int, pd.DataFrame, pd.DataFrame]
 
 
 def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
@@ -38,9 +41,7 @@ def check_curve_tasks(curve_grid: pd.DataFrame, grid: pd.DataFrame) -> None:
             )
 
 
-def curve_points(
-    curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float
-) -> Iterator[tuple[int, pd.DataFrame, pd.DataFrame]]:
+def curve_points(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> Iterator[CurvePoint]:
     """(step, task scores, family averages) of the runs with curve scores, at every step
     any of them has a point: the checkpoints, scored by :func:`score_table` and
     :func:`family_table` like the final models, and each run's final model from
@@ -61,10 +62,15 @@ def curve_points(
 
 def learning_curve_table(curve_grid: pd.DataFrame, run_scores: pd.DataFrame, pretraining: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """learning_curves.csv: every curve point, task and family."""
+    return learning_curve_rows(curve_points(curve_grid, run_scores, pretraining, confidence), pretraining)
+
+
+def learning_curve_rows(points: Iterable[CurvePoint], pretraining: pd.DataFrame) -> pd.DataFrame:
+    """learning_curves.csv's rows of ``points`` (:func:`curve_points`' or the study's published ones)."""
     # a curve's budget is its schedule's: a run stopped before the decay (stop_at_step) ends short of it
     budgets = pretraining.set_index("run")["schedule_steps"]
     curves = []
-    for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
+    for step, at_step, families in points:
         for level, name, _, group in by_level(at_step, families):
             for _, run in group.iterrows():
                 budget = budgets[run["run"]]
@@ -92,12 +98,20 @@ def curve_comparison_table(
     tasks: pd.DataFrame,
     confidence: float,
 ) -> pd.DataFrame:
+    """curve_comparison.csv of this run's curves (:func:`curve_comparison_rows`)."""
+    points = curve_points(curve_grid, run_scores, pretraining, confidence)
+    return curve_comparison_rows(points, comparison, pretraining, tasks, confidence)
+
+
+def curve_comparison_rows(
+    points: Iterable[CurvePoint], comparison: pd.DataFrame, pretraining: pd.DataFrame, tasks: pd.DataFrame, confidence: float
+) -> pd.DataFrame:
     """curve_comparison.csv: MLM − CLM (:func:`comparison_table`, restricted to
     comparison.csv's runs) wherever both of a size's headline runs have a point."""
     budgets = pretraining.set_index("run")["schedule_steps"]
     references = set(comparison["mlm_run"]) | set(comparison["clm_run"])
     gaps = []
-    for step, at_step, families in curve_points(curve_grid, run_scores, pretraining, confidence):
+    for step, at_step, families in points:
         headline = comparison_table(
             at_step[at_step["run"].isin(references)], families[families["run"].isin(references)], pretraining, tasks, confidence
         )

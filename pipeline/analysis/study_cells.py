@@ -33,8 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.contract import CELL_COLUMNS, NOT_RUN, OUTSIDE, STUDY_CURVE_COLUMNS, WITHIN
-from pipeline.analysis.stats import Estimate, average, difference, t_critical
+from pipeline.analysis.contract import CELL_COLUMNS, NOT_RUN, OUTSIDE, STUDY_CURVE_COLUMNS, STUDY_HEADLINE_COLUMNS, WITHIN
+from pipeline.analysis.stats import Estimate
 from pipeline.external.published_tables import AVERAGE, FAMILY_DATASETS, FAMILY_ORDER, KEY
 from pipeline.external.study_protocol import protocol_differences
 
@@ -258,64 +258,24 @@ def _step(value: Any) -> int | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
 
 
-def headline_gaps(comparison: pd.DataFrame, published: pd.DataFrame) -> dict[tuple[str, str, str], Estimate]:
-    """(size, level, name) of each headline row the study published too -> the study's MLM-40 − CLM
-    there (Tables 2-5, Welch over its 5 fine-tuning seeds a side), for the headline's study column."""
-    tables, gaps = PublishedTables(published), {}
-    for _, item in comparison.iterrows():
-        dataset = AVERAGE if item["level"] == "family" else TASK_DATASETS.get(item["name"])
-        if item["size"] not in STUDY_SIZES or dataset is None:
-            continue
-        size = STUDY_SIZES[item["size"]][0]
-        try:
-            mlm, clm = (tables.cell(dataset, item["family"], **headline(size, objective)) for objective in ("mlm", "clm"))
-        except KeyError:  # the row's family is not the study's for that dataset
-            continue
-        gaps[item["size"], item["level"], item["name"]] = difference(mlm, clm)
-    return gaps
-
-
-def curve_gaps(published: pd.DataFrame) -> pd.DataFrame:
-    """The study's 610M MLM-40 − CLM family averages at each step of Tables 6-9 (Welch over its 5 fine-tuning
-    seeds a side, as every other published difference here): family, step, tokens and the difference's columns."""
-    tables = PublishedTables(published)
-    steps = sorted(set(published.loc[published["experiment"] == "data_efficiency", "steps"]))
+def headline_gaps(comparison: pd.DataFrame, study_comparison: pd.DataFrame) -> pd.DataFrame:
+    """study_headline.csv: per headline row (size, level, name) of this run's ``comparison`` the
+    study published too, the study's MLM-40 − CLM there (``study_comparison``: the comparison.csv of
+    its published tables, :mod:`.published_results`), for the headline's study column."""
+    study = study_comparison.set_index(["size", "level", "name", "family"])
     rows = []
-    for family in FAMILY_ORDER:
-        for step in steps:
-            model = {"experiment": "data_efficiency", "size": "610M", "steps": step}
-            gap = difference(tables.family(family, **model, objective="MLM"), tables.family(family, **model, objective="CLM"))
-            rows.append({"family": family, "step": step, "tokens": step * STUDY_TOKENS_PER_STEP, **gap.columns("difference_")})
-    return pd.DataFrame(rows, columns=STUDY_CURVE_COLUMNS)
+    for _, item in comparison.iterrows():
+        name = item["family"] if item["level"] == "family" else TASK_DATASETS.get(item["name"])
+        key = (STUDY_SIZES[item["size"]][0], item["level"], name, item["family"]) if item["size"] in STUDY_SIZES else None
+        if key in study.index:  # not where the row's family is not the study's for that dataset
+            gap = study.loc[key]
+            rows.append({"size": item["size"], "level": item["level"], "name": item["name"], **gap[Estimate.column_names("difference_")]})
+    return pd.DataFrame(rows, columns=STUDY_HEADLINE_COLUMNS)
 
 
-def published_estimate(cell: pd.Series) -> Estimate:
-    """A published mean and 95% half-width as a t-estimate over the study's 5 fine-tuning seeds."""
-    return Estimate(float(cell["mean"]), float(cell["ci"]) / t_critical(0.95, STUDY_SEEDS - 1), STUDY_SEEDS - 1, 0.95)
-
-
-class PublishedTables:
-    """The published cells, looked up by model and dataset as :class:`Estimate`."""
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.frame = frame
-
-    def cell(self, dataset: str, family: str, **model: object) -> Estimate:
-        rows = self.frame[(self.frame["dataset"] == dataset) & (self.frame["family"] == family)]
-        for column, value in model.items():
-            rows = rows[rows[column] == value]
-        if len(rows) != 1:
-            raise KeyError(f"{len(rows)} published cells for {dataset} {family} {model}")
-        return published_estimate(rows.iloc[0])
-
-    def family(self, family: str, **model: object) -> Estimate:
-        return self.cell(AVERAGE, family, **model)
-
-    def overall(self, **model: object) -> Estimate:
-        """The mean of the four family averages (how the study ranks its splits)."""
-        return average([self.family(family, **model) for family in FAMILY_ORDER])
-
-
-def headline(size: str, objective: str, masking: int = 40) -> dict[str, object]:
-    """A model of Tables 2-5: ``objective`` at ``size``, 42k steps (MLM at ``masking``%)."""
-    return {"experiment": "mlm_vs_clm", "size": size, "objective": objective.upper(), "masking": masking if objective == "mlm" else -1}
+def curve_gaps(study_curves: pd.DataFrame) -> pd.DataFrame:
+    """study_curve.csv: the study's 610M MLM-40 − CLM family averages at each step of Tables 6-9
+    (``study_curves``: the curve_comparison.csv of its published tables), with the tokens seen."""
+    rows = study_curves[(study_curves["level"] == "family") & ~study_curves["final"].astype(bool)]
+    rows = rows.assign(family=pd.Categorical(rows["family"], FAMILY_ORDER), tokens=rows["step"] * STUDY_TOKENS_PER_STEP)
+    return rows.sort_values(["family", "step"])[STUDY_CURVE_COLUMNS].astype({"family": str}).reset_index(drop=True)

@@ -3,6 +3,7 @@ name: a function of the sources and of the tables built before it (its ``needs``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import pandas as pd
@@ -10,9 +11,9 @@ import pandas as pd
 from pipeline.analysis.budget_trend import fit_table, trend_table
 from pipeline.analysis.claims import check_claims
 from pipeline.analysis.comparisons import baseline_table, by_size, comparison_table, objectives_table
-from pipeline.analysis.contract import STUDY_HEADLINE_COLUMNS, Results
+from pipeline.analysis.contract import PUBLISHED_CLAIM_COLUMNS, Results
 from pipeline.analysis.curves import curve_comparison_table, learning_curve_table
-from pipeline.analysis.published_claims import published_verdicts
+from pipeline.analysis.published_results import published_results
 from pipeline.analysis.replicates import arm_names, pool_replicates
 from pipeline.analysis.runs import reference_runs, run_placements
 from pipeline.analysis.scoring import detail_table, family_table, lr_means_table, lr_sensitivity_table, score_table
@@ -156,9 +157,15 @@ def budget_fit(sources: Sources, built: Built) -> pd.DataFrame:
     return fit_table(built["budget_trend"], sources.confidence)
 
 
+@functools.cache
+def study_published(confidence: float) -> Results:
+    """The study's published tables as the tables the claims read (built once per aggregate)."""
+    return published_results(read_published_tables(), confidence)
+
+
 @builds("published_claims")
 def published_claims(sources: Sources, built: Built) -> pd.DataFrame:
-    return published_verdicts(sources.claims)
+    return check_claims(sources.claims, study_published(sources.confidence))[PUBLISHED_CLAIM_COLUMNS]
 
 
 @builds("published_reference")
@@ -169,14 +176,12 @@ def published_reference(sources: Sources, built: Built) -> pd.DataFrame:
 
 @builds("study_headline")
 def study_headline(sources: Sources, built: Built) -> pd.DataFrame:
-    gaps = headline_gaps(built["comparison"], read_published_tables())
-    rows = [{"size": size, "level": level, "name": name, **gap.columns("difference_")} for (size, level, name), gap in gaps.items()]
-    return pd.DataFrame(rows, columns=STUDY_HEADLINE_COLUMNS)
+    return headline_gaps(built["comparison"], study_published(sources.confidence).tables["comparison"])
 
 
 @builds("study_curve")
 def study_curve(sources: Sources, built: Built) -> pd.DataFrame:
-    return curve_gaps(read_published_tables())
+    return curve_gaps(study_published(sources.confidence).tables["curve_comparison"])
 
 
 @builds("claims")

@@ -36,6 +36,9 @@ FAMILY_DATASETS = {
     "QA": ("SQuAD", "SQuAD-v2", "ReCoRD"),
     "IR": ("MS MARCO", "NQ", "MLDR"),
 }
+# The study's QA datasets whose every question has an answer in its passage (SQuAD v1.1; ReCoRD's
+# cloze queries are each answered by an entity of the passage): a claim about abstaining is not about them.
+UNANSWERABLE_FREE = ("SQuAD", "ReCoRD")
 EXPERIMENTS = {"mlm_vs_clm": range(2, 6), "data_efficiency": range(6, 10), "two_stage": range(10, 14), "cpt": range(14, 18)}
 FAMILY_ORDER = list(FAMILY_DATASETS)  # each experiment's four tables give SC, TC, QA, IR in this order
 # An average of three numbers printed to 0.01 may differ from the printed average by up to

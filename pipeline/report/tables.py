@@ -390,7 +390,9 @@ def published_claims_table(published: pd.DataFrame, claims: pd.DataFrame) -> Tab
         "The claims on the study's published tables (its Tables 2-17, 210M-1B)",
         ("ID", "Claim", "Verdict", "Evidence from the published tables"),
         rows,
-        note="Each published cell is a mean over 5 fine-tuning seeds with its 95% half-width, read as a t-interval (4 df); "
-        "differences are Welch's, the mean of the four family averages the mean of independent estimates.",
+        note="Judged by the same checks as this run's, each published model a run of this harness (its splits, shorter budgets "
+        "and continued runs too) and each published cell a mean over 5 fine-tuning seeds with its 95% half-width, read as a "
+        "t-interval (4 df); a family's score is its published average, differences are Welch's. A claim's steps (an early lead "
+        "and crossover, a gain after so many CPT steps) and what it claims at them are judged where runs trained those steps.",
         css="wide-text claims",
     )

@@ -6,6 +6,7 @@ hundred steps."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,26 +118,44 @@ def curve_runs(results: Results) -> list[str]:
     return [*results.tables["curve_comparison"]["clm_run"], *results.tables["curve_comparison"]["mlm_run"]]
 
 
-@register("early_lead_then_crossover", EarlyLeadThenCrossover, reads="curve_comparison.csv")
+def at_the_claimed_steps(points: Points, params: EarlyLeadThenCrossover) -> list[str]:
+    """What runs of the claim's own budget can judge besides the direction: CLM's lead at the
+    claimed step (where a checkpoint is there) and the crossover (MLM resolved ahead only after
+    the last point where CLM is, the claimed step in between)."""
+    lead_share = params.claimed_lead_step / params.study_budget_steps
+    verdicts = [judge(linear_combination((-1.0,), (e,))) for f, e in points if math.isclose(f, lead_share)]
+    before, after = crossing(points)
+    fits = before is not None and after is not None and before < params.crossover_share <= after
+    return [*verdicts, "supported" if fits else "contradicted"]
+
+
+@register("early_lead_then_crossover", EarlyLeadThenCrossover, reads="curve_comparison.csv, pretraining.csv")
 def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCrossover) -> Verdict:
     """CLM ahead early, MLM ahead later: the family-average MLM − CLM curve over the
-    share of the pretraining budget; only the direction is judged (:func:`c04_verdict`),
-    the crossover is located between checkpoints (:func:`crossing`).
+    share of the pretraining budget; the direction is judged (:func:`c04_verdict`), the
+    crossover located between checkpoints (:func:`crossing`).
 
     Steps are compared as shares of the budget: the embedded default trains a few
     hundred steps, the claim's steps are shares of the study's budget (5,000 and 15,000
-    are 12% and 36% of 42,000).
+    are 12% and 36% of 42,000). Runs that trained the claim's own budget (the study's, or a
+    config of its scale) are also judged at its steps (:func:`at_the_claimed_steps`) and on its
+    magnitude: a CLM lead whose CI lies above the claimed "up to" contradicts the claim as stated.
     """
     crossover = params.crossover_share
     curves = gap_curves(results)
     if not curves:
         return Verdict("not measured", "no size has learning-curve scores for both its CLM and its MLM run", CURVES_NEEDED)
+    steps = results.tables["pretraining"].set_index("run").loc[curve_runs(results), "trained_steps"]
+    claimed_steps = bool((steps == params.study_budget_steps).all())
     parts = [f"{family} {size}: {curve_text(points)} ({crossing_text(points)})" for (family, size), points in curves.items()]
     leads = [(f"{family} {size} at {share_text(f)}", e) for (family, size), points in curves.items() for f, e in points]
     label, lead = min(leads, key=lambda item: item[1].mean)
+    clm_lead = linear_combination((-1.0,), (lead,))
+    beyond = claimed_steps and judge(clm_lead, -math.inf, params.claimed_max_lead) == "contradicted"
+    judged = f"its CI {'lies above' if beyond else 'does not lie above'} it" if claimed_steps else "not judged"
     largest = (
-        f"the largest CLM lead is {interval_text(-lead.mean, -lead.high, -lead.low)} points ({label}; claimed up to "
-        f"{params.claimed_max_lead:g}, not judged)"
+        f"the largest CLM lead is {interval_text(clm_lead.mean, clm_lead.low, clm_lead.high)} points ({label}; claimed up to "
+        f"{params.claimed_max_lead:g}, {judged})"
         if lead.mean < 0
         else "CLM never leads on average"
     )
@@ -147,19 +166,31 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
             f"; the curves of {', '.join(early_end)} end before the claimed crossover (runs stopped before their schedule's decay),"
             " so there only CLM's early lead is judged: it can contradict the claim, not support it"
         )
+    lead_share, budget = share_text(params.claimed_lead_step / params.study_budget_steps), budget_text(results, curve_runs(results))
+    claimed = f"{params.claimed_lead_step:,} and {params.claimed_crossover_step:,}"
+    direction = "CLM ahead at the earliest checkpoint, MLM ahead at the final model"
+    steps_judged = (
+        f"Steps are the claim's own: {budget}, its {params.study_budget_steps:,}-step budget, in which {claimed} are {lead_share} and "
+        f"{share_text(crossover)}. CLM's lead at {params.claimed_lead_step:,} steps, MLM resolved ahead only past "
+        f"{params.claimed_crossover_step:,} with CLM ahead before it, and the direction ({direction}) are judged"
+        if claimed_steps
+        else f"Steps are scaled: {budget}, and the claim's steps {claimed} are {lead_share} and {share_text(crossover)} of the study's "
+        f"{params.study_budget_steps:,}-step budget. Only the direction is judged ({direction})"
+    )
     evidence = (
         f"Family-average MLM − CLM in points ({percent(results.confidence)}, Welch) at each share of the pretraining budget: "
-        f"{'; '.join(parts)}; "
-        f"{scale(results)}. Steps are scaled: {budget_text(results, curve_runs(results))}, and the claim's steps "
-        f"{params.claimed_lead_step:,} and {params.claimed_crossover_step:,} are "
-        f"{share_text(params.claimed_lead_step / params.study_budget_steps)} and "
-        f"{share_text(crossover)} of the study's {params.study_budget_steps:,}-step budget. Only the direction is judged (CLM ahead at the "
-        f"earliest checkpoint, MLM ahead at the final model); {largest}."
+        f"{'; '.join(parts)}; {scale(results)}. {steps_judged}; {largest}."
     )
     needs = [f"a checkpoint before {share_text(crossover)} of the budget for {', '.join(late_start)}"] if late_start else []
     needs += [f"points past {share_text(crossover)} of the budget (the final model) for {', '.join(early_end)}"] if early_end else []
     needed = "; ".join(needs)
-    return Verdict(combine(c04_verdict(points, crossover) for points in curves.values()), evidence, needed)
+    if beyond:
+        return Verdict("contradicted", evidence, needed)
+    verdicts = [
+        combine([c04_verdict(points, crossover), *(at_the_claimed_steps(points, params) if claimed_steps else [])])
+        for points in curves.values()
+    ]
+    return Verdict(combine(verdicts), evidence, needed)
 
 
 def threshold_bracket(checkpoints: Points, final: Estimate, threshold: float) -> tuple[float, float]:

@@ -149,12 +149,29 @@ def check_objective_gap(results: Results, params: ObjectiveGap) -> Verdict:
     ]
     if len(floored):
         parts.append(f"left out, as neither run beat the trivial baseline by {FLOOR_MARGIN:g} point: {floor_text(floored)}")
+    if params.claimed_scores is not None and params.stands_in_for is None:
+        parts.append(claimed_scores_text(results, rows, params.claimed_scores))
     parts += [params.note] if params.note else []
     evidence = (
         f"{subject} {leader} − {other} ({percent(results.confidence)}, Welch) {listing(items)} points {scale(results)}; {'; '.join(parts)}"
         f"{mixed_text(items, low, high)}."
     )
     return Verdict(range_verdict(items, low, high), evidence)
+
+
+def claimed_scores_text(results: Results, rows: pd.DataFrame, claimed: dict[str, float]) -> str:
+    """On which rows the claimed scores themselves lie within both runs' CIs (a claim's absolute
+    scores are a fact about its dataset and scale; a stand-in task's say nothing of them)."""
+    found = [
+        f"{row['name']} {row['size']}"
+        for _, row in rows.iterrows()
+        if all(
+            (e := Estimate.from_columns(row, results.confidence, f"{objective}_")).low <= score <= e.high
+            for objective, score in claimed.items()
+        )
+    ]
+    stated = " and ".join(f"{KIND_LABELS[objective]} {score:g}" for objective, score in claimed.items())
+    return f"the claimed {stated} lie within both runs' CIs on {', '.join(found) or 'none of the rows'}"
 
 
 @dataclass(frozen=True)
@@ -213,8 +230,9 @@ class MlmFamiliesCausalGeneration:
 @register("mlm_families_causal_generation", MlmFamiliesCausalGeneration, reads="comparison.csv, pretraining.csv")
 def check_mlm_families_causal_generation(results: Results, params: MlmFamiliesCausalGeneration) -> Verdict:
     """MLM better on the families, CLM generates better. Only the families half can be
-    measured; it can contradict the claim but never support all of it, because generation
-    quality has no MLM counterpart here."""
+    measured; it can contradict the claim (or, holding on some families and failing on others,
+    leave it mixed) but never support all of it, because generation quality has no MLM
+    counterpart here."""
     rows = family_comparisons(results, params.families)
     wanted = "/".join(params.families)
     if rows.empty:
@@ -231,9 +249,9 @@ def check_mlm_families_causal_generation(results: Results, params: MlmFamiliesCa
     causal = ", ".join(f"{r.run} {r.heldout_metric_value:.1f}" for r in perplexity.itertuples()) or "none"
     evidence = (
         f"Family-average MLM − CLM ({percent(results.confidence)}) {listing(items)} points {scale(results)} (the measured half is "
-        f"{measured}); "
+        f"{measured}{mixed_text(items)}); "
         f"held-out next-token perplexity exists only for causal and prefix-attention models ({causal}), so 'CLM generates better' is not "
         "measured."
     )
-    verdict = "contradicted" if measured == "contradicted" else "inconclusive"
+    verdict = measured if measured in ("contradicted", "mixed") else "inconclusive"
     return Verdict(verdict, evidence, "a generation-quality evaluation of both objectives")

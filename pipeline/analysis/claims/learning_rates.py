@@ -32,12 +32,17 @@ class LrSensitivity:
 
 
 def paired_runs(results: Results, column: str, families: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per (task, size) compared in comparison.csv: ``column`` of lr_sensitivity.csv
-    for its CLM and its MLM run."""
+    """Per (task, size) compared in comparison.csv whose CLM and MLM runs both have an LR grid
+    (lr_sensitivity.csv; the study's published tables have none): ``column`` for each."""
     pairs = results.tables["comparison"][results.tables["comparison"]["level"] == "task"]
     if families is not None:
         pairs = pairs[pairs["family"].isin(families)]
     values = results.tables["lr_sensitivity"].set_index(["task", "run"])[column]
+    gridded = [
+        (task, clm) in values.index and (task, mlm) in values.index
+        for task, clm, mlm in zip(pairs["name"], pairs["clm_run"], pairs["mlm_run"])
+    ]
+    pairs = pairs[pd.Series(gridded, index=pairs.index, dtype=bool)]
     return pd.DataFrame(
         {
             "label": [f"{t} {s}" for t, s in zip(pairs["name"], pairs["size"])],
@@ -62,8 +67,8 @@ def check_tuning_iterations(results: Results, params: TuningIterations) -> Verdi
     if len(pairs) < 2:
         return Verdict(
             "not measured",
-            f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs; a CI needs two",
-            f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs",
+            f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs over an LR grid; a CI needs two",
+            f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs, each over an LR grid",
         )
     reductions = 100.0 * (1.0 - pairs["mlm"] / pairs["clm"])
     estimate = mean_interval(reductions.tolist(), results.confidence)

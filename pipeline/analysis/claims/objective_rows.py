@@ -4,6 +4,7 @@ CLM or MLM reference run of their size or step budget."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from pipeline.analysis.claims.verdicts import budget_text, estimate_of
@@ -50,7 +51,8 @@ def matched_budget_text(results: Results, rows: pd.DataFrame, kind: str) -> str:
 
 
 def has_rule(rows: pd.DataFrame, rule: tuple[float, float]) -> pd.Series:
-    """Rows whose ([MASK], random-token) replacement fractions are ``rule``."""
-    return ((rows["mask_token_fraction"] - rule[0]).abs() < RULE_TOLERANCE) & (
-        (rows["random_token_fraction"] - rule[1]).abs() < RULE_TOLERANCE
-    )
+    """Rows whose ([MASK], random-token) replacement fractions are ``rule``. An unrecorded rule
+    (NaN: the study's, which its tables do not state) is the same as another unrecorded one, as
+    the study's MLM runs vary their masking ratio alone, and differs from every stated rule."""
+    fractions = rows[["mask_token_fraction", "random_token_fraction"]].to_numpy(dtype=float)
+    return pd.Series(np.isclose(fractions, rule, rtol=0, atol=RULE_TOLERANCE, equal_nan=True).all(axis=1), index=rows.index)
