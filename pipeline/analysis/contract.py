@@ -337,7 +337,7 @@ class Results:
     tables: Mapping[str, pd.DataFrame]
     confidence: float
     objective_params: Mapping[str, Mapping[str, Any]]  # each run's objective parameters, as summary.json records them
-    # Whose runs these are, for the verdicts' evidence: this run's, or the study's released results.
+    # Whose runs these are, for the verdicts' evidence: this run's, the study's released results or its published tables.
     measured_by: str = "this run"
 
 

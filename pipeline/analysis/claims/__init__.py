@@ -1,4 +1,6 @@
-"""The claim checks: every claim of the claims file judged against the aggregated tables.
+"""The claim checks: every claim of the claims file judged against the aggregated tables, this
+run's and the study's (its published tables, :mod:`pipeline.analysis.published_results`; its released results,
+:mod:`pipeline.analysis.study_claims`), one judge for all three.
 
 A claim names a check *kind* and its parameters in ``config/claims.yaml`` (:mod:`.spec`);
 each kind is registered once in :mod:`.registry` by the module that judges it, with a strict

@@ -31,18 +31,17 @@ class LrSensitivity:
     claimed_less_sensitive_percent: float
 
 
+# Scores of one LR per model (the study's published tables) say nothing about tuning the LR.
+NO_GRID = Verdict("not measured", "no run has fine-tuning scores over an LR grid", "CLM and MLM runs fine-tuned over an LR grid")
+
+
 def paired_runs(results: Results, column: str, families: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per (task, size) compared in comparison.csv whose CLM and MLM runs both have an LR grid
-    (lr_sensitivity.csv; the study's published tables have none): ``column`` for each."""
+    """Per (task, size) compared in comparison.csv: ``column`` of lr_sensitivity.csv
+    for its CLM and its MLM run."""
     pairs = results.tables["comparison"][results.tables["comparison"]["level"] == "task"]
     if families is not None:
         pairs = pairs[pairs["family"].isin(families)]
     values = results.tables["lr_sensitivity"].set_index(["task", "run"])[column]
-    gridded = [
-        (task, clm) in values.index and (task, mlm) in values.index
-        for task, clm, mlm in zip(pairs["name"], pairs["clm_run"], pairs["mlm_run"])
-    ]
-    pairs = pairs[pd.Series(gridded, index=pairs.index, dtype=bool)]
     return pd.DataFrame(
         {
             "label": [f"{t} {s}" for t, s in zip(pairs["name"], pairs["size"])],
@@ -63,12 +62,14 @@ def check_tuning_iterations(results: Results, params: TuningIterations) -> Verdi
     67%, ... on three points), so a CI over identical pairs has zero width and would
     "exclude" a claimed percentage without the data saying anything about it.
     """
+    if results.tables["lr_sensitivity"].empty:
+        return NO_GRID
     pairs = paired_runs(results, "num_near_best", families=params.families)
     if len(pairs) < 2:
         return Verdict(
             "not measured",
-            f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs over an LR grid; a CI needs two",
-            f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs, each over an LR grid",
+            f"{len(pairs)} ({'/'.join(params.families)} task, size) pairs with both CLM and MLM runs; a CI needs two",
+            f"CLM and MLM runs on at least two ({'/'.join(params.families)} task, size) pairs",
         )
     reductions = 100.0 * (1.0 - pairs["mlm"] / pairs["clm"])
     estimate = mean_interval(reductions.tolist(), results.confidence)
@@ -87,6 +88,8 @@ def check_tuning_iterations(results: Results, params: TuningIterations) -> Verdi
 def check_lr_sensitivity(results: Results, params: LrSensitivity) -> Verdict:
     """CLM less sensitive to the LR by a claimed percentage: 1 − spread_clm / spread_mlm per
     (task, size), averaged over pairs with a t-interval and judged against the claim."""
+    if results.tables["lr_sensitivity"].empty:
+        return NO_GRID
     pairs = paired_runs(results, "test_spread")
     usable = pairs[pairs["mlm"] > 0]
     if len(usable) < 2:
