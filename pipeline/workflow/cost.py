@@ -298,8 +298,8 @@ def minimal_pairs_job_cost(config: Config, size: str | None) -> JobCost | None:
     spec = config.minimal_pairs
     if size is None or spec is None:
         return None
-    hours = minimal_pairs_hours(config, spec, size) * max(config.hardware.finetune_gpus, 1)
-    return JobCost(0, minimal_pairs_tokens(spec), minimal_pairs_flops(config, spec, size), hours)
+    # on one GPU, as a fine-tuning job (hardware.finetune_gpus is 0 or 1)
+    return JobCost(0, minimal_pairs_tokens(spec), minimal_pairs_flops(config, spec, size), minimal_pairs_hours(config, spec, size))
 
 
 # ------------------------------------------------------------------------ peak memory
