@@ -10,7 +10,7 @@ import pytest
 from pipeline.analysis.claims import check_claims
 from pipeline.analysis.claims.spec import read_claims
 from pipeline.analysis.contract import Results
-from pipeline.analysis.published_results import published_results
+from pipeline.analysis.published_results import published_results, score_rows
 from pipeline.external.published_tables import read_published_tables
 from tests.conftest import REPO
 
@@ -98,3 +98,16 @@ def test_a_verdict_follows_the_numbers(claims):
     c02 = check_claims([claim for claim in claims if claim.id == "c02"], published_results(tables, 0.95)).iloc[0]
     assert "lie within both runs' CIs on SQuAD-v2 610M" in c02["evidence"] and "SQuAD-v2 610M +5.7 [+4.5, +6.9]" in c02["evidence"]
     assert c02["verdict"] == "mixed"  # 5.7 within 610M's interval, outside 210M's and 1B's
+
+
+def test_every_published_cell_is_one_score_of_one_run():
+    """800 cells, 64 of them the models Tables 2-5 give again (the 42k ends of Tables 10-13 and the
+    bases of Tables 14-17): 736 scores of 34 runs, the 610M CLM and MLM-40 with a curve of 6 checkpoints."""
+    published = read_published_tables()
+    runs, tasks, families = score_rows(published, 0.95)
+    assert len(tasks) + len(families) == len(published) - 64 == 736
+    assert len(runs) == 34 and {"clm3k_mlm9k-610M", "mlm_12k-610M", "mlm_cpt22k_on_clm-610M", "mlm_30-1B"} <= set(runs["run"])
+    checkpoints = tasks[tasks["step"].notna()]
+    assert set(checkpoints["run"]) == {"clm-610M", "mlm-610M"} and checkpoints["step"].nunique() == 6
+    split = runs.set_index("run").loc["clm3k_mlm9k-610M"]
+    assert (split["started_from_run"], split["first_step"], split["trained_steps"]) == ("clm-610M", 3000, 12000)
