@@ -122,8 +122,14 @@ def check_continued_from_base(results: Results, params: ContinuedFromBase) -> Ve
         else:
             fit = fit_text(items, claimed_gain, claimed_gain, " points")
             magnitude = f"; {fit}, but only the direction is judged: the claimed gain is after {claimed_steps:,} CPT steps"
+    several = sorted(set(lengths))
+    budget = (
+        f"the two runs of each pair trained the same CPT steps ({', '.join(f'{steps:,}' for steps in several)})"
+        if len(several) > 1
+        else f"{budget_text(results, runs)} of CPT"
+    )
     evidence = (
         f"Family-average MLM CPT on the CLM base − on the MLM base ({percent(results.confidence)}, Welch) {listing(items)} points "
-        f"{scale(results)}; {budget_text(results, runs)} of CPT{magnitude}{judged_text}."
+        f"{scale(results)}; {budget}{magnitude}{judged_text}."
     )
     return Verdict(verdict, evidence)
