@@ -24,6 +24,7 @@ from pipeline.analysis.contract import (
 from pipeline.analysis.replicates import PRETRAINING_SEEDS
 from pipeline.analysis.runs import PLACEMENT_COLUMNS, SECTIONS, pick_run
 from pipeline.analysis.stats import Estimate, ci_side, difference, minimum_detectable_effect, replicates_to_detect
+from pipeline.analysis.table_schema import SCHEMAS
 from pipeline.errors import PipelineError
 
 
@@ -199,6 +200,12 @@ def objectives_table(
     placed = frame.merge(placements, on="run")[OBJECTIVES_COLUMNS]
     # Ordered, so that sorting the table follows SECTIONS; the objectives table writes it back as text.
     return placed.assign(section=pd.Categorical(placed["section"], categories=SECTIONS, ordered=True))
+
+
+def in_order(name: str, frame: pd.DataFrame, pretraining: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` in the row order the table ``name`` declares (:mod:`.table_schema`), sizes by parameter count."""
+    before, after = SCHEMAS[name].order
+    return by_size(frame, pretraining, list(before), list(after))
 
 
 def by_size(frame: pd.DataFrame, pretraining: pd.DataFrame, before: list[str], after: list[str]) -> pd.DataFrame:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.analysis.comparisons import by_size, comparison_table, objectives_table
+from pipeline.analysis.comparisons import comparison_table, in_order, objectives_table
 from pipeline.analysis.contract import (
     FAMILY_SCORES_COLUMNS,
     LR_SENSITIVITY_COLUMNS,
@@ -154,26 +154,19 @@ def published_results(published: pd.DataFrame, confidence: float) -> Results:
         frame[frame["step"].isna()].reindex(columns=columns)
         for frame, columns in ((tasks, SCORES_COLUMNS), (families, FAMILY_SCORES_COLUMNS))
     )
-    comparison = by_size(
-        comparison_table(final_tasks, final_families, pretraining, task_table, confidence), pretraining, [], ["family", "level", "name"]
-    )
+    comparison = in_order("comparison", comparison_table(final_tasks, final_families, pretraining, task_table, confidence), pretraining)
     placements = run_placements(pretraining, objective_params)
     objectives = objectives_table(final_tasks, final_families, placements, reference_runs(pretraining), confidence)
-    objectives = by_size(objectives, pretraining, ["section", "level", "name"], ["trained_steps", "clm_share", "mask_ratio", "run"])
     points = curve_steps(tasks, families, pretraining)
+    curve_comparison = curve_comparison_rows(points, comparison, pretraining, task_table, confidence)
     tables = {
         "pretraining": pretraining,
         "tasks": task_table,
         "scores": final_tasks,
         "comparison": comparison,
-        "objectives": objectives.astype({"section": str}),
-        "learning_curves": by_size(learning_curve_rows(points, pretraining), pretraining, [], ["family", "level", "name", "run", "step"]),
-        "curve_comparison": by_size(
-            curve_comparison_rows(points, comparison, pretraining, task_table, confidence),
-            pretraining,
-            [],
-            ["family", "level", "name", "step"],
-        ),
+        "objectives": in_order("objectives", objectives, pretraining).astype({"section": str}),
+        "learning_curves": in_order("learning_curves", learning_curve_rows(points, pretraining), pretraining),
+        "curve_comparison": in_order("curve_comparison", curve_comparison, pretraining),
         "lr_sensitivity": pd.DataFrame(columns=LR_SENSITIVITY_COLUMNS),
     }
     return Results(tables, confidence, objective_params, MEASURED_BY)

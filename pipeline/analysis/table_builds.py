@@ -10,7 +10,7 @@ import pandas as pd
 
 from pipeline.analysis.budget_trend import fit_table, trend_table
 from pipeline.analysis.claims import check_claims
-from pipeline.analysis.comparisons import baseline_table, by_size, comparison_table, objectives_table
+from pipeline.analysis.comparisons import baseline_table, comparison_table, in_order, objectives_table
 from pipeline.analysis.contract import PUBLISHED_CLAIM_COLUMNS, Results
 from pipeline.analysis.curves import curve_comparison_table, learning_curve_table
 from pipeline.analysis.published_results import published_results
@@ -49,12 +49,12 @@ def tasks(sources: Sources, built: Built) -> pd.DataFrame:
 
 @builds("finetune_grid")
 def finetune_grid(sources: Sources, built: Built) -> pd.DataFrame:
-    return by_size(sources.grid.drop(columns="test_scores"), sources.pretraining, ["task"], ["run", "learning_rate", "seed"])
+    return in_order("finetune_grid", sources.grid.drop(columns="test_scores"), sources.pretraining)
 
 
 @builds("run_scores")
 def run_scores(sources: Sources, built: Built) -> pd.DataFrame:
-    return by_size(score_table(sources.grid, sources.confidence), sources.pretraining, ["task"], ["run"])
+    return in_order("run_scores", score_table(sources.grid, sources.confidence), sources.pretraining)
 
 
 @builds("scores")
@@ -67,7 +67,7 @@ def family_scores(sources: Sources, built: Built) -> pd.DataFrame:
     # Families per replicate first, then pooled: a replicate that is good on one task of a
     # family tends to be good on the others, and pooling the family means keeps that.
     pooled = pool_replicates(family_table(built["run_scores"], sources.confidence), ["family"], sources.confidence)
-    return by_size(pooled, sources.pretraining, ["family"], ["run"])
+    return in_order("family_scores", pooled, sources.pretraining)
 
 
 @builds("outside_scores")
@@ -82,24 +82,24 @@ def lr_means(sources: Sources, built: Built) -> pd.DataFrame:
 
 @builds("lr_sensitivity")
 def lr_sensitivity(sources: Sources, built: Built) -> pd.DataFrame:
-    return by_size(lr_sensitivity_table(sources.grid), sources.pretraining, ["task"], ["run"])
+    return in_order("lr_sensitivity", lr_sensitivity_table(sources.grid), sources.pretraining)
 
 
 @builds("metric_details")
 def metric_details(sources: Sources, built: Built) -> pd.DataFrame:
-    return by_size(detail_table(sources.grid, built["run_scores"], sources.confidence), sources.pretraining, ["task"], ["run", "key"])
+    return in_order("metric_details", detail_table(sources.grid, built["run_scores"], sources.confidence), sources.pretraining)
 
 
 @builds("comparison")
 def comparison(sources: Sources, built: Built) -> pd.DataFrame:
     table = comparison_table(built["scores"], built["family_scores"], sources.pretraining, sources.tasks, sources.confidence)
-    return by_size(table, sources.pretraining, [], ["family", "level", "name"])
+    return in_order("comparison", table, sources.pretraining)
 
 
 @builds("baselines")
 def baselines(sources: Sources, built: Built) -> pd.DataFrame:
     table = baseline_table(built["scores"], sources.tasks, sources.bag_of_words, sources.confidence)
-    return by_size(table, sources.pretraining, ["task"], ["run"])
+    return in_order("baselines", table, sources.pretraining)
 
 
 @builds("objectives")
@@ -114,14 +114,13 @@ def objectives(sources: Sources, built: Built) -> pd.DataFrame:
         reference_runs(first_replicates),
         sources.confidence,
     )
-    ordered = by_size(table, pretraining, ["section", "level", "name"], ["trained_steps", "clm_share", "mask_ratio", "run"])
-    return ordered.astype({"section": str})
+    return in_order("objectives", table, pretraining).astype({"section": str})
 
 
 @builds("learning_curves")
 def learning_curves(sources: Sources, built: Built) -> pd.DataFrame:
     table = learning_curve_table(sources.curve_grid, built["run_scores"], sources.pretraining, sources.confidence)
-    return by_size(table, sources.pretraining, [], ["family", "level", "name", "run", "step"])
+    return in_order("learning_curves", table, sources.pretraining)
 
 
 @builds("curve_comparison")
@@ -129,7 +128,7 @@ def curve_comparison(sources: Sources, built: Built) -> pd.DataFrame:
     table = curve_comparison_table(
         sources.curve_grid, built["run_scores"], built["comparison"], sources.pretraining, sources.tasks, sources.confidence
     )
-    return by_size(table, sources.pretraining, [], ["family", "level", "name", "step"])
+    return in_order("curve_comparison", table, sources.pretraining)
 
 
 @builds("minimal_pairs")

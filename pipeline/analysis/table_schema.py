@@ -49,6 +49,9 @@ class TableSchema:
     columns: tuple[str, ...]
     needs: tuple[str, ...] = ()  # the tables its build reads (built before it)
     displays: tuple[str, ...] = ()  # names of the displays showing it (pipeline/report/displays.py)
+    # Its rows' sort keys before and after the size, sizes smallest first (comparisons.in_order), for
+    # the tables listed by size; every build of the table, this run's or the published tables', orders so.
+    order: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 SCHEMAS: Registry[TableSchema] = Registry("result table")
@@ -59,11 +62,17 @@ JUDGED = ("comparison", "curve_comparison", "learning_curves", "lr_sensitivity",
 for schema in (
     TableSchema("pretraining", "one row per pretraining summary", tuple(PRETRAINING_COLUMNS), displays=("scale", "pretraining")),
     TableSchema("tasks", "one row per task (provenance of the downstream data)", tuple(TASKS_COLUMNS), displays=("tasks",)),
-    TableSchema("finetune_grid", "one row per (task, run, learning_rate, seed)", tuple(FINETUNE_GRID_COLUMNS)),
+    TableSchema(
+        "finetune_grid",
+        "one row per (task, run, learning_rate, seed)",
+        tuple(FINETUNE_GRID_COLUMNS),
+        order=(("task",), ("run", "learning_rate", "seed")),
+    ),
     TableSchema(
         "run_scores",
         "per (task, run): best LR on validation, test seed mean and CI; every pretraining replicate apart",
         tuple(RUN_SCORES_COLUMNS),
+        order=(("task",), ("run",)),
     ),
     TableSchema(
         "scores",
@@ -76,6 +85,7 @@ for schema in (
         "per (family, arm): average of the family's task means, pooled",
         tuple(FAMILY_SCORES_COLUMNS),
         needs=("run_scores",),
+        order=(("family",), ("run",)),
     ),
     TableSchema(
         "outside_scores",
@@ -94,6 +104,7 @@ for schema in (
         "per (task, run): how much the test score moves over the LR grid",
         tuple(LR_SENSITIVITY_COLUMNS),
         displays=("lr_sensitivity",),
+        order=(("task",), ("run",)),
     ),
     TableSchema(
         "metric_details",
@@ -102,6 +113,7 @@ for schema in (
         tuple(DETAIL_COLUMNS),
         needs=("run_scores",),
         displays=("metric_details",),
+        order=(("task",), ("run", "key")),
     ),
     TableSchema(
         "comparison",
@@ -109,6 +121,7 @@ for schema in (
         tuple(COMPARISON_COLUMNS),
         needs=("scores", "family_scores"),
         displays=("versus_random", "headline"),
+        order=((), ("family", "level", "name")),
     ),
     TableSchema(
         "baselines",
@@ -116,6 +129,7 @@ for schema in (
         tuple(BASELINE_COLUMNS),
         needs=("scores",),
         displays=("baselines",),
+        order=(("task",), ("run",)),
     ),
     TableSchema(
         "objectives",
@@ -123,6 +137,7 @@ for schema in (
         "or step budget (Welch), masking, CLM share",
         tuple(OBJECTIVES_COLUMNS),
         needs=("scores", "family_scores"),
+        order=(("section", "level", "name"), ("trained_steps", "clm_share", "mask_ratio", "run")),
     ),
     TableSchema(
         "learning_curves",
@@ -130,6 +145,7 @@ for schema in (
         "budget_fraction, final",
         tuple(LEARNING_CURVE_COLUMNS),
         needs=("run_scores",),
+        order=((), ("family", "level", "name", "run", "step")),
     ),
     TableSchema(
         "curve_comparison",
@@ -137,6 +153,7 @@ for schema in (
         tuple(CURVE_COMPARISON_COLUMNS),
         needs=("run_scores", "comparison"),
         displays=("curve_comparison",),
+        order=((), ("family", "level", "name", "step")),
     ),
     TableSchema(
         "minimal_pairs",
