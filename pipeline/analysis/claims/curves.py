@@ -146,13 +146,13 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
     if not curves:
         return Verdict("not measured", "no size has learning-curve scores for both its CLM and its MLM run", CURVES_NEEDED)
     steps = results.tables["pretraining"].set_index("run").loc[curve_runs(results), "trained_steps"]
-    claimed_steps = bool((steps == params.study_budget_steps).all())
+    at_claimed_budget = bool((steps == params.study_budget_steps).all())
     parts = [f"{family} {size}: {curve_text(points)} ({crossing_text(points)})" for (family, size), points in curves.items()]
     leads = [(f"{family} {size} at {share_text(f)}", e) for (family, size), points in curves.items() for f, e in points]
     label, lead = min(leads, key=lambda item: item[1].mean)
     clm_lead = linear_combination((-1.0,), (lead,))
-    beyond = claimed_steps and judge(clm_lead, -math.inf, params.claimed_max_lead) == "contradicted"
-    judged = f"its CI {'lies above' if beyond else 'does not lie above'} it" if claimed_steps else "not judged"
+    beyond = at_claimed_budget and judge(clm_lead, -math.inf, params.claimed_max_lead) == "contradicted"
+    judged = f"its CI {'lies above' if beyond else 'does not lie above'} it" if at_claimed_budget else "not judged"
     largest = (
         f"the largest CLM lead is {interval_text(clm_lead.mean, clm_lead.low, clm_lead.high)} points ({label}; claimed up to "
         f"{params.claimed_max_lead:g}, {judged})"
@@ -173,7 +173,7 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
         f"Steps are the claim's own: {budget}, its {params.study_budget_steps:,}-step budget, in which {claimed} are {lead_share} and "
         f"{share_text(crossover)}. CLM's lead at {params.claimed_lead_step:,} steps, MLM resolved ahead only past "
         f"{params.claimed_crossover_step:,} with CLM ahead before it, and the direction ({direction}) are judged"
-        if claimed_steps
+        if at_claimed_budget
         else f"Steps are scaled: {budget}, and the claim's steps {claimed} are {lead_share} and {share_text(crossover)} of the study's "
         f"{params.study_budget_steps:,}-step budget. Only the direction is judged ({direction})"
     )
@@ -187,7 +187,7 @@ def check_early_lead_then_crossover(results: Results, params: EarlyLeadThenCross
     if beyond:
         return Verdict("contradicted", evidence, needed)
     verdicts = [
-        combine([c04_verdict(points, crossover), *(at_the_claimed_steps(points, params) if claimed_steps else [])])
+        combine([c04_verdict(points, crossover), *(at_the_claimed_steps(points, params) if at_claimed_budget else [])])
         for points in curves.values()
     ]
     return Verdict(combine(verdicts), evidence, needed)

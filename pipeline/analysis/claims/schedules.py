@@ -112,20 +112,20 @@ def check_continued_from_base(results: Results, params: ContinuedFromBase) -> Ve
     verdict, judged_text = direction_verdict(items), mixed_text(items)
     magnitude = ""
     if claimed_gain is not None:
-        claimed_steps = params.claimed_cpt_steps
-        nearest = min(lengths, key=lambda steps: abs(steps - claimed_steps))
-        if max(nearest, claimed_steps) <= CPT_LENGTH_FACTOR * min(nearest, claimed_steps):
+        claimed_length = params.claimed_cpt_steps
+        nearest = min(lengths, key=lambda steps: abs(steps - claimed_length))
+        if max(nearest, claimed_length) <= CPT_LENGTH_FACTOR * min(nearest, claimed_length):
             judged = [item for item, steps in zip(items, lengths) if steps == nearest]
             verdict, judged_text = range_verdict(judged, claimed_gain, claimed_gain), mixed_text(judged, claimed_gain, claimed_gain)
             fit = fit_text(judged, claimed_gain, claimed_gain, " points")
-            magnitude = f"; the claimed gain is judged at {nearest:,} CPT steps, the nearest to the claimed {claimed_steps:,}: {fit}"
+            magnitude = f"; the claimed gain is judged at {nearest:,} CPT steps, the nearest to the claimed {claimed_length:,}: {fit}"
         else:
             fit = fit_text(items, claimed_gain, claimed_gain, " points")
-            magnitude = f"; {fit}, but only the direction is judged: the claimed gain is after {claimed_steps:,} CPT steps"
-    several = sorted(set(lengths))
+            magnitude = f"; {fit}, but only the direction is judged: the claimed gain is after {claimed_length:,} CPT steps"
+    cpt_lengths = sorted(set(lengths))
     budget = (
-        f"the two runs of each pair trained the same CPT steps ({', '.join(f'{steps:,}' for steps in several)})"
-        if len(several) > 1
+        f"the two runs of each pair trained the same CPT steps ({', '.join(f'{steps:,}' for steps in cpt_lengths)})"
+        if len(cpt_lengths) > 1
         else f"{budget_text(results, runs)} of CPT"
     )
     evidence = (
